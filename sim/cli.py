@@ -1,0 +1,62 @@
+"""The ``neom`` command line.
+
+Each command lives in its own module exposing ``register(subparsers)``, which adds the
+command's parser and sets ``func`` to a function taking the parsed arguments and returning an
+exit code. Modules are imported lazily so that ``neom catalog`` does not load the analysis stack.
+A user's mistake raises :class:`sim.errors.UserError`: one line on stderr, exit 1, no traceback.
+"""
+
+import argparse
+import importlib
+import sys
+
+from sim.errors import UserError
+
+# (command name, module that registers it)
+COMMANDS = (
+    ("catalog", "sim.commands.catalog"),
+    ("score", "sim.commands.score"),
+    ("play", "sim.commands.play"),
+    ("simulate", "sim.commands.simulate"),
+    ("strategies", "strategies.commands"),
+    ("tune", "strategies.tune"),
+    ("report", "analysis.commands"),
+    ("experiment", "analysis.experiment"),
+    ("compare", "analysis.compare"),
+)
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="neom", description="NEOM strategy simulator and balance analytics."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    wanted = argv[0] if argv else None
+    for name, module_name in COMMANDS:
+        # Only import the module of the command asked for (and all, for --help).
+        if wanted in (None, "-h", "--help") or wanted == name:
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError as exc:
+                if exc.name != module_name:
+                    raise
+                continue
+            module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"neom: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("neom: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `neom` command; each exposes register(subparsers)."""
