@@ -52,7 +52,12 @@ DECK_GEN1 = 1
 DECK_GEN2 = 2
 DECK_GEN3 = 3
 DECK_CENTER = 4  # the six City Centers, compiled as Resource tiles
-DECK_NAMES = {"cornerstone": DECK_CORNERSTONE, "gen1": DECK_GEN1, "gen2": DECK_GEN2, "gen3": DECK_GEN3}
+DECK_NAMES = {
+    "cornerstone": DECK_CORNERSTONE,
+    "gen1": DECK_GEN1,
+    "gen2": DECK_GEN2,
+    "gen3": DECK_GEN3,
+}
 
 # --- Disasters ----------------------------------------------------------------------------
 DIS_NONE = 0
@@ -148,4 +153,13 @@ S_GHOST_TOWN = 5
 S_POWER = 6
 S_TOTAL = 7
 N_SCORE = 8
-SCORE_KEYS = ("tiles", "neighborhoods", "goods", "money", "pollution", "ghost_town", "power", "total")
+SCORE_KEYS = (
+    "tiles",
+    "neighborhoods",
+    "goods",
+    "money",
+    "pollution",
+    "ghost_town",
+    "power",
+    "total",
+)
