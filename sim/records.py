@@ -134,7 +134,7 @@ E_GOOD = 8  # good index for purchases, -1 otherwise
 N_EVENT_COLS = 9
 EVENT_COLUMNS = ("game_row", "turn", "player", "kind", "tile", "cell", "coins", "other", "good")
 
-EV_DRAFT_PICK = 0
+EV_DRAFT_PICK = 0  # E_TILE: cornerstone kept; E_OTHER: pick number 0..2
 EV_SELECT = 1  # tile selected from the hand (E_OTHER: hand size it was chosen from)
 EV_PLACE = 2  # selected tile placed (E_COINS: coin cost paid, negative)
 EV_CORNERSTONE = 3  # cornerstone placed (E_TILE: the cornerstone; E_OTHER: the discarded tile)
