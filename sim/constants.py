@@ -52,6 +52,7 @@ DECK_GEN1 = 1
 DECK_GEN2 = 2
 DECK_GEN3 = 3
 DECK_CENTER = 4  # the six City Centers, compiled as Resource tiles
+DECK_NONE = -1  # inline tiles added for `neom score` (sim.catalog.with_extra_tiles): in no deck
 DECK_NAMES = {
     "cornerstone": DECK_CORNERSTONE,
     "gen1": DECK_GEN1,
