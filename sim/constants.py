@@ -132,7 +132,8 @@ PLACEMENT_NAMES = {"corner": PL_CORNER, "edge": PL_EDGE, "no_neighbours": PL_NO_
 # --- Rules options: int32 array ``rules[N_RULES]`` ----------------------------------------
 RO_NEIGHBORHOOD_THROUGH_ANY = 0  # 1: road chains may pass through any tile; 0: Residential only
 RO_VARIANT = 1  # V_*
-N_RULES = 2
+RO_SOLO_TILESET = 2  # solo games: highest player-count icon in the decks (1, 4 or 5)
+N_RULES = 3
 V_STANDARD = 0
 V_NO_DISASTERS = 1
 V_RANDOM_DISASTERS = 2

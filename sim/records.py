@@ -8,6 +8,7 @@ one constant here and one name to the tuple.
 """
 
 MAX_PLAYERS = 5
+MAX_EVENTS_PER_GAME = 1024  # each game's block of rows in the event buffer
 
 # --- games: one row per game (int64) ----------------------------------------------------------
 G_GAME_ID = 0

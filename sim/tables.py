@@ -47,8 +47,11 @@ class Tables:
         return np.flatnonzero(self.tiles[:, K.C_DECK] == deck).astype(np.int32)
 
 
-def make_rules(variant: int = K.V_STANDARD, neighborhood_through_any: bool = True) -> np.ndarray:
+def make_rules(
+    variant: int = K.V_STANDARD, neighborhood_through_any: bool = True, solo_tileset: int = 1
+) -> np.ndarray:
     rules = np.zeros(K.N_RULES, dtype=np.int32)
     rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] = 1 if neighborhood_through_any else 0
     rules[K.RO_VARIANT] = variant
+    rules[K.RO_SOLO_TILESET] = solo_tileset
     return rules
