@@ -9,12 +9,10 @@ count (that seat's expected share), which keeps a strong strategy's favourites f
 strong themselves.
 """
 
-import numpy as np
 import polars as pl
 
 from analysis.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, Run
-from analysis.stats import adjust
-from analysis.tabulate import with_mean_interval, with_wilson
+from analysis.tabulate import seat_outcomes, with_effect_flags, with_mean_interval, with_wilson
 from sim.records import EV_DRAFT_PICK
 
 FDR_LEVEL = 0.05
@@ -29,21 +27,6 @@ COLUMN_ORDER = (
     "effect", "effect_lo", "effect_hi", "effect_p", "effect_q",
     "score_diff", "score_diff_lo", "score_diff_hi",
 )  # fmt: skip
-
-
-def seat_outcomes(run: Run) -> pl.LazyFrame:
-    """Players with ``expected`` (their strategy's mean win share at their player count),
-    ``residual`` (win share - expected) and ``score_diff`` (total minus the mean total of the
-    other seats of the game; null in solo games)."""
-    players = run.players
-    return players.with_columns(
-        pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
-        (
-            pl.col("total")
-            - (pl.col("total").sum().over("game_id") - pl.col("total"))
-            / (pl.col("n_players") - 1).cast(pl.Float64).replace(0.0, None)
-        ).alias("score_diff"),
-    ).with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
 
 
 def drafted_long(run: Run) -> pl.LazyFrame:
@@ -129,11 +112,7 @@ def cornerstone_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) ->
 
     frame = with_mean_interval(frame, "effect", "effect_sd", "drafted")
     frame = with_mean_interval(frame, "score_diff", "score_diff_sd", "score_n")
-    q = adjust(frame["effect_p"].to_numpy(), method)
-    flag = np.where(q < level, np.where(frame["effect"].to_numpy() > 0, "strong", "weak"), "")
-    frame = frame.with_columns(pl.Series("effect_q", q), pl.Series("flag", flag)).drop(
-        "score_n", "wins_drafted", "score_diff_p"
-    )
+    frame = with_effect_flags(frame, method, level).drop("score_n", "wins_drafted", "score_diff_p")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
 

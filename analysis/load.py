@@ -50,6 +50,8 @@ class Run:
         return bool(self.manifest["catalog"].get("reconstructed", False))
 
     def tile_name(self, tile: int) -> str:
+        if tile < 0:
+            return ""
         if self.tables is not None and 0 <= tile < self.tables.n_tiles:
             return self.tables.tile_names[tile]
         return f"tile {tile}"

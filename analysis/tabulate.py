@@ -3,7 +3,8 @@
 import numpy as np
 import polars as pl
 
-from analysis.stats import interval_from_moments, wilson_interval
+from analysis.load import Run
+from analysis.stats import adjust, interval_from_moments, wilson_interval
 
 
 def with_wilson(frame: pl.DataFrame, successes: str, trials, name: str) -> pl.DataFrame:
@@ -28,3 +29,24 @@ def with_mean_interval(frame: pl.DataFrame, mean: str, sd: str, n: str) -> pl.Da
         pl.Series(f"{mean}_hi", result["hi"]),
         pl.Series(f"{mean}_p", result["p"]),
     ).drop(sd)
+
+
+def seat_outcomes(run: Run) -> pl.LazyFrame:
+    """Players with ``expected`` (their strategy's mean win share at their player count),
+    ``residual`` (win share - expected) and ``score_diff`` (total minus the mean total of the
+    other seats of the game; null in solo games)."""
+    others = (pl.col("total").sum().over("game_id") - pl.col("total")) / (
+        pl.col("n_players") - 1
+    ).cast(pl.Float64).replace(0.0, None)
+    return run.players.with_columns(
+        pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
+        (pl.col("total") - others).alias("score_diff"),
+    ).with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
+
+
+def with_effect_flags(frame: pl.DataFrame, method: str, level: float) -> pl.DataFrame:
+    """Add ``effect_q`` (``effect_p`` adjusted across rows by ``method``) and ``flag``: "strong"
+    or "weak" where ``effect_q < level``."""
+    q = adjust(frame["effect_p"].to_numpy(), method)
+    flag = np.where(q < level, np.where(frame["effect"].to_numpy() > 0, "strong", "weak"), "")
+    return frame.with_columns(pl.Series("effect_q", q), pl.Series("flag", flag))

@@ -1,0 +1,186 @@
+"""The report's figures: each function takes a result table and returns a matplotlib Figure
+with a title, axis labels and units. Figures are built on the Agg canvas directly (no pyplot
+state), so reports can be made in any thread or worker without a display."""
+
+import io
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+WIDTH = 8.0  # inches; at DPI this fits a laptop screen's text column
+DPI = 100
+ROW_HEIGHT = 0.24  # inches per row of a forest plot
+MAX_FOREST_ROWS = 40
+COLORS = ("#3465a4", "#cc0000", "#4e9a06", "#c4a000", "#75507b", "#ce5c00", "#555753")
+FLAG_COLORS = {"strong": "#cc0000", "weak": "#3465a4", "": "#555753"}
+
+
+def _figure(height: float) -> Figure:
+    fig = Figure(figsize=(WIDTH, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def png_bytes(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+def forest(
+    frame: pl.DataFrame, label: str, value: str, title: str, xlabel: str, reference: float = 0.0
+) -> Figure:
+    """Point estimates with 95% intervals, one row per item, coloured by ``flag`` if present.
+
+    With more than MAX_FOREST_ROWS rows only the most extreme (farthest from ``reference``)
+    are drawn, and the title says so.
+    """
+    frame = frame.filter(pl.col(value).is_not_nan() & pl.col(f"{value}_lo").is_not_nan())
+    if frame.height > MAX_FOREST_ROWS:
+        frame = frame.sort((pl.col(value) - reference).abs(), descending=True).head(MAX_FOREST_ROWS)
+        title = f"{title} (the {MAX_FOREST_ROWS} farthest from {reference:g})"
+    frame = frame.sort(value)
+    fig = _figure(1.2 + ROW_HEIGHT * max(frame.height, 3))
+    ax = fig.add_subplot()
+    y = np.arange(frame.height)
+    values = frame[value].to_numpy()
+    lo = frame[f"{value}_lo"].to_numpy()
+    hi = frame[f"{value}_hi"].to_numpy()
+    flags = frame["flag"].to_list() if "flag" in frame.columns else [""] * frame.height
+    colors = [FLAG_COLORS.get(f, FLAG_COLORS[""]) for f in flags]
+    ax.hlines(y, lo, hi, colors=colors, linewidth=1.5)
+    ax.scatter(values, y, c=colors, s=18, zorder=3)
+    ax.axvline(reference, color="#888a85", linestyle="--", linewidth=1)
+    ax.set_yticks(y, frame[label].to_list(), fontsize=8)
+    ax.set_ylim(-0.7, frame.height - 0.3)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def grouped_bars(
+    frame: pl.DataFrame,
+    group: str,
+    member: str,
+    value: str,
+    title: str,
+    ylabel: str,
+    reference: str | None = None,
+) -> Figure:
+    """Bars of ``value`` (with ``value_lo``/``value_hi`` error bars) for each ``member`` within
+    each ``group``; ``reference`` names a per-row column drawn as a dashed tick (fair share)."""
+    groups = frame[group].unique().sort().to_list()
+    members = frame[member].unique().sort().to_list()
+    fig = _figure(3.6)
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(members), 1)
+    for m_index, name in enumerate(members):
+        part = frame.filter(pl.col(member) == name)
+        x = (
+            np.array([groups.index(g) for g in part[group]])
+            + (m_index - (len(members) - 1) / 2) * width
+        )
+        values = part[value].to_numpy()
+        errors = np.vstack(
+            [values - part[f"{value}_lo"].to_numpy(), part[f"{value}_hi"].to_numpy() - values]
+        )
+        ax.bar(
+            x,
+            values,
+            width * 0.9,
+            yerr=errors,
+            capsize=2,
+            label=str(name),
+            color=COLORS[m_index % len(COLORS)],
+        )
+        if reference is not None:
+            ax.hlines(
+                part[reference].to_numpy(),
+                x - width / 2,
+                x + width / 2,
+                colors="black",
+                linestyles="--",
+                linewidth=1,
+            )
+    ax.set_xticks(range(len(groups)), [f"{g}" for g in groups])
+    ax.set_xlabel(group.replace("_", " "))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    fig.legend(title=member.replace("_", " "), fontsize=8, loc="outside right upper")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def heat_map(head_to_head: pl.DataFrame, names: list[str], title: str) -> Figure:
+    """Strategy matrix: cell (row A, column B) = share of meetings where A ranked above B."""
+    index = {name: i for i, name in enumerate(names)}
+    matrix = np.full((len(names), len(names)), np.nan)
+    for a, b, share in head_to_head.select("a", "b", "share").iter_rows():
+        matrix[index[a], index[b]] = share
+    size = 2.5 + 0.5 * len(names)
+    fig = _figure(min(size, 7.0))
+    ax = fig.add_subplot()
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=0.0, vmax=1.0)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if not np.isnan(matrix[i, j]):
+                ax.text(j, i, f"{100 * matrix[i, j]:.1f}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_xlabel("opponent strategy (B)")
+    ax.set_ylabel("strategy (A)")
+    ax.set_title(title, fontsize=11)
+    fig.colorbar(image, ax=ax, label="A ranks above B (share, ties = 1/2)")
+    return fig
+
+
+def score_distributions(players: pl.DataFrame, title: str) -> Figure:
+    """Box plots of the final total per strategy and player count."""
+    groups = (
+        players.group_by("n_players", "strategy_name")
+        .agg(pl.col("total"))
+        .sort("n_players", "strategy_name")
+    )
+    fig = _figure(1.2 + 0.3 * max(groups.height, 3))
+    ax = fig.add_subplot()
+    labels = [f"{s} ({n}p)" for n, s in groups.select("n_players", "strategy_name").iter_rows()]
+    ax.boxplot(
+        [np.asarray(t) for t in groups["total"]],
+        vert=False,
+        tick_labels=labels,
+        showfliers=False,
+        whis=(5, 95),
+    )
+    ax.set_xlabel("final score (VP); box: quartiles, whiskers: 5th-95th percentile")
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def breakdown_bars(summary: pl.DataFrame, categories: tuple[str, ...], title: str) -> Figure:
+    """Mean VP per score category, one bar group per strategy and player count."""
+    labels = [f"{s} ({n}p)" for n, s in summary.select("n_players", "strategy_name").iter_rows()]
+    fig = _figure(3.8)
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(labels), 1)
+    x = np.arange(len(categories))
+    for row, label in enumerate(labels):
+        values = [summary[c][row] for c in categories]
+        ax.bar(
+            x + (row - (len(labels) - 1) / 2) * width,
+            values,
+            width * 0.9,
+            label=label,
+            color=COLORS[row % len(COLORS)],
+        )
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [c.replace("_", " ") for c in categories], fontsize=8)
+    ax.set_ylabel("mean VP per player")
+    ax.set_xlabel("score category")
+    ax.set_title(title, fontsize=11)
+    fig.legend(fontsize=8, loc="outside right upper")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
