@@ -6,7 +6,6 @@ that and raises :class:`sim.errors.UserError` naming the path when something is 
 analysis code can rely on the agreed columns.
 """
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,11 +14,13 @@ import polars as pl
 from sim import constants as K
 from sim.errors import UserError
 from sim.records import EVENT_COLUMNS, GAME_COLUMNS, PLAYER_COLUMNS
+from sim.store import CATALOG_SNAPSHOT, EVENTS, GAMES, MANIFEST, PLAYERS, read_run
 from sim.tables import Tables
 
 MANIFEST_KEYS = ("catalog", "variant", "players", "games", "seed", "strategies")
 PLAYER_EXTRA_COLUMNS = ("game_id", "strategy_name", "win_share")
-EVENT_EXTRA_COLUMNS = ("game_id", "kind_name")
+# The store replaces the batch-relative ``game_row`` by ``game_id``.
+STORED_EVENT_COLUMNS = ("game_id", *EVENT_COLUMNS[1:], "kind_name")
 
 # Score categories as the players table names them, in SCORE_KEYS order.
 SCORE_COLUMNS = PLAYER_COLUMNS[3 : 3 + K.N_SCORE]
@@ -62,14 +63,8 @@ class Run:
         return frame.with_columns(pl.Series(as_name, names, dtype=pl.Utf8))
 
 
-def _load_manifest(path: Path) -> dict:
-    manifest_path = path / "manifest.json"
-    if not manifest_path.is_file():
-        raise UserError(f"{manifest_path}: missing (is {path} a run folder from neom simulate?)")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{manifest_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+def _check_manifest(path: Path, manifest: dict) -> None:
+    manifest_path = path / MANIFEST
     if not isinstance(manifest, dict):
         raise UserError(f"{manifest_path}: expected a JSON object")
     missing = [key for key in MANIFEST_KEYS if key not in manifest]
@@ -81,30 +76,26 @@ def _load_manifest(path: Path) -> dict:
         raise UserError(f"{manifest_path}: 'strategies' must be a list of objects with a 'name'")
     if not isinstance(manifest["catalog"], dict):
         raise UserError(f"{manifest_path}: 'catalog' must be an object")
-    return manifest
 
 
-def _scan_table(path: Path, name: str, columns: tuple[str, ...], required: bool):
-    folder = path / name
-    files = sorted(folder.glob("*.parquet"))
-    if not files:
-        if required:
-            raise UserError(f"{folder}: no Parquet files (the run has no {name} table)")
+def _checked(frame: pl.LazyFrame | None, folder: Path, columns: tuple[str, ...]):
+    """The table with its small integer columns widened to Int32 (the store narrows them; sums
+    and products here must not wrap), after checking it is readable and has ``columns``."""
+    if frame is None:
         return None
     try:
-        frame = pl.scan_parquet(files)
         schema = frame.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"{folder}: cannot read Parquet ({first_line})") from None
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"{folder}: cannot read the Parquet files ({first_line})") from None
     missing = [c for c in columns if c not in schema]
     if missing:
         raise UserError(f"{folder}: missing column(s) {', '.join(missing)}")
-    return frame
+    return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
 
 
 def _load_catalog(path: Path) -> Tables | None:
-    catalog_path = path / "catalog.toml"
+    catalog_path = path / CATALOG_SNAPSHOT
     if not catalog_path.is_file():
         return None
     # Imported here so that reading a run without a snapshot does not need the compiler.
@@ -114,15 +105,14 @@ def _load_catalog(path: Path) -> Tables | None:
 
 
 def open_run(path) -> Run:
-    """Validate a run folder and open its tables lazily."""
+    """Validate a complete run folder and open its tables lazily."""
     path = Path(path)
     if not path.is_dir():
         raise UserError(f"{path}: no such run folder")
-    manifest = _load_manifest(path)
-    games = _scan_table(path, "games", GAME_COLUMNS, required=True)
-    players = _scan_table(path, "players", PLAYER_COLUMNS + PLAYER_EXTRA_COLUMNS, required=True)
-    events = _scan_table(path, "events", EVENT_COLUMNS + EVENT_EXTRA_COLUMNS, required=False)
-    players = players.join(
-        games.select("game_id", pl.col("n_players").cast(pl.Int32)), on="game_id", how="left"
-    )
-    return Run(path, manifest, _load_catalog(path), games, players, events)
+    tables = read_run(path)
+    _check_manifest(path, tables.manifest)
+    games = _checked(tables.games, path / GAMES, GAME_COLUMNS)
+    players = _checked(tables.players, path / PLAYERS, PLAYER_COLUMNS + PLAYER_EXTRA_COLUMNS)
+    events = _checked(tables.events, path / EVENTS, STORED_EVENT_COLUMNS)
+    players = players.join(games.select("game_id", "n_players"), on="game_id", how="left")
+    return Run(path, tables.manifest, _load_catalog(path), games, players, events)

@@ -5,15 +5,22 @@ deliberately strong) and timing reports, without running the engine. Outcomes fo
 rules beyond the shapes of the data: scores are noise plus the requested advantages.
 """
 
-import json
 import shutil
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from sim import constants as K
 from sim import records as R
+from sim.store import (
+    CATALOG_SNAPSHOT,
+    EVENTS,
+    GAMES,
+    PLAYERS,
+    STATUS_COMPLETE,
+    RunFolder,
+    encode_batch,
+)
 
 HAND = 8  # generation tiles dealt per player
 CS_HAND = 4  # cornerstones dealt per player in the draft
@@ -100,11 +107,15 @@ def _block(
     games[:, R.G_WINNING_SCORE] = totals.max(axis=1)
     games[:, R.G_DISASTERS_MASK] = rng.integers(0, 8, size=n_games)
     games[:, R.G_DISCARDED_CS0 : R.G_DISCARDED_CS0 + n_players] = leftovers
-    event_rows = _events(rng, game_ids, n_players, drafted, decks) if events else np.empty((0, 10))
-    games[:, R.G_N_EVENTS] = np.bincount(
-        (event_rows[:, -1] - first_id).astype(np.int64), minlength=n_games
-    )[:n_games]
-    return games, players.reshape(-1, R.N_PLAYER_COLS), game_ids.repeat(n_players), event_rows
+    games[:, R.G_N_EVENTS] = 0
+    event_rows = (
+        _events(rng, game_ids, n_players, drafted, decks)
+        if events
+        else np.empty((0, R.N_EVENT_COLS), dtype=np.int64)
+    )
+    padded = np.full((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int32)
+    padded[:, :n_players] = players
+    return games, padded, event_rows
 
 
 def _events(rng, game_ids, n_players, drafted, decks) -> np.ndarray:
@@ -114,14 +125,13 @@ def _events(rng, game_ids, n_players, drafted, decks) -> np.ndarray:
     chunks = []
 
     def add(turn, player, kind, tile, other, game_index):
-        block = np.full((tile.size, R.N_EVENT_COLS + 1), -1, dtype=np.int64)
-        block[:, R.E_GAME_ROW] = game_index.ravel()
+        block = np.full((tile.size, R.N_EVENT_COLS), -1, dtype=np.int64)
+        block[:, R.E_GAME_ROW] = game_ids[game_index.ravel()]  # the run is one batch
         block[:, R.E_TURN] = turn.ravel()
         block[:, R.E_PLAYER] = player.ravel()
         block[:, R.E_KIND] = kind.ravel()
         block[:, R.E_TILE] = tile.ravel()
         block[:, R.E_OTHER] = other.ravel()
-        block[:, -1] = game_ids[game_index.ravel()]
         chunks.append(block)
 
     game_index = np.broadcast_to(np.arange(n_games)[:, None, None], drafted.shape)
@@ -206,38 +216,17 @@ def write_run(
         first_id += block_games
     games = np.concatenate([b[0] for b in blocks])
     players = np.concatenate([b[1] for b in blocks])
-    player_game_ids = np.concatenate([b[2] for b in blocks])
-    event_rows = np.concatenate([b[3] for b in blocks])
+    event_array = _event_blocks(games, np.concatenate([b[2] for b in blocks])) if events else None
 
-    for folder in ("games", "players", "events"):
-        (path / folder).mkdir(parents=True, exist_ok=True)
-    games_frame = pl.DataFrame(games, schema=list(R.GAME_COLUMNS), orient="row")
-    games_frame.write_parquet(path / "games" / "part-00000.parquet")
-    n_winners = games[np.searchsorted(games[:, R.G_GAME_ID], player_game_ids), R.G_N_WINNERS]
-    players_frame = pl.DataFrame(
-        players, schema={c: pl.Int32 for c in R.PLAYER_COLUMNS}, orient="row"
-    ).with_columns(
-        pl.Series("game_id", player_game_ids, dtype=pl.Int64),
-        pl.Series("strategy_name", [names[s] for s in players[:, R.P_STRATEGY]]),
-        pl.Series("win_share", players[:, R.P_WIN] / n_winners, dtype=pl.Float64),
-    )
-    players_frame.write_parquet(path / "players" / "part-00000.parquet")
-    if events:
-        events_frame = pl.DataFrame(
-            event_rows[:, : R.N_EVENT_COLS].astype(np.int32),
-            schema={c: pl.Int32 for c in R.EVENT_COLUMNS},
-            orient="row",
-        ).with_columns(
-            pl.Series("game_id", event_rows[:, -1], dtype=pl.Int64),
-            pl.Series("kind_name", np.array(R.EVENT_KIND_NAMES)[event_rows[:, R.E_KIND]]),
-        )
-        events_frame.write_parquet(path / "events" / "part-00000.parquet")
-    else:
-        (path / "events").rmdir()
-
+    folder = RunFolder(path)
+    path.mkdir(parents=True, exist_ok=True)
+    table_names = (GAMES, PLAYERS, EVENTS) if events else (GAMES, PLAYERS)
+    for table in table_names:
+        (path / table).mkdir(exist_ok=True)
+    folder.write_batch(0, encode_batch(games, players, event_array, names))
     catalog = {"name": "synthetic", "reconstructed": True, "digest": "", "source": ""}
     if catalog_path is not None:
-        shutil.copyfile(catalog_path, path / "catalog.toml")
+        shutil.copyfile(catalog_path, path / CATALOG_SNAPSHOT)
         catalog.update(name=tables.name, digest=tables.digest, source=str(catalog_path))
     manifest = {
         "command": "synthetic",
@@ -253,8 +242,22 @@ def write_run(
         ],
         "rules": {"neighborhood_through_any": True},
         "batch_size": int(len(games)),
-        "counts": {"games": int(len(games)), "players": int(len(players))},
+        "counts": folder.row_counts(table_names),
         "timings": {},
+        "events": events,
+        "status": STATUS_COMPLETE,
     }
-    (path / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    folder.write_manifest(manifest)
     return path
+
+
+def _event_blocks(games: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Lay event rows out as the engine does: a fixed-size block per game, ``n_events`` used."""
+    rows = rows[np.argsort(rows[:, R.E_GAME_ROW], kind="stable")]
+    counts = np.bincount(rows[:, R.E_GAME_ROW], minlength=len(games))
+    games[:, R.G_N_EVENTS] = counts
+    block = max(int(counts.max()), 1)
+    rank = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    events = np.full((len(games) * block, R.N_EVENT_COLS), -1, dtype=np.int32)
+    events[rows[:, R.E_GAME_ROW] * block + rank] = rows
+    return events
