@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("neom: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into e.g. `head`, which stopped reading: not an error of ours.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
