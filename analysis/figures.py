@@ -149,7 +149,7 @@ def score_distributions(players: pl.DataFrame, title: str) -> Figure:
     labels = [f"{s} ({n}p)" for n, s in groups.select("n_players", "strategy_name").iter_rows()]
     ax.boxplot(
         [np.asarray(t) for t in groups["total"]],
-        vert=False,
+        orientation="horizontal",
         tick_labels=labels,
         showfliers=False,
         whis=(5, 95),

@@ -1,0 +1,108 @@
+"""The report: every section, figure and table of a synthetic run; self-contained HTML; the
+command line; and the cornerstone flags' false-discovery behaviour."""
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis.cornerstones import cornerstone_table
+from analysis.load import open_run
+from analysis.report import build_report
+from analysis.synthetic import write_run
+from sim.cli import main
+
+CATALOG = Path(__file__).resolve().parent.parent / "sim" / "data" / "default_catalog.toml"
+SECTIONS = ("findings", "strategies", "seats", "cornerstones", "tiles", "scores", "disasters")
+FIGURES = (
+    "strategy_win_share", "strategy_matrix", "seat_win_share", "cornerstone_effects",
+    "tile_effects", "score_distributions", "score_breakdown",
+)  # fmt: skip
+TABLES = (
+    "strategies", "head_to_head", "ratings", "seats", "seat_balance", "cornerstones", "tiles",
+    "scores", "disasters", "disaster_frequency",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("report") / "run"
+    return write_run(
+        path, n_games=600, strategies={"greedy": 0.3, "random": 0.0}, boosts={3: 1.0},
+        catalog_path=CATALOG,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(run_path, tmp_path_factory):
+    return build_report(run_path, tmp_path_factory.mktemp("out") / "report")
+
+
+def test_report_has_every_section_figure_and_table(report):
+    out = report.parent
+    text = report.read_text(encoding="utf-8")
+    for section in SECTIONS:
+        assert f'id="{section}"' in text
+    for name in FIGURES:
+        assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert text.count('src="data:image/png;base64,') == len(FIGURES)
+    for name in TABLES:
+        assert pl.read_csv(out / "tables" / f"{name}.csv").height > 0
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "RECONSTRUCTED" in summary and "Headline findings" in summary
+
+
+def test_report_opens_with_identity_and_headlines(report, run_path):
+    text = report.read_text(encoding="utf-8")
+    assert 'class="notice">RECONSTRUCTED' in text
+    assert text.index("RECONSTRUCTED") < text.index('id="strategies"')
+    assert re.search(r"greedy wins \d+\.\d% \[\d+\.\d, \d+\.\d\] of 4-player games", text)
+    assert re.search(r"Seat balance 0\.\d{3} \[", text)
+    boosted = open_run(run_path).tile_name(3)
+    assert re.search(rf"cornerstones? flagged strong: {re.escape(boosted)}", text)
+
+
+def test_report_html_needs_nothing_external(report):
+    text = report.read_text(encoding="utf-8")
+    assert not re.search(r"<(link|script)\b", text)
+    assert not re.search(r"(src|href)=\"(?!data:|#)", text)
+    assert "http://" not in text and "https://" not in text
+
+
+def test_report_without_events_explains_missing_tiles(tmp_path):
+    run = write_run(tmp_path / "run", n_games=200, events=False)
+    text = build_report(run, tmp_path / "out").read_text(encoding="utf-8")
+    assert "no event log" in text
+    assert not (tmp_path / "out" / "figures" / "tile_effects.png").exists()
+    assert "mirror games" in text  # one strategy only
+
+
+def test_report_command(run_path, tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert main(["report", str(run_path), "--out", str(out), "--correction", "holm"]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+    assert "Holm adjusted p" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_report_command_bad_run(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nope" in err and "Traceback" not in err
+    assert main(["report", str(tmp_path), "--level", "2"]) == 1
+    assert "--level" in capsys.readouterr().err
+
+
+def test_flags_respect_the_false_discovery_rate(tmp_path):
+    """With identical strategies and no real cornerstone effect, Benjamini-Hochberg at 5% flags
+    anything in at most about 5% of runs; a cornerstone given a real advantage is flagged."""
+    repetitions = 40
+    runs_with_flags = 0
+    for seed in range(repetitions):
+        run = open_run(write_run(tmp_path / f"null{seed}", n_games=400, seed=seed, events=False))
+        runs_with_flags += (cornerstone_table(run)["flag"] != "").any()
+    # Binomial(40, 0.05): P(more than 6) < 0.01; the seeds are fixed, so this cannot flake.
+    assert runs_with_flags <= 6
+    strong = open_run(write_run(tmp_path / "strong", n_games=400, boosts={11: 1.0}, events=False))
+    table = cornerstone_table(strong)
+    assert table.filter(pl.col("flag") == "strong")["tile"].to_list() == [11]
