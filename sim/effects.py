@@ -1,0 +1,210 @@
+"""Compiled evaluators of the tile-effect vocabulary (the ``EF_*`` kinds of ``sim.constants``).
+
+An effect is a row ``(kind, a, b, c)`` of ``effects[tile, k]``. Every evaluator takes the city
+(``cells``: int16[25] tile indices, ``EMPTY`` for an empty square), the tile table and the
+cell of the tile that owns the effect, so the engine and the scorer share one meaning per kind.
+Effects of tiles cut off from the City Center still count (rules 003: "you do not lose the
+effects or victory points of cut-off tiles"), so nothing here looks at connectivity.
+
+Adding an effect kind: one ``EF_*`` constant, one evaluator below wired into its dispatcher,
+one test in tests/test_effects.py.
+
+Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORNERSTONE`` and
+``EF_SWAP_CORNERSTONE`` act once at placement on the draft state.
+"""
+
+from sim import constants as K
+from sim.grid import city_goods, surrounding_mask
+from sim.jit import njit
+
+ALL_CELLS = (1 << K.N_CELLS) - 1  # cell mask of the whole grid
+
+
+@njit
+def count_tiles_of_types(cells, tiles, cell_mask, type_mask):
+    """Tiles on the cells of ``cell_mask`` with at least one type of ``type_mask`` (a two-type
+    tile matching both types counts once)."""
+    count = 0
+    for cell in range(K.N_CELLS):
+        if (cell_mask >> cell) & 1 and cells[cell] != K.EMPTY:
+            if tiles[cells[cell], K.C_TYPES] & type_mask:
+                count += 1
+    return count
+
+
+# --- VP effects ---------------------------------------------------------------------------
+
+
+@njit
+def vp_per_type_in_city(type_mask, vp, exclude_self, cell, cells, tiles):
+    """EF_VP_PER_TYPE_CITY: ``vp`` per tile of these types anywhere in the city; the owner
+    itself counts unless ``exclude_self``. The City Center counts as a Resource tile."""
+    counted = ALL_CELLS
+    if exclude_self:
+        counted &= ~(1 << cell)
+    return vp * count_tiles_of_types(cells, tiles, counted, type_mask)
+
+
+@njit
+def vp_per_type_adjacent(type_mask, vp, cell, cells, tiles):
+    """EF_VP_PER_TYPE_ADJACENT: ``vp`` per tile of these types in the 8 surrounding squares
+    (rules 002: "adjacent" on tiles means the 8 squares around, diagonals included)."""
+    return vp * count_tiles_of_types(cells, tiles, surrounding_mask(cell), type_mask)
+
+
+@njit
+def vp_per_good_tier(tier, vp, cells, tiles, goods_tier):
+    """EF_VP_PER_GOOD_TIER: ``vp`` per Good token of ``tier`` the city holds (each good once,
+    however many tiles produce it)."""
+    goods = city_goods(cells, tiles)
+    count = 0
+    for good in range(goods_tier.shape[0]):
+        if (goods >> good) & 1 and goods_tier[good] == tier:
+            count += 1
+    return vp * count
+
+
+@njit
+def placement_holds(conditions, cell, cells):
+    """True when every PL_* condition of ``conditions`` holds for ``cell``."""
+    row = cell // K.GRID
+    col = cell % K.GRID
+    last = K.GRID - 1
+    on_edge_row = row == 0 or row == last
+    on_edge_col = col == 0 or col == last
+    if conditions & K.PL_CORNER and not (on_edge_row and on_edge_col):
+        return False
+    if conditions & K.PL_EDGE and not (on_edge_row or on_edge_col):
+        return False
+    if conditions & K.PL_NO_NEIGHBOURS:
+        around = surrounding_mask(cell)
+        for other in range(K.N_CELLS):
+            if (around >> other) & 1 and cells[other] != K.EMPTY:
+                return False
+    return True
+
+
+@njit
+def vp_placement(conditions, vp, cell, cells):
+    """EF_VP_PLACEMENT: ``vp`` if all listed conditions hold for the owner's square (corner;
+    edge = outer ring, corners included; no tile in the 8 surrounding squares)."""
+    if placement_holds(conditions, cell, cells):
+        return vp
+    return 0
+
+
+@njit
+def effect_vp(kind, a, b, c, cell, cells, tiles, goods_tier):
+    """Variable VP of one effect row ``(kind, a, b, c)`` of the tile on ``cell``; 0 for kinds
+    that do not give VP."""
+    if kind == K.EF_VP_PER_TYPE_CITY:
+        return vp_per_type_in_city(a, b, c, cell, cells, tiles)
+    elif kind == K.EF_VP_PER_TYPE_ADJACENT:
+        return vp_per_type_adjacent(a, b, cell, cells, tiles)
+    elif kind == K.EF_VP_PER_GOOD_TIER:
+        return vp_per_good_tier(a, b, cells, tiles, goods_tier)
+    elif kind == K.EF_VP_PLACEMENT:
+        return vp_placement(a, b, cell, cells)
+    return 0
+
+
+@njit
+def tile_variable_vp(cell, cells, tiles, effects, goods_tier):
+    """Sum of the VP effects of the tile on ``cell`` (0 for an empty square)."""
+    tile = cells[cell]
+    if tile == K.EMPTY:
+        return 0
+    total = 0
+    for k in range(K.MAX_EFFECTS):
+        total += effect_vp(
+            effects[tile, k, 0],
+            effects[tile, k, 1],
+            effects[tile, k, 2],
+            effects[tile, k, 3],
+            cell,
+            cells,
+            tiles,
+            goods_tier,
+        )
+    return total
+
+
+# --- Money effects ------------------------------------------------------------------------
+
+
+@njit
+def income_per_type(type_mask, coins, cells, tiles):
+    """EF_INCOME_PER_TYPE: ``coins`` per tile of these types in the city (the owner included
+    when it matches) at each income."""
+    return coins * count_tiles_of_types(cells, tiles, ALL_CELLS, type_mask)
+
+
+@njit
+def effect_income(kind, a, b, c, cell, cells, tiles):
+    """Extra income of one effect row of the tile on ``cell``; 0 for non-income kinds."""
+    if kind == K.EF_INCOME_PER_TYPE:
+        return income_per_type(a, b, cells, tiles)
+    return 0
+
+
+@njit
+def tile_income(cell, cells, tiles, effects):
+    """Coins the tile on ``cell`` pays at an income: printed income plus income effects."""
+    tile = cells[cell]
+    if tile == K.EMPTY:
+        return 0
+    total = tiles[tile, K.C_INCOME]
+    for k in range(K.MAX_EFFECTS):
+        total += effect_income(
+            effects[tile, k, 0],
+            effects[tile, k, 1],
+            effects[tile, k, 2],
+            effects[tile, k, 3],
+            cell,
+            cells,
+            tiles,
+        )
+    return total
+
+
+@njit
+def city_income(cells, tiles, effects):
+    """Coins the whole city pays at an end-of-generation income."""
+    total = 0
+    for cell in range(K.N_CELLS):
+        total += tile_income(cell, cells, tiles, effects)
+    return total
+
+
+@njit
+def coins_on_type_placed(type_mask, coins, placed_tile, tiles):
+    """EF_COINS_ON_TYPE_PLACED: ``coins`` when the placed tile has one of these types."""
+    if tiles[placed_tile, K.C_TYPES] & type_mask:
+        return coins
+    return 0
+
+
+@njit
+def effect_coins_on_placed(kind, a, b, c, placed_tile, tiles):
+    """Coins one effect row of a tile already in the city gives when ``placed_tile`` is placed
+    (Merchant Union). The caller applies it only to tiles placed after the effect's owner."""
+    if kind == K.EF_COINS_ON_TYPE_PLACED:
+        return coins_on_type_placed(a, b, placed_tile, tiles)
+    return 0
+
+
+# --- Disaster effects ---------------------------------------------------------------------
+
+
+@njit
+def insured_against(cells, effects, disaster):
+    """True when a tile in the city has an EF_INSURANCE effect covering ``disaster`` (DIS_*)."""
+    covered = 1 << disaster
+    for cell in range(K.N_CELLS):
+        tile = cells[cell]
+        if tile == K.EMPTY:
+            continue
+        for k in range(K.MAX_EFFECTS):
+            if effects[tile, k, 0] == K.EF_INSURANCE and effects[tile, k, 1] & covered:
+                return True
+    return False
