@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.tiles import HAND_SIZE, TURNS_PER_GENERATION
 from sim import constants as K
 from sim import records as R
 from sim.store import (
@@ -22,10 +23,8 @@ from sim.store import (
     encode_batch,
 )
 
-HAND = 8  # generation tiles dealt per player
 CS_HAND = 4  # cornerstones dealt per player in the draft
 CS_KEPT = 3
-TURNS_PER_GEN = 7
 SCORE_SD = 12.0  # spread of the noise in a synthetic total score
 PLACE_CHANCE = 0.6  # chance that a drafted cornerstone gets placed
 
@@ -139,21 +138,21 @@ def _events(rng, game_ids, n_players, drafted, decks) -> np.ndarray:
     pick = np.broadcast_to(np.arange(CS_KEPT)[None, None, :], drafted.shape)
     add(np.full(drafted.shape, -1), seat, np.full(drafted.shape, R.EV_DRAFT_PICK), drafted, pick,
         game_index)  # fmt: skip
-    shape = (n_games, n_players, HAND)
+    shape = (n_games, n_players, HAND_SIZE)
     game_index = np.broadcast_to(np.arange(n_games)[:, None, None], shape)
     hand = np.broadcast_to(np.arange(n_players)[None, :, None], shape)
-    order = np.broadcast_to(np.arange(HAND)[None, None, :], shape)
+    order = np.broadcast_to(np.arange(HAND_SIZE)[None, None, :], shape)
     for gen, deck in enumerate(decks):
-        dealt = np.argsort(rng.random((n_games, len(deck))), axis=1)[:, : n_players * HAND]
+        dealt = np.argsort(rng.random((n_games, len(deck))), axis=1)[:, : n_players * HAND_SIZE]
         hands = deck[dealt].reshape(shape)  # tile at position t is taken on turn t
-        turn = gen * TURNS_PER_GEN + np.minimum(order, TURNS_PER_GEN - 1)
-        holder = (hand + np.minimum(order, TURNS_PER_GEN - 1)) % n_players
+        turn = gen * TURNS_PER_GENERATION + np.minimum(order, TURNS_PER_GENERATION - 1)
+        holder = (hand + np.minimum(order, TURNS_PER_GENERATION - 1)) % n_players
         action = rng.choice(
             [R.EV_PLACE, R.EV_SELL, R.EV_CORNERSTONE], p=[0.75, 0.15, 0.10], size=shape
         )
-        action[:, :, TURNS_PER_GEN] = R.EV_DISCARD
-        hand_size = np.where(order < TURNS_PER_GEN, HAND - order, -1)
-        selected = order < TURNS_PER_GEN
+        action[:, :, TURNS_PER_GENERATION] = R.EV_DISCARD
+        hand_size = np.where(order < TURNS_PER_GENERATION, HAND_SIZE - order, -1)
+        selected = order < TURNS_PER_GENERATION
         add(turn[selected], holder[selected], np.full(selected.sum(), R.EV_SELECT),
             hands[selected], hand_size[selected], game_index[selected])  # fmt: skip
         cs_slot = rng.integers(0, CS_KEPT, size=shape)
@@ -208,7 +207,7 @@ def write_run(
                 rotation,
                 strengths,
                 cornerstones,
-                [d[: count * HAND] for d in decks],
+                [d[: count * HAND_SIZE] for d in decks],
                 boosts,
                 events,
             )  # fmt: skip
