@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from plain_scoring import build_tables, city, plain_score, tile
 
 from sim import constants as K
+from sim.grid import popcount, road_component, surrounding_mask
 from sim.scoring import neighborhood_value, score_city
 from sim.tables import make_rules
 
@@ -33,6 +34,23 @@ def snake(n, index, start_row=0):
     """Placements of ``index`` on the first ``n`` squares, row by row from ``start_row``."""
     cells = [(start_row + i // K.GRID, i % K.GRID) for i in range(n)]
     return {pos: index for pos in cells}
+
+
+# --- Grid ---------------------------------------------------------------------------------
+
+
+def test_grid_reading():
+    """The City board is a 5x5 grid with the City Center in the middle square (rows 0-4 top to
+    bottom, so (2,2) is cell 12); "adjacent" means the 8 surrounding squares (002), fewer on
+    the edge; a road link needs a road on both sides of the shared edge, N meaning up."""
+    assert K.CENTER_CELL == 2 * K.GRID + 2
+    assert [popcount(surrounding_mask(c)) for c in (0, 2, 12)] == [3, 5, 8]
+    tables = build_tables([tile(roads="N"), tile(roads="S"), tile(roads="E")])
+    tiles = tables[0]
+    linked = city({(2, 2): 0, (1, 2): 1})
+    assert road_component(linked, tiles, K.CENTER_CELL, 0) == (1 << 12) | (1 << 7)
+    one_sided = city({(2, 2): 0, (1, 2): 2})
+    assert road_component(one_sided, tiles, K.CENTER_CELL, 0) == 1 << 12
 
 
 # --- Tiles --------------------------------------------------------------------------------
@@ -98,6 +116,20 @@ def test_no_disasters_variant_adds_the_updated_vp(variant, expected):
     )
     cells = city({(0, 0): 0, (4, 4): 1})
     assert score(cells, tables, rules=make_rules(variant))["tiles"] == expected
+
+
+def test_cut_off_tiles_still_score():
+    """003: "you lose neither the effects nor the victory points of cut-off tiles": tiles with
+    no road chain to the City Center score their VP, variable VP and goods like any other."""
+    tables = build_tables(
+        [
+            tile("resource", roads="", produces=(0,)),
+            tile("public", roads="S", vp=3, effects=[(K.EF_VP_PLACEMENT, K.PL_CORNER, 2, 0)]),
+            tile("industrial", roads="N", produces=(1,)),
+        ]
+    )
+    result = score(city({(2, 2): 0, (0, 0): 1, (1, 0): 2}), tables)
+    assert (result["tiles"], result["goods"]) == (3 + 2, 1 + 2)
 
 
 # --- Neighborhoods ------------------------------------------------------------------------
