@@ -126,7 +126,7 @@ EFFECT_NAMES = {
 }
 PL_CORNER = 1
 PL_EDGE = 2  # on the outer ring (corners included)
-PL_NO_NEIGHBOURS = 4  # no tile in the 8 surrounding squares
+PL_NO_NEIGHBOURS = 4  # "alone": no tile in the 8 surrounding squares but road-linked ones
 PLACEMENT_NAMES = {"corner": PL_CORNER, "edge": PL_EDGE, "no_neighbours": PL_NO_NEIGHBOURS}
 
 # --- Rules options: int32 array ``rules[N_RULES]`` ----------------------------------------

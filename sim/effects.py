@@ -14,7 +14,7 @@ Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORN
 """
 
 from sim import constants as K
-from sim.grid import city_goods, surrounding_mask
+from sim.grid import city_goods, neighbour, road_linked, surrounding_mask
 from sim.jit import njit
 
 ALL_CELLS = (1 << K.N_CELLS) - 1  # cell mask of the whole grid
@@ -65,8 +65,25 @@ def vp_per_good_tier(tier, vp, cells, tiles, goods_tier):
 
 
 @njit
-def placement_holds(conditions, cell, cells):
-    """True when every PL_* condition of ``conditions`` holds for ``cell``."""
+def road_linked_neighbours(cell, cells, tiles):
+    """Cell mask of the orthogonal neighbours road-linked to the tile on ``cell``."""
+    linked = 0
+    roads = tiles[cells[cell], K.C_ROADS]
+    for direction in range(4):
+        other = neighbour(cell, direction)
+        if other >= 0 and cells[other] != K.EMPTY:
+            if road_linked(roads, tiles[cells[other], K.C_ROADS], direction):
+                linked |= 1 << other
+    return linked
+
+
+@njit
+def placement_holds(conditions, cell, cells, tiles):
+    """True when every PL_* condition of ``conditions`` holds for ``cell``.
+
+    PL_NO_NEIGHBOURS reads "placed alone": no tile in the 8 surrounding squares except tiles
+    road-linked to it, since a new tile must always be road-linked to a neighbour (RULES.md E4).
+    """
     row = cell // K.GRID
     col = cell % K.GRID
     last = K.GRID - 1
@@ -77,18 +94,18 @@ def placement_holds(conditions, cell, cells):
     if conditions & K.PL_EDGE and not (on_edge_row or on_edge_col):
         return False
     if conditions & K.PL_NO_NEIGHBOURS:
-        around = surrounding_mask(cell)
+        others = surrounding_mask(cell) & ~road_linked_neighbours(cell, cells, tiles)
         for other in range(K.N_CELLS):
-            if (around >> other) & 1 and cells[other] != K.EMPTY:
+            if (others >> other) & 1 and cells[other] != K.EMPTY:
                 return False
     return True
 
 
 @njit
-def vp_placement(conditions, vp, cell, cells):
+def vp_placement(conditions, vp, cell, cells, tiles):
     """EF_VP_PLACEMENT: ``vp`` if all listed conditions hold for the owner's square (corner;
-    edge = outer ring, corners included; no tile in the 8 surrounding squares)."""
-    if placement_holds(conditions, cell, cells):
+    edge = outer ring, corners included; alone = no tile around but road-linked ones)."""
+    if placement_holds(conditions, cell, cells, tiles):
         return vp
     return 0
 
@@ -104,7 +121,7 @@ def effect_vp(kind, a, b, c, cell, cells, tiles, goods_tier):
     elif kind == K.EF_VP_PER_GOOD_TIER:
         return vp_per_good_tier(a, b, cells, tiles, goods_tier)
     elif kind == K.EF_VP_PLACEMENT:
-        return vp_placement(a, b, cell, cells)
+        return vp_placement(a, b, cell, cells, tiles)
     return 0
 
 

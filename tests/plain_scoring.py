@@ -106,6 +106,15 @@ def _roads(tiles, t):
     return {letter for letter in ROAD_LETTERS if mask & K.ROAD_LETTERS[letter]}
 
 
+def _linked(tiles, grid, pos, other):
+    """Whether the tiles on two squares share a road on their common edge."""
+    for letter in _roads(tiles, grid[pos]):
+        dr, dc = STEPS[letter]
+        if (pos[0] + dr, pos[1] + dc) == other:
+            return OPPOSITE[letter] in _roads(tiles, grid[other])
+    return False
+
+
 def _goods(grid, tiles):
     produced = set()
     for t in grid.values():
@@ -128,7 +137,8 @@ def _effect_vp(row, pos, grid, tiles, goods_tier):
         r, col = pos
         corner = r in (0, 4) and col in (0, 4)
         edge = r in (0, 4) or col in (0, 4)
-        alone = not any(p in grid for p in _around(pos))
+        # "Alone": nothing around but the neighbours it is road-linked to.
+        alone = not any(p in grid and not _linked(tiles, grid, pos, p) for p in _around(pos))
         ok = (
             (not a & K.PL_CORNER or corner)
             and (not a & K.PL_EDGE or edge)

@@ -16,6 +16,7 @@ from sim.effects import (
 )
 
 RES, COM, IND, PUB, RSC = 0, 1, 2, 3, 4  # tile indices of the table below
+SHOP_EW = 5  # the first extra tile of tables_with in the placement test
 SHOP_INCOME = 3
 
 
@@ -80,28 +81,33 @@ def test_vp_per_good_tier_counts_each_good_token_once():
 
 
 @pytest.mark.parametrize(
-    ("conditions", "cell", "neighbour", "expected"),
+    ("conditions", "cell", "neighbour", "expected", "neighbour_tile"),
     [
-        (K.PL_CORNER, 0, None, 10),
-        (K.PL_CORNER, 24, 12, 10),
-        (K.PL_CORNER, 2, None, 0),  # edge, not a corner
-        (K.PL_EDGE, 2, None, 10),
-        (K.PL_EDGE, 20, None, 10),  # corners are on the outer ring
-        (K.PL_EDGE, 6, None, 0),
-        (K.PL_NO_NEIGHBOURS, 6, 18, 10),  # (3,3) is two squares away
-        (K.PL_NO_NEIGHBOURS, 6, 12, 0),  # (2,2) is diagonal to (1,1)
-        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 12, 10),
-        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 9, 0),  # (1,4) touches the corner (0,4)
+        (K.PL_CORNER, 0, None, 10, COM),
+        (K.PL_CORNER, 24, 12, 10, COM),
+        (K.PL_CORNER, 2, None, 0, COM),  # edge, not a corner
+        (K.PL_EDGE, 2, None, 10, COM),
+        (K.PL_EDGE, 20, None, 10, COM),  # corners are on the outer ring
+        (K.PL_EDGE, 6, None, 0, COM),
+        (K.PL_NO_NEIGHBOURS, 6, 18, 10, COM),  # (3,3) is two squares away
+        (K.PL_NO_NEIGHBOURS, 6, 12, 0, COM),  # (2,2) is diagonal to (1,1)
+        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 12, 10, COM),
+        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 9, 10, COM),  # (1,4) is road-linked to (0,4)
+        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 9, 0, SHOP_EW),  # (1,4) touches, no shared road
+        (K.PL_CORNER | K.PL_NO_NEIGHBOURS, 4, 8, 0, COM),  # (1,3) is diagonal to (0,4)
     ],
 )
-def test_vp_placement_needs_every_listed_condition(conditions, cell, neighbour, expected):
+def test_vp_placement_needs_every_listed_condition(
+    conditions, cell, neighbour, expected, neighbour_tile
+):
     """Kind vp_placement: N VP if all listed conditions hold for the tile's square (corner;
-    edge = outer ring incl. corners; no tile in the 8 surrounding squares), e.g. the power
-    plant worth 10 VP "when placed alone in a corner"."""
-    tables = tables_with()
+    edge = outer ring incl. corners; alone = no tile in the 8 surrounding squares but the ones
+    road-linked to it), e.g. the power plant worth 10 VP "when placed alone in a corner": a
+    placed tile is always road-linked to a neighbour, so that neighbour does not count."""
+    tables = tables_with(tile("commercial", roads="EW"))  # SHOP_EW: no N/S roads
     placements = {(cell // K.GRID, cell % K.GRID): PUB}
     if neighbour is not None:
-        placements[(neighbour // K.GRID, neighbour % K.GRID)] = COM
+        placements[(neighbour // K.GRID, neighbour % K.GRID)] = neighbour_tile
     row = (K.EF_VP_PLACEMENT, conditions, 10, 0)
     assert vp_of(row, cell, city(placements), tables) == expected
 
