@@ -1,0 +1,770 @@
+"""The rules of NEOM as compiled functions over fixed-shape arrays.
+
+No decision is taken here: the game loop (``sim.game``) asks a strategy to pick one row of an
+options array that these functions fill with legal choices only, then applies the choice with
+the functions below. The state of a game is a handful of arrays:
+
+- ``cells[P, 25]`` int16: each player's city (tile index or ``EMPTY``);
+- ``pstate[P, N_PSTATE]`` int32: per-player counters (``PS_*`` columns);
+- ``cs_hands[P, MAX_CS_HAND]`` int16: each player's unplaced cornerstones (``PS_N_CS`` used);
+- ``hands[P, HAND_SIZE]`` int16: generation tiles in hand (``PS_HAND_SIZE`` used);
+- ``gstate[N_GSTATE]`` int32: game-wide counters (``GS_*``);
+- ``cs_pile[MAX_CS_PILE]`` int16: cornerstones discarded in the draft (``GS_N_CS_PILE`` used);
+- ``cs_box[n_tiles]`` int16: shuffled cornerstones never dealt (``GS_CS_BOX_TOP`` = next one).
+
+Seats: "left" is the next seat. Hands pass from seat s to seat (s + 1) % P, and a seller at
+k seats to the buyer's left is reached through the buyer's left Trade Route.
+"""
+
+import numpy as np
+
+from sim import constants as K
+from sim import records as R
+from sim import rng
+from sim.effects import effect_coins_on_placed
+from sim.grid import neighbour, popcount, road_component, road_linked, surrounding_mask
+from sim.jit import njit
+
+START_MONEY = 6
+SELL_COINS = 5
+HAND_SIZE = 8
+TURNS_PER_GENERATION = 7
+N_GENERATIONS = 3
+N_TURNS = N_GENERATIONS * TURNS_PER_GENERATION
+DRAFT_HAND = 4  # cornerstones dealt to each player for the draft
+DRAFT_PICKS = 3
+SOLO_STACKS = (4, 3, 2)  # solo draft: keep one of each face-down stack
+SOLO_PACKS = 8
+MAX_CS_HAND = 6  # 3 drafted + cornerstones taken by effects
+MAX_CS_PILE = 8  # the draft's discard pile (5 players: 5; solo: 3 + 2 + 1)
+DRAFT_TURN = -1  # event turn of the cornerstone draft
+
+# --- per-player state: int32 pstate[P, N_PSTATE] -------------------------------------------
+PS_MONEY = 0  # coins the player can spend now
+PS_PENDING = 1  # coins received from goods sold this turn: spendable from the next turn on
+PS_BOARD = 2
+PS_N_CS = 3  # unplaced cornerstones held (used slots of cs_hands)
+PS_HAND_SIZE = 4
+PS_SELECTED = 5  # tile selected this turn, -1 if none (never shown to strategies)
+N_PSTATE = 6
+
+# --- game state: int32 gstate[N_GSTATE] ----------------------------------------------------
+GS_N_PLAYERS = 0
+GS_GEN = 1  # 1..3 (0 during the draft)
+GS_TURN = 2  # 0..20, DRAFT_TURN during the draft
+GS_N_CS_PILE = 3
+GS_CS_BOX_TOP = 4
+GS_CS_BOX_SIZE = 5
+GS_N_EVENTS = 6
+GS_GAME_ROW = 7  # row of the game in the batch (events block)
+GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
+GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
+N_GSTATE = 10
+
+# --- decisions and their options: int32 options[MAX_OPTIONS, N_OPT_COLS] --------------------
+D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand
+D_SELECT = 1  # select a tile: OPT_TILE, OPT_SLOT = its index in the hand
+D_ACTION = 2  # OPT_KIND = A_*, OPT_TILE, OPT_CELL, OPT_REQ, OPT_SLOT (cornerstone), OPT_COST
+D_BUY = 3  # buy OPT_GOOD from OPT_SEAT for OPT_COST coins
+D_DISASTER = 4  # OPT_KIND = DR_PAY (OPT_COST coins) or DR_SACRIFICE
+D_SACRIFICE = 5  # sacrifice the tile on OPT_CELL (OPT_TILE)
+D_TAKE_CS = 6  # take OPT_TILE (OPT_SLOT = index in the draft discard pile)
+D_SWAP_CS = 7  # OPT_SLOT = cornerstone slot to swap, -1 = keep them all
+N_DECISIONS = 8
+DECISION_NAMES = (
+    "draft",
+    "select",
+    "action",
+    "buy",
+    "disaster",
+    "sacrifice",
+    "take_cornerstone",
+    "swap_cornerstone",
+)
+
+OPT_KIND = 0
+OPT_TILE = 1
+OPT_CELL = 2
+OPT_REQ = 3
+OPT_SLOT = 4
+OPT_SEAT = 5
+OPT_GOOD = 6
+OPT_COST = 7  # coins the choice costs in all (coin cost plus cheapest purchases, or price)
+N_OPT_COLS = 8
+# An action lists the selected tile on each legal square per requirement option, each unplaced
+# cornerstone likewise, and selling: at most 25 * 3 * (1 + MAX_CS_HAND) + 1.
+MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
+
+A_PLACE = 0
+A_CORNERSTONE = 1
+A_SELL = 2
+DR_PAY = 0
+DR_SACRIFICE = 1
+
+# Crime Spree takes one tile of each of these types, in this order.
+CRIME_CATEGORIES = (K.T_RESIDENTIAL, K.T_COMMERCIAL, K.T_INDUSTRIAL)
+CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
+
+ALL_CELLS = (1 << K.N_CELLS) - 1
+COL0_CELLS = sum(1 << (row * K.GRID) for row in range(K.GRID))
+COL4_CELLS = COL0_CELLS << (K.GRID - 1)
+
+
+# --- events --------------------------------------------------------------------------------
+@njit
+def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
+    """Append one event to the game's block of ``events`` (no-op without a buffer; events past
+    MAX_EVENTS_PER_GAME are dropped and G_N_EVENTS stays at the block size)."""
+    count = gstate[GS_N_EVENTS]
+    if events.shape[0] == 0 or count >= R.MAX_EVENTS_PER_GAME:
+        return
+    row = gstate[GS_GAME_ROW] * R.MAX_EVENTS_PER_GAME + count
+    events[row, R.E_GAME_ROW] = gstate[GS_GAME_ROW]
+    events[row, R.E_TURN] = gstate[GS_TURN]
+    events[row, R.E_PLAYER] = player
+    events[row, R.E_KIND] = kind
+    events[row, R.E_TILE] = tile
+    events[row, R.E_CELL] = cell
+    events[row, R.E_COINS] = coins
+    events[row, R.E_OTHER] = other
+    events[row, R.E_GOOD] = good
+    gstate[GS_N_EVENTS] = count + 1
+
+
+# --- decks and setup -----------------------------------------------------------------------
+@njit
+def icon_limit(n_players, rules):
+    """Highest player-count icon (1, 4 or 5) in the generation decks."""
+    if n_players == 1:
+        return rules[K.RO_SOLO_TILESET]
+    if n_players <= 3:
+        return 1  # 3 players by the rules; 2 players: our reading, see RULES.md
+    return n_players
+
+
+@njit
+def taken_out(tile, tiles, variant):
+    """Whether a standard tile is taken out of its deck by the variant."""
+    if variant == K.V_NO_DISASTERS:
+        return tiles[tile, K.C_DISASTER] != K.DIS_NONE or tiles[tile, K.C_REMOVED_NO_DISASTERS] != 0
+    if variant == K.V_RANDOM_DISASTERS:
+        return tiles[tile, K.C_DISASTER] != K.DIS_NONE
+    return False
+
+
+@njit
+def build_generation_deck(gen, n_players, tiles, rules, out):
+    """The generation's tiles for this player count and variant, in catalogue order, into
+    ``out``; returns how many. Substitutes come in only for the tiles the variant takes out."""
+    limit = icon_limit(n_players, rules)
+    variant = rules[K.RO_VARIANT]
+    n = 0
+    for t in range(tiles.shape[0]):
+        if tiles[t, K.C_DECK] != gen or tiles[t, K.C_PLAYERS] > limit:
+            continue
+        replaced = tiles[t, K.C_REPLACES]
+        if replaced >= 0:
+            keep = taken_out(replaced, tiles, variant)
+        else:
+            keep = not taken_out(t, tiles, variant)
+        if keep:
+            out[n] = t
+            n += 1
+    return n
+
+
+@njit
+def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
+    """Each player gets a distinct random board; its City Center goes on the center square."""
+    order = np.arange(n_boards)
+    rng.shuffle(deal, order, n_boards)
+    for s in range(n_players):
+        board = order[s]
+        pstate[s, PS_BOARD] = board
+        pstate[s, PS_MONEY] = START_MONEY
+        cells[s, K.CENTER_CELL] = board_center[board]
+
+
+@njit
+def shuffled_cornerstones(deal, tiles, cs_box, gstate):
+    """All cornerstones shuffled into ``cs_box``; dealing takes them from the top."""
+    n = 0
+    for t in range(tiles.shape[0]):
+        if tiles[t, K.C_DECK] == K.DECK_CORNERSTONE:
+            cs_box[n] = t
+            n += 1
+    rng.shuffle(deal, cs_box, n)
+    gstate[GS_CS_BOX_TOP] = 0
+    gstate[GS_CS_BOX_SIZE] = n
+
+
+@njit
+def draw_cornerstone(cs_box, gstate):
+    """The next cornerstone of the box, or -1 when it is empty."""
+    top = gstate[GS_CS_BOX_TOP]
+    if top >= gstate[GS_CS_BOX_SIZE]:
+        return -1
+    gstate[GS_CS_BOX_TOP] = top + 1
+    return cs_box[top]
+
+
+@njit
+def add_cornerstone(seat, tile, cs_hands, pstate):
+    """Put a cornerstone among the player's unplaced ones; False when the hand is full."""
+    n = pstate[seat, PS_N_CS]
+    if n >= MAX_CS_HAND:
+        return False
+    cs_hands[seat, n] = tile
+    pstate[seat, PS_N_CS] = n + 1
+    return True
+
+
+@njit
+def remove_slot(row, n, slot):
+    """Remove row[slot] from the first n entries, keeping the order of the others."""
+    for k in range(slot, n - 1):
+        row[k] = row[k + 1]
+    row[n - 1] = -1
+
+
+@njit
+def add_to_pile(tile, cs_pile, gstate):
+    n = gstate[GS_N_CS_PILE]
+    if n < MAX_CS_PILE:
+        cs_pile[n] = tile
+        gstate[GS_N_CS_PILE] = n + 1
+
+
+# --- city geometry -------------------------------------------------------------------------
+# A city summary: int32[N_SUMMARY] of cell masks and counts, computed in one pass so that the
+# squares where a tile may go are a few bit operations per tile.
+SM_OCCUPIED = 0
+SM_COMPONENT = 1  # cells road-linked to the tile on the center square (connected_cells)
+SM_REACH = 2  # 4 masks (N, E, S, W): squares where a road on that edge links to SM_COMPONENT
+SM_TYPE = 6  # 6 masks: cells whose tile has type bit 1 << k (T_RESIDENTIAL .. T_DISASTER)
+SM_CORNERSTONES = 12  # cells holding a cornerstone
+N_SUMMARY = 13
+N_TYPE_BITS = 6
+RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
+
+
+@njit
+def connected_cells(cells, tiles):
+    """Cells linked by roads to the tile on the center square (0 if the square is empty)."""
+    return road_component(cells, tiles, K.CENTER_CELL, 0)
+
+
+@njit
+def summarize_city(cells, tiles, summary):
+    occupied = 0
+    has_road = np.zeros(4, dtype=np.int32)
+    for k in range(N_TYPE_BITS):
+        summary[SM_TYPE + k] = 0
+    cornerstones = 0
+    for cell in range(K.N_CELLS):
+        tile = cells[cell]
+        if tile == K.EMPTY:
+            continue
+        bit = 1 << cell
+        occupied |= bit
+        roads = tiles[tile, K.C_ROADS]
+        types = tiles[tile, K.C_TYPES]
+        for d in range(4):
+            if (roads >> d) & 1:
+                has_road[d] |= bit
+        for k in range(N_TYPE_BITS):
+            if (types >> k) & 1:
+                summary[SM_TYPE + k] |= bit
+        if tiles[tile, K.C_DECK] == K.DECK_CORNERSTONE:
+            cornerstones |= bit
+    component = connected_cells(cells, tiles)
+    summary[SM_OCCUPIED] = occupied
+    summary[SM_COMPONENT] = component
+    # A new tile's north road links to the tile above it when that one has a south road, etc.
+    summary[SM_REACH + 0] = ((component & has_road[2]) << K.GRID) & ALL_CELLS
+    summary[SM_REACH + 1] = (component & has_road[3] & ~COL0_CELLS) >> 1
+    summary[SM_REACH + 2] = (component & has_road[0]) >> K.GRID
+    summary[SM_REACH + 3] = ((component & has_road[1] & ~COL4_CELLS) << 1) & ALL_CELLS
+    summary[SM_CORNERSTONES] = cornerstones
+
+
+@njit
+def trade_routes(cells, tiles):
+    """Bit 0: left Trade Route (tile at (2,0) with a west road); bit 1: right ((2,4), east)."""
+    routes = 0
+    left = cells[K.LEFT_ROUTE_CELL]
+    if left != K.EMPTY and tiles[left, K.C_ROADS] & K.ROAD_W:
+        routes |= 1
+    right = cells[K.RIGHT_ROUTE_CELL]
+    if right != K.EMPTY and tiles[right, K.C_ROADS] & K.ROAD_E:
+        routes |= 2
+    return routes
+
+
+@njit
+def links_to(cells, tiles, tile, cell, component):
+    """Whether ``tile`` on ``cell`` has a road link to a tile of the cell mask ``component``."""
+    roads = tiles[tile, K.C_ROADS]
+    for direction in range(4):
+        other = neighbour(cell, direction)
+        if other >= 0 and (component >> other) & 1:
+            if road_linked(roads, tiles[cells[other], K.C_ROADS], direction):
+                return True
+    return False
+
+
+@njit
+def placement_mask(cells, tiles, tile, summary):
+    """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
+    City Center is one) or a tile sharing a type with it; and the center square itself, or
+    road-linked to a tile connected through road links to the center square. A replaced tile
+    that is part of that chain is taken out and the chain traced again without it."""
+    types = tiles[tile, K.C_TYPES]
+    roads = tiles[tile, K.C_ROADS]
+    replaceable = summary[SM_TYPE + RESOURCE_BIT]
+    for k in range(N_TYPE_BITS):
+        if (types >> k) & 1:
+            replaceable |= summary[SM_TYPE + k]
+    open_cells = (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
+    center = 1 << K.CENTER_CELL
+    mask = center
+    for d in range(4):
+        if (roads >> d) & 1:
+            mask |= summary[SM_REACH + d]
+    mask &= open_cells
+    in_chain = mask & summary[SM_COMPONENT] & ~center
+    for cell in range(K.N_CELLS):
+        if (in_chain >> cell) & 1:
+            old = cells[cell]
+            cells[cell] = K.EMPTY
+            without = connected_cells(cells, tiles)
+            cells[cell] = old
+            if not links_to(cells, tiles, tile, cell, without):
+                mask &= ~(1 << cell)
+    return mask
+
+
+@njit
+def has_prerequisites(cells, tiles, tile):
+    for k in range(K.MAX_PREREQS):
+        needed = tiles[tile, K.C_PREREQ0 + k]
+        if needed < 0:
+            continue
+        found = False
+        for cell in range(K.N_CELLS):
+            if cells[cell] == needed:
+                found = True
+                break
+        if not found:
+            return False
+    return True
+
+
+# --- buying goods --------------------------------------------------------------------------
+@njit
+def purchase_price(buyer, seller, n_players, base, routes):
+    """Base price + 1 per player seated between, counted the way the buyer chooses, - 1 when
+    the buyer's Trade Route on that side is active (so never more than 1 off)."""
+    to_left = (seller - buyer) % n_players - 1
+    to_right = (buyer - seller) % n_players - 1
+    left_price = base + to_left - (routes & 1)
+    right_price = base + to_right - ((routes >> 1) & 1)
+    return min(left_price, right_price)
+
+
+@njit
+def cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes):
+    """Lowest price of ``good`` among the other players producing it, -1 if none does."""
+    best = -1
+    base = K.TIER_PRICE[goods_tier[good]]
+    for seller in range(n_players):
+        if seller == buyer or not (goods_of[seller] >> good) & 1:
+            continue
+        price = purchase_price(buyer, seller, n_players, base, routes)
+        if best < 0 or price < best:
+            best = price
+    return best
+
+
+@njit
+def purchase_cost(buyer, missing, goods_of, n_players, goods_tier, routes):
+    """Coins to buy every good of the mask ``missing`` at its cheapest, -1 if one is unsold."""
+    total = 0
+    for good in range(goods_tier.shape[0]):
+        if (missing >> good) & 1:
+            price = cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes)
+            if price < 0:
+                return -1
+            total += price
+    return total
+
+
+@njit
+def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, money):
+    """Coins needed to meet requirement option ``option`` of ``tile``: its coin cost plus the
+    cheapest purchase of each good the city lacks. -1 if a good has no seller or the total
+    exceeds ``money``. ``goods_of[s]``: goods of player s's city as the buyer sees them."""
+    total = req[tile, option, K.R_COST]
+    missing = req[tile, option, K.R_GOODS] & ~goods_of[seat]
+    if missing != 0:
+        bought = purchase_cost(seat, missing, goods_of, n_players, goods_tier, routes)
+        if bought < 0:
+            return -1
+        total += bought
+    if total > money:
+        return -1
+    return total
+
+
+@njit
+def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
+    """Append one option per legal square and affordable requirement option."""
+    for cell in range(K.N_CELLS):
+        if not (cells_mask >> cell) & 1:
+            continue
+        for o in range(n_req):
+            if req_costs[o] < 0:
+                continue
+            options[n, OPT_KIND] = kind
+            options[n, OPT_TILE] = tile
+            options[n, OPT_CELL] = cell
+            options[n, OPT_REQ] = o
+            options[n, OPT_SLOT] = slot
+            options[n, OPT_SEAT] = -1
+            options[n, OPT_GOOD] = -1
+            options[n, OPT_COST] = req_costs[o]
+            n += 1
+    return n
+
+
+@njit
+def tile_placements(
+    seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
+):
+    """Cell mask where ``tile`` may be placed, with ``req_costs[o]`` the coins option o needs
+    (-1 when not met); 0 when no option can be met or a prerequisite tile is missing."""
+    if not has_prerequisites(city, tiles, tile):
+        return 0
+    any_met = False
+    for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+        req_costs[o] = plan_cost(seat, tile, o, goods_of, routes, n_players, req, goods_tier, money)
+        if req_costs[o] >= 0:
+            any_met = True
+    if not any_met:
+        return 0
+    return placement_mask(city, tiles, tile, summary)
+
+
+@njit
+def action_options(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+):
+    """All legal actions with the selected (non-Disaster) tile: place it, discard it to place
+    a cornerstone (never more cornerstones in the city than the generation number; replacing
+    one keeps the count), or sell it. Returns the number of options (selling is always one)."""
+    city = cells[seat]
+    money = pstate[seat, PS_MONEY]
+    routes = trade_routes(city, tiles)
+    summary = np.empty(N_SUMMARY, dtype=np.int32)
+    summarize_city(city, tiles, summary)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int32)
+    n = 0
+    mask = tile_placements(
+        seat,
+        selected,
+        city,
+        summary,
+        goods_of,
+        routes,
+        n_players,
+        money,
+        tiles,
+        req,
+        goods_tier,
+        req_costs,
+    )
+    if mask != 0:
+        n = add_placements(
+            options, n, A_PLACE, selected, -1, mask, req_costs, tiles[selected, K.C_N_REQ_OPTIONS]
+        )
+    cornerstone_cells = summary[SM_CORNERSTONES]
+    allowed = ALL_CELLS
+    if popcount(cornerstone_cells) >= gen:
+        allowed = cornerstone_cells
+    for slot in range(pstate[seat, PS_N_CS]):
+        if allowed == 0:
+            break
+        cs = cs_hands[seat, slot]
+        mask = (
+            tile_placements(
+                seat,
+                cs,
+                city,
+                summary,
+                goods_of,
+                routes,
+                n_players,
+                money,
+                tiles,
+                req,
+                goods_tier,
+                req_costs,
+            )
+            & allowed
+        )
+        if mask != 0:
+            n = add_placements(
+                options, n, A_CORNERSTONE, cs, slot, mask, req_costs, tiles[cs, K.C_N_REQ_OPTIONS]
+            )
+    options[n, OPT_KIND] = A_SELL
+    options[n, OPT_TILE] = selected
+    options[n, OPT_CELL] = -1
+    options[n, OPT_REQ] = -1
+    options[n, OPT_SLOT] = -1
+    options[n, OPT_SEAT] = -1
+    options[n, OPT_GOOD] = -1
+    options[n, OPT_COST] = -SELL_COINS
+    return n + 1
+
+
+@njit
+def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods_tier, options):
+    """Sellers of ``good`` whose price still leaves ``rest_cost`` coins (the coin cost and the
+    cheapest price of each good still to buy) affordable."""
+    base = K.TIER_PRICE[goods_tier[good]]
+    n = 0
+    for seller in range(n_players):
+        if seller == seat or not (goods_of[seller] >> good) & 1:
+            continue
+        price = purchase_price(seat, seller, n_players, base, routes)
+        if price + rest_cost > money:
+            continue
+        options[n, OPT_KIND] = 0
+        options[n, OPT_TILE] = -1
+        options[n, OPT_CELL] = -1
+        options[n, OPT_REQ] = -1
+        options[n, OPT_SLOT] = -1
+        options[n, OPT_SEAT] = seller
+        options[n, OPT_GOOD] = good
+        options[n, OPT_COST] = price
+        n += 1
+    return n
+
+
+# --- placing and removing tiles ------------------------------------------------------------
+@njit
+def count_placed(stats, tile, tiles):
+    types = tiles[tile, K.C_TYPES]
+    if types & K.T_RESIDENTIAL:
+        stats[R.P_PLACED_RESIDENTIAL] += 1
+    if types & K.T_COMMERCIAL:
+        stats[R.P_PLACED_COMMERCIAL] += 1
+    if types & K.T_INDUSTRIAL:
+        stats[R.P_PLACED_INDUSTRIAL] += 1
+    if types & K.T_PUBLIC:
+        stats[R.P_PLACED_PUBLIC] += 1
+    if types & K.T_RESOURCE:
+        stats[R.P_PLACED_RESOURCE] += 1
+
+
+@njit
+def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
+    """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
+    pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
+    Requirements must have been paid already. Returns the replaced tile or EMPTY."""
+    city = cells[seat]
+    old = city[cell]
+    if old != K.EMPTY:
+        log_event(events, gstate, seat, R.EV_REPLACED, old, cell, 0, tile, -1)
+    city[cell] = tile
+    count_placed(stats, tile, tiles)
+    coins = tiles[tile, K.C_COINS_ON_PLACE]
+    for other in range(K.N_CELLS):
+        holder = city[other]
+        if other == cell or holder == K.EMPTY:
+            continue
+        for k in range(K.MAX_EFFECTS):
+            kind = effects[holder, k, 0]
+            if kind == K.EF_NONE:
+                break
+            coins += effect_coins_on_placed(
+                kind,
+                effects[holder, k, 1],
+                effects[holder, k, 2],
+                effects[holder, k, 3],
+                tile,
+                tiles,
+            )
+    if coins != 0:
+        pstate[seat, PS_MONEY] += coins
+        log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)
+    return old
+
+
+@njit
+def has_effect(effects, tile, kind):
+    for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == kind:
+            return True
+    return False
+
+
+@njit
+def take_options(cs_pile, gstate, options):
+    """Cornerstones of the draft's discard pile that a take effect may claim."""
+    n = gstate[GS_N_CS_PILE]
+    for k in range(n):
+        options[k, OPT_KIND] = 0
+        options[k, OPT_TILE] = cs_pile[k]
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = k
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+        options[k, OPT_COST] = 0
+    return n
+
+
+@njit
+def swap_options(seat, cs_hands, pstate, options):
+    """Keep every cornerstone (slot -1), or swap the one in a slot for a random one."""
+    n = pstate[seat, PS_N_CS] + 1
+    for k in range(n):
+        options[k, OPT_KIND] = 0
+        options[k, OPT_TILE] = -1 if k == 0 else cs_hands[seat, k - 1]
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = k - 1
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+        options[k, OPT_COST] = 0
+    return n
+
+
+# --- disasters -----------------------------------------------------------------------------
+@njit
+def protected_cells(city, tiles, protection):
+    """Cells covered by tiles protecting against ``protection`` (PROT_*): each such tile
+    covers its own square and the 8 surrounding ones."""
+    mask = 0
+    for cell in range(K.N_CELLS):
+        tile = city[cell]
+        if tile != K.EMPTY and tiles[tile, K.C_PROTECTS] & protection:
+            mask |= (1 << cell) | surrounding_mask(cell)
+    return mask
+
+
+@njit
+def disaster_cost(city, tiles, disaster):
+    """Coins to pay a disaster off: Flood 1 per Residential/Commercial/Industrial/Public tile;
+    Fire 1 per such tile not protected from Fire; Crime Spree 2 per Residential/Commercial/
+    Industrial tile not protected by police."""
+    if disaster == K.DIS_FLOOD:
+        charged, per_tile, protected = K.T_BUILDING, 1, 0
+    elif disaster == K.DIS_FIRE:
+        charged, per_tile = K.T_BUILDING, 1
+        protected = protected_cells(city, tiles, K.PROT_FIRE)
+    else:
+        charged, per_tile = CRIME_TYPES, 2
+        protected = protected_cells(city, tiles, K.PROT_POLICE)
+    cost = 0
+    for cell in range(K.N_CELLS):
+        tile = city[cell]
+        if tile != K.EMPTY and tiles[tile, K.C_TYPES] & charged and not (protected >> cell) & 1:
+            cost += per_tile
+    return cost
+
+
+@njit
+def disaster_options(city, money, tiles, disaster, options):
+    """Pay (when affordable; the only option when it costs nothing) or sacrifice tiles."""
+    cost = disaster_cost(city, tiles, disaster)
+    n = 0
+    if cost <= money:
+        options[n, OPT_KIND] = DR_PAY
+        options[n, OPT_COST] = cost
+        n += 1
+    if cost > 0:
+        options[n, OPT_KIND] = DR_SACRIFICE
+        options[n, OPT_COST] = 0
+        n += 1
+    for k in range(n):
+        options[k, OPT_TILE] = -1
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = -1
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+    return n
+
+
+@njit
+def sacrifice_steps(disaster):
+    """How many tiles a sacrifice asks for (each step may find none to take)."""
+    if disaster == K.DIS_FLOOD:
+        return 1
+    if disaster == K.DIS_FIRE:
+        return 2
+    return len(CRIME_CATEGORIES)
+
+
+@njit
+def sacrifice_types(disaster, step):
+    """Type mask a tile must have to be sacrificed at ``step``; 0 = any tile."""
+    if disaster == K.DIS_FLOOD:
+        return K.T_BUILDING
+    if disaster == K.DIS_FIRE:
+        return 0
+    return CRIME_CATEGORIES[step]
+
+
+@njit
+def sacrifice_options(city, tiles, disaster, step, options):
+    """Tiles that may be sacrificed at ``step`` (tiles already taken are gone from the city,
+    so a two-type tile satisfies one Crime Spree category only)."""
+    wanted = sacrifice_types(disaster, step)
+    n = 0
+    for cell in range(K.N_CELLS):
+        tile = city[cell]
+        if tile == K.EMPTY or (wanted != 0 and not tiles[tile, K.C_TYPES] & wanted):
+            continue
+        options[n, OPT_KIND] = 0
+        options[n, OPT_TILE] = tile
+        options[n, OPT_CELL] = cell
+        options[n, OPT_REQ] = -1
+        options[n, OPT_SLOT] = -1
+        options[n, OPT_SEAT] = -1
+        options[n, OPT_GOOD] = -1
+        options[n, OPT_COST] = 0
+        n += 1
+    return n
+
+
+# --- end of game ---------------------------------------------------------------------------
+@njit
+def ranks_and_winners(totals, n_players, ranks):
+    """Rank 1 = best, tied players share the better rank. Returns the winners' seat mask."""
+    best = totals[0]
+    for s in range(1, n_players):
+        best = max(best, totals[s])
+    winners = 0
+    for s in range(n_players):
+        better = 0
+        for o in range(n_players):
+            if totals[o] > totals[s]:
+                better += 1
+        ranks[s] = better + 1
+        if totals[s] == best:
+            winners |= 1 << s
+    return winners

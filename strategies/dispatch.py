@@ -1,0 +1,56 @@
+"""One compiled entry point for every strategy decision, dispatching on the strategy's id.
+
+``choose`` gets the legal options of one decision (see the D_* and OPT_* constants of
+``sim.engine``) and a read-only view of the state: the game counters, every player's public
+state and city, the goods each city offers, and the deciding seat's own hand and cornerstones.
+It returns the index of the chosen option. Add a strategy: an id in ``strategies.registry`` and
+one ``elif`` here.
+"""
+
+from sim.jit import njit
+from strategies import basic
+from strategies.registry import GREEDY_ID, RANDOM_ID
+
+
+@njit
+def choose(
+    strategy_id,
+    params,
+    rng_state,
+    decision,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+):
+    if strategy_id == RANDOM_ID:
+        return basic.choose_random(rng_state, n_options)
+    elif strategy_id == GREEDY_ID:
+        return basic.choose_greedy(
+            params,
+            rng_state,
+            decision,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+        )
+    return -1
