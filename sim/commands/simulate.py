@@ -1,0 +1,110 @@
+"""``neom simulate``: play many games in parallel into a Parquet run folder (docs/results.md)."""
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from sim.constants import VARIANT_NAMES
+from sim.errors import UserError
+
+DEFAULTS = {"players": 4, "games": 20000, "seed": 1, "seats": "rotate", "batch_size": 2000}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="play many games and write Parquet tables",
+        description="Play many games with one strategy per seat and write a run folder "
+        "(manifest.json, catalog.toml, games/ players/ [events/] Parquet tables).",
+    )
+    parser.add_argument(
+        "--players", type=int, default=DEFAULTS["players"], help="players per game (1-5)"
+    )
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=DEFAULTS["games"],
+        help="games to play (a multiple of --players with --seats rotate)",
+    )
+    parser.add_argument(
+        "--strategies",
+        required=True,
+        help="comma-separated strategies, one per seat (see neom strategies)",
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="master seed")
+    parser.add_argument("--out", required=True, type=Path, help="run folder to write")
+    parser.add_argument("--catalog", type=Path, help="catalogue file (default: the built-in one)")
+    parser.add_argument("--variant", choices=tuple(VARIANT_NAMES), default="standard")
+    parser.add_argument(
+        "--seats",
+        choices=("fixed", "rotate", "shuffle"),
+        default=DEFAULTS["seats"],
+        help="fixed: strategy i in seat i; rotate: every deal once per seat rotation; "
+        "shuffle: random seat order per game",
+    )
+    parser.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULTS["batch_size"],
+        help="games per batch and Parquet file",
+    )
+    parser.add_argument("--events", action="store_true", help="also write the events table")
+    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument(
+        "--scheduler", help="Dask scheduler address (default: a local cluster of --workers)"
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    group.add_argument("--overwrite", action="store_true", help="replace an existing run")
+    parser.set_defaults(func=run)
+
+
+def split_strategies(text: str) -> tuple[str, ...]:
+    """Split ``a,b:x=1,y=2,c`` into specs: a piece with ``=`` but no ``:`` is one more
+    parameter of the spec before it."""
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if "=" in piece and ":" not in piece and specs:
+            specs[-1] += "," + piece
+        elif piece:
+            specs.append(piece)
+        else:
+            raise UserError(f"--strategies {text!r}: empty strategy name")
+    return tuple(specs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sim.runner import RunConfig, run_simulation
+
+    strategies = split_strategies(args.strategies)
+    config = RunConfig(
+        out=args.out,
+        strategies=strategies,
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        catalog=args.catalog,
+        variant=args.variant,
+        seats=args.seats,
+        workers=args.workers,
+        batch_size=args.batch_size,
+        events=args.events,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        command=shlex.join(["neom", *sys.argv[1:]]),
+    )
+    result = run_simulation(config)
+    reconstruction = "yes" if result.reconstructed else "no"
+    resumed = f" ({result.games - result.games_played} resumed)" if result.batches_resumed else ""
+    print(
+        f"games: {result.games}{resumed}\n"
+        f"wall time: {result.wall_s:.1f} s (+{result.warmup_s:.1f} s compile/warm-up)\n"
+        f"games/s: {result.games_per_s:,.0f}\n"
+        f"output: {result.path}\n"
+        f"catalogue: {result.catalog_name} (reconstruction: {reconstruction})"
+    )
+    return 0
