@@ -73,7 +73,7 @@ class RunConfig:
     variant: str = "standard"
     seats: str = "rotate"
     workers: int | None = None  # None: all cores
-    batch_size: int = 2000
+    batch_size: int = 1000
     events: bool = False
     backend: str = "local"
     scheduler: str | None = None  # Dask scheduler address; None: a LocalCluster
@@ -319,6 +319,7 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
         backend="loky",
         return_as="generator_unordered",
         pre_dispatch=f"{IN_FLIGHT_PER_WORKER} * n_jobs",
+        batch_size=1,  # one run batch per dispatch, so in-flight memory stays bounded
     )
     results = parallel(joblib.delayed(play_and_encode)(plan, index) for index in todo)
     try:

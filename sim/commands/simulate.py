@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sim.constants import VARIANT_NAMES
 from sim.errors import UserError
-
-DEFAULTS = {"players": 4, "games": 20000, "seed": 1, "seats": "rotate", "batch_size": 2000}
+from sim.runner import BACKENDS, RunConfig, run_simulation
+from sim.seeding import SEAT_MODES
 
 
 def register(subparsers) -> None:
@@ -19,12 +19,12 @@ def register(subparsers) -> None:
         "(manifest.json, catalog.toml, games/ players/ [events/] Parquet tables).",
     )
     parser.add_argument(
-        "--players", type=int, default=DEFAULTS["players"], help="players per game (1-5)"
+        "--players", type=int, default=RunConfig.players, help="players per game (1-5)"
     )
     parser.add_argument(
         "--games",
         type=int,
-        default=DEFAULTS["games"],
+        default=RunConfig.games,
         help="games to play (a multiple of --players with --seats rotate)",
     )
     parser.add_argument(
@@ -32,14 +32,14 @@ def register(subparsers) -> None:
         required=True,
         help="comma-separated strategies, one per seat (see neom strategies)",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="master seed")
+    parser.add_argument("--seed", type=int, default=RunConfig.seed, help="master seed")
     parser.add_argument("--out", required=True, type=Path, help="run folder to write")
     parser.add_argument("--catalog", type=Path, help="catalogue file (default: the built-in one)")
-    parser.add_argument("--variant", choices=tuple(VARIANT_NAMES), default="standard")
+    parser.add_argument("--variant", choices=tuple(VARIANT_NAMES), default=RunConfig.variant)
     parser.add_argument(
         "--seats",
-        choices=("fixed", "rotate", "shuffle"),
-        default=DEFAULTS["seats"],
+        choices=SEAT_MODES,
+        default=RunConfig.seats,
         help="fixed: strategy i in seat i; rotate: every deal once per seat rotation; "
         "shuffle: random seat order per game",
     )
@@ -47,11 +47,11 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--batch-size",
         type=int,
-        default=DEFAULTS["batch_size"],
+        default=RunConfig.batch_size,
         help="games per batch and Parquet file",
     )
     parser.add_argument("--events", action="store_true", help="also write the events table")
-    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument("--backend", choices=BACKENDS, default=RunConfig.backend)
     parser.add_argument(
         "--scheduler", help="Dask scheduler address (default: a local cluster of --workers)"
     )
@@ -76,8 +76,6 @@ def split_strategies(text: str) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sim.runner import RunConfig, run_simulation
-
     strategies = split_strategies(args.strategies)
     config = RunConfig(
         out=args.out,
