@@ -31,10 +31,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         prog="neom", description="NEOM strategy simulator and balance analytics."
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    wanted = argv[0] if argv else None
+    names = [name for name, _ in COMMANDS]
+    wanted = argv[0] if argv and argv[0] in names else None
     for name, module_name in COMMANDS:
-        # Only import the module of the command asked for (and all, for --help).
-        if wanted in (None, "-h", "--help") or wanted == name:
+        # Import only the module of the command asked for; all of them for help or a typo.
+        if wanted is None or wanted == name:
             try:
                 module = importlib.import_module(module_name)
             except ModuleNotFoundError as exc:
