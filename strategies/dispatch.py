@@ -9,7 +9,8 @@ one ``elif`` here.
 
 from sim.jit import njit
 from strategies import basic
-from strategies.registry import GREEDY_ID, RANDOM_ID
+from strategies.evaluate import choose_evaluated
+from strategies.registry import EVALUATED_ID, GREEDY_ID, RANDOM_ID
 
 
 @njit
@@ -46,6 +47,26 @@ def choose(
             gstate,
             pstate,
             cells,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+        )
+    elif strategy_id == EVALUATED_ID:
+        return choose_evaluated(
+            params,
+            rng_state,
+            decision,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            hands,
+            cs_hands,
             goods_of,
             tiles,
             req,

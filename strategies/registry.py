@@ -10,11 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.errors import UserError
+from strategies.archetypes import ARCHETYPES, PARAM_NAMES
 
 N_PARAMS = 16
 
 RANDOM_ID = 0
 GREEDY_ID = 1
+EVALUATED_ID = 2  # the archetypes: strategies.evaluate with their own weights
 
 # Parameter slots of greedy.
 GREEDY_MONEY_WEIGHT = 0
@@ -46,6 +48,10 @@ _STRATEGIES = (
         "money_weight scales the VP of money",
         ("money_weight",),
         (1.0,),
+    ),
+    *(
+        StrategyInfo(a.name, EVALUATED_ID, a.description, PARAM_NAMES, a.defaults())
+        for a in ARCHETYPES
     ),
 )
 STRATEGIES = {info.name: info for info in _STRATEGIES}

@@ -1,0 +1,1017 @@
+"""The shared compiled evaluation of every archetype: one weight vector, every decision kind.
+
+A move (place a tile on a square, remove one, gain or pay coins) is valued as a weighted sum of
+its features (weights: ``strategies.archetypes``). The first feature is the exact change of the
+city's score as if the game ended now; it is computed incrementally from a per-decision
+*context* (cell masks, road-linked components, per-cell VP and income) so that a candidate
+costs a few bit operations instead of a full ``score_city`` (tests check it against
+``score_city`` on random cities). The others are cheap proxies of the future: money, Good
+tokens by tier, Neighborhood growth, pollution aimed at empty squares, power, protection and
+exposure to the disasters still to come, squares left open for roads, cornerstone timing,
+income, what the left neighbour would get from a tile we pass, money kept for disasters.
+"""
+
+import numpy as np
+
+from sim import constants as K
+from sim import engine as E
+from sim import rng
+from sim.effects import effect_coins_on_placed, insured_against, tile_income, tile_variable_vp
+from sim.grid import city_goods, neighbour, popcount, road_component, road_linked, surrounding_mask
+from sim.jit import njit
+from sim.scoring import (
+    GHOST_TOWN_NONE,
+    GHOST_TOWN_ONE,
+    NO_POWER,
+    POLLUTION_DIAGONAL,
+    POLLUTION_ORTHOGONAL,
+    VP_TYPES,
+    goods_vp,
+    neighborhood_value,
+    neighborhoods_vp,
+    score_city,
+)
+from strategies.archetypes import (
+    W_CORNERSTONE,
+    W_DENY,
+    W_DISASTER,
+    W_FRONTIER,
+    W_HURT,
+    W_INCOME,
+    W_LUXURY,
+    W_MONEY,
+    W_NEIGHBORHOOD,
+    W_POLLUTION,
+    W_POWER,
+    W_PROCESSED,
+    W_PROTECTION,
+    W_RAW,
+    W_RESERVE,
+    W_VP,
+)
+
+NO_VALUE = -1e18
+TIE = 1e-9
+
+# --- the context of one city: int32 ctx[N_CTX] ------------------------------------------------
+CX_OCCUPIED = 0
+CX_RESIDENTIAL = 1  # cell masks
+CX_POLLUTING = 2
+CX_FRONTIER = 3  # empty squares a tile with the right road could be attached to
+CX_FIRE_COVER = 4  # cells protected from Fire / from Crime Spree
+CX_POLICE_COVER = 5
+CX_VP_HOLDERS = 6  # Residential/Public tiles whose VP depends on the rest of the city
+CX_INCOME_HOLDERS = 7  # tiles whose income depends on the rest of the city
+CX_COIN_HOLDERS = 8  # tiles paying coins when another tile is placed
+CX_N_RESIDENTIAL = 9
+CX_N_POWER = 10
+CX_GOODS = 11
+CX_NEIGHBORHOODS = 12  # Neighborhood VP of the city
+CX_UPCOMING = 13  # bit k: disaster kind k may still strike
+CX_EXPOSURE = 14  # coins the upcoming disasters would cost the city now
+CX_MONEY = 15  # coins now (spendable + pending)
+CX_SCORE = 16  # score as if the game ended now
+CX_TURN = 17
+CX_GEN = 18
+CX_GOODS_VP = 19  # Goods VP of the city
+CX_LABEL = 20  # 25 cells: road-linked component label (-1 empty or outside neighborhoods)
+CX_LABEL_RES = CX_LABEL + K.N_CELLS  # 25 labels: Residential tiles in the component
+CX_VAR_VP = CX_LABEL_RES + K.N_CELLS  # 25 cells: variable VP of VP holders
+CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
+N_CTX = CX_INCOME + K.N_CELLS
+
+VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
+
+
+@njit
+def orthogonal_mask(cell):
+    mask = 0
+    for direction in range(4):
+        other = neighbour(cell, direction)
+        if other >= 0:
+            mask |= 1 << other
+    return mask
+
+
+@njit
+def has_effect_kinds(effects, tile, low, high):
+    """Whether ``tile`` has an effect of kind low..high."""
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[tile, k, 0]
+        if low <= kind <= high:
+            return True
+    return False
+
+
+@njit
+def printed_vp(tile, tiles, no_disasters):
+    """The VP printed on a tile as final scoring counts it (Residential and Public only)."""
+    if tile == K.EMPTY or not tiles[tile, K.C_TYPES] & VP_TYPES:
+        return 0
+    vp = tiles[tile, K.C_VP]
+    if no_disasters:
+        vp += tiles[tile, K.C_VP_NO_DISASTERS]
+    return vp
+
+
+@njit
+def ghost_town(n_residential):
+    if n_residential == 0:
+        return GHOST_TOWN_NONE
+    if n_residential == 1:
+        return GHOST_TOWN_ONE
+    return 0
+
+
+@njit
+def upcoming_disasters(gstate, tiles, rules):
+    """Kinds (bit DIS_*) of the disasters that may still strike: those of this and later
+    generations' decks that have not happened yet (none in the no-disasters variant)."""
+    if rules[K.RO_VARIANT] == K.V_NO_DISASTERS:
+        return 0
+    gen = gstate[E.GS_GEN]
+    happened = gstate[E.GS_DISASTERS]
+    kinds = 0
+    for t in range(tiles.shape[0]):
+        deck = tiles[t, K.C_DECK]
+        if tiles[t, K.C_DISASTER] == K.DIS_NONE or tiles[t, K.C_REPLACES] >= 0:
+            continue
+        if K.DECK_GEN1 <= deck <= K.DECK_GEN3 and deck >= gen and not (happened >> (deck - 1)) & 1:
+            kinds |= 1 << tiles[t, K.C_DISASTER]
+    return kinds
+
+
+@njit
+def exposure(city, tiles, kinds):
+    """Coins the disasters of ``kinds`` would cost the city now."""
+    total = 0
+    for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
+        if (kinds >> kind) & 1:
+            total += E.disaster_cost(city, tiles, kind)
+    return total
+
+
+@njit
+def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
+    """Coins the tile on ``cell`` adds to the upcoming disasters' cost."""
+    if tile == K.EMPTY:
+        return 0
+    types = tiles[tile, K.C_TYPES]
+    bit = 1 << cell
+    total = 0
+    if (kinds >> K.DIS_FLOOD) & 1 and types & K.T_BUILDING:
+        total += 1
+    if (kinds >> K.DIS_FIRE) & 1 and types & K.T_BUILDING and not fire_cover & bit:
+        total += 1
+    if (kinds >> K.DIS_CRIME) & 1 and types & E.CRIME_TYPES and not police_cover & bit:
+        total += 2
+    return total
+
+
+@njit
+def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+    score = np.empty(K.N_SCORE, dtype=np.int32)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    score_city(city, money, tiles, effects, goods_tier, rules, score)
+    E.summarize_city(city, tiles, summary)
+    occupied = summary[E.SM_OCCUPIED]
+    residential = summary[E.SM_TYPE + 0]
+    ctx[CX_OCCUPIED] = occupied
+    ctx[CX_RESIDENTIAL] = residential
+    reach = 0
+    for d in range(4):
+        reach |= summary[E.SM_REACH + d]
+    ctx[CX_FRONTIER] = reach & ~occupied
+    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
+    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    polluting = 0
+    vp_holders = 0
+    income_holders = 0
+    coin_holders = 0
+    n_power = 0
+    goods = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_VAR_VP + cell] = 0
+        ctx[CX_INCOME + cell] = 0
+        tile = city[cell]
+        if tile == K.EMPTY:
+            continue
+        bit = 1 << cell
+        if tiles[tile, K.C_POLLUTING]:
+            polluting |= bit
+        if tiles[tile, K.C_POWER]:
+            n_power += 1
+        goods |= tiles[tile, K.C_PRODUCES]
+        if tiles[tile, K.C_TYPES] & VP_TYPES and has_effect_kinds(
+            effects, tile, K.EF_VP_PER_TYPE_CITY, VP_EFFECT_KINDS_MAX
+        ):
+            vp_holders |= bit
+            ctx[CX_VAR_VP + cell] = tile_variable_vp(cell, city, tiles, effects, goods_tier)
+        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
+            income_holders |= bit
+        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
+            coin_holders |= bit
+        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+    ctx[CX_POLLUTING] = polluting
+    ctx[CX_VP_HOLDERS] = vp_holders
+    ctx[CX_INCOME_HOLDERS] = income_holders
+    ctx[CX_COIN_HOLDERS] = coin_holders
+    ctx[CX_N_RESIDENTIAL] = popcount(residential)
+    ctx[CX_N_POWER] = n_power
+    ctx[CX_GOODS] = goods
+    ctx[CX_NEIGHBORHOODS] = score[K.S_NEIGHBORHOODS]
+    ctx[CX_GOODS_VP] = score[K.S_GOODS]
+    kinds = upcoming_disasters(gstate, tiles, rules)
+    ctx[CX_UPCOMING] = kinds
+    ctx[CX_EXPOSURE] = exposure(city, tiles, kinds)
+    ctx[CX_MONEY] = money
+    ctx[CX_SCORE] = score[K.S_TOTAL]
+    ctx[CX_TURN] = gstate[E.GS_TURN]
+    ctx[CX_GEN] = gstate[E.GS_GEN]
+    label_components(city, tiles, rules, residential, ctx)
+
+
+@njit
+def label_components(city, tiles, rules, residential, ctx):
+    """Label the road-linked components that make Neighborhoods, with their Residential
+    counts: all tiles when chains may pass through any tile, else Residential tiles only."""
+    through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
+    through_types = 0 if through_any else K.T_RESIDENTIAL
+    candidates = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_LABEL + cell] = -1
+        ctx[CX_LABEL_RES + cell] = 0
+        if city[cell] != K.EMPTY and (through_any or (residential >> cell) & 1):
+            candidates |= 1 << cell
+    label = 0
+    for cell in range(K.N_CELLS):
+        if not (candidates >> cell) & 1 or ctx[CX_LABEL + cell] >= 0:
+            continue
+        component = road_component(city, tiles, cell, through_types)
+        for other in range(K.N_CELLS):
+            if (component >> other) & 1:
+                ctx[CX_LABEL + other] = label
+        ctx[CX_LABEL_RES + label] = popcount(component & residential)
+        label += 1
+
+
+@njit
+def remaining_share(ctx):
+    """Share of the game's turns still to play, the current one included (1 in the draft)."""
+    turn = max(ctx[CX_TURN], 0)
+    return (E.N_TURNS - turn) / E.N_TURNS
+
+
+@njit
+def money_value(params, coins, ctx):
+    """Value of gaining ``coins`` (negative: paying) with the city unchanged."""
+    money = ctx[CX_MONEY]
+    after = money + coins
+    vp = after // 2 - money // 2
+    shortfall = max(ctx[CX_EXPOSURE] - money, 0)
+    shortfall_after = max(ctx[CX_EXPOSURE] - after, 0)
+    return (
+        params[W_VP] * vp
+        + params[W_MONEY] * coins * remaining_share(ctx)
+        - params[W_RESERVE] * (shortfall_after - shortfall)
+    )
+
+
+@njit
+def neighborhoods_after(new, cell, old, city, tiles, rules, residential_after, ctx):
+    """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` already
+    holds the change. Merging road-linked components of an empty square is read off the
+    labels; a replaced or removed tile may split a component, so that case is recounted."""
+    through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
+    if old != K.EMPTY or new == K.EMPTY:
+        return neighborhoods_vp(city, tiles, residential_after, through_any)
+    new_residential = (tiles[new, K.C_TYPES] & K.T_RESIDENTIAL) != 0
+    if not through_any and not new_residential:
+        return ctx[CX_NEIGHBORHOODS]
+    roads = tiles[new, K.C_ROADS]
+    merged = 1 if new_residential else 0
+    lost = 0
+    seen0 = -1
+    seen1 = -1
+    seen2 = -1
+    for direction in range(4):
+        other = neighbour(cell, direction)
+        if other < 0:
+            continue
+        label = ctx[CX_LABEL + other]
+        if label < 0 or not road_linked(roads, tiles[city[other], K.C_ROADS], direction):
+            continue
+        if label == seen0 or label == seen1 or label == seen2:
+            continue
+        if seen0 < 0:
+            seen0 = label
+        elif seen1 < 0:
+            seen1 = label
+        else:
+            seen2 = label
+        size = ctx[CX_LABEL_RES + label]
+        merged += size
+        lost += neighborhood_value(size)
+    return ctx[CX_NEIGHBORHOODS] - lost + neighborhood_value(merged)
+
+
+@njit
+def pollution_of(tile, cell, residential, polluting, tiles):
+    """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
+    if tile == K.EMPTY:
+        return 0
+    orth = orthogonal_mask(cell)
+    diag = surrounding_mask(cell) & ~orth
+    lost = 0
+    if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
+        lost += POLLUTION_ORTHOGONAL * popcount(orth & polluting)
+        lost += POLLUTION_DIAGONAL * popcount(diag & polluting)
+    if tiles[tile, K.C_POLLUTING]:
+        lost += POLLUTION_ORTHOGONAL * popcount(orth & residential)
+        lost += POLLUTION_DIAGONAL * popcount(diag & residential)
+    return -lost
+
+
+@njit
+def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_luxury):
+    total = 0.0
+    for good in range(goods_tier.shape[0]):
+        if (goods >> good) & 1:
+            tier = goods_tier[good]
+            if tier == K.TIER_RAW:
+                total += weights_raw
+            elif tier == K.TIER_PROCESSED:
+                total += weights_processed
+            else:
+                total += weights_luxury
+    return total
+
+
+@njit
+def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
+    on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
+    old = city[cell]
+    bit = 1 << cell
+    no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
+    residential = ctx[CX_RESIDENTIAL] & ~bit
+    polluting = ctx[CX_POLLUTING] & ~bit
+    delta = printed_vp(new, tiles, no_disasters) - printed_vp(old, tiles, no_disasters)
+    delta += pollution_of(new, cell, residential, polluting, tiles)
+    delta -= pollution_of(old, cell, residential, polluting, tiles)
+    n_res = ctx[CX_N_RESIDENTIAL]
+    n_power = ctx[CX_N_POWER]
+    if old != K.EMPTY:
+        n_res -= (tiles[old, K.C_TYPES] & K.T_RESIDENTIAL) != 0
+        n_power -= tiles[old, K.C_POWER] != 0
+    if new != K.EMPTY:
+        if tiles[new, K.C_TYPES] & K.T_RESIDENTIAL:
+            n_res += 1
+            residential |= bit
+        n_power += tiles[new, K.C_POWER] != 0
+    delta += ghost_town(n_res) - ghost_town(ctx[CX_N_RESIDENTIAL])
+    delta += (0 if n_power > 0 else NO_POWER) - (0 if ctx[CX_N_POWER] > 0 else NO_POWER)
+    money = ctx[CX_MONEY]
+    delta += (money + coins) // 2 - money // 2
+
+    city[cell] = new
+    delta -= ctx[CX_VAR_VP + cell]
+    if new != K.EMPTY and tiles[new, K.C_TYPES] & VP_TYPES:
+        delta += tile_variable_vp(cell, city, tiles, effects, goods_tier)
+    holders = ctx[CX_VP_HOLDERS] & ~bit
+    while holders:
+        other = 0
+        while not (holders >> other) & 1:
+            other += 1
+        holders &= ~(1 << other)
+        delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
+        delta -= ctx[CX_VAR_VP + other]
+    if (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
+        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+    ):
+        delta += goods_vp(city, tiles, goods_tier) - ctx[CX_GOODS_VP]
+    delta += neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
+    delta -= ctx[CX_NEIGHBORHOODS]
+    city[cell] = old
+    return delta
+
+
+@njit
+def coins_on_placing(tile, cell, city, tiles, effects, ctx):
+    """Coins placing ``tile`` on ``cell`` pays at once: its own and other tiles' effects."""
+    coins = tiles[tile, K.C_COINS_ON_PLACE]
+    holders = ctx[CX_COIN_HOLDERS] & ~(1 << cell)
+    for other in range(K.N_CELLS):
+        if not (holders >> other) & 1:
+            continue
+        holder = city[other]
+        for k in range(K.MAX_EFFECTS):
+            coins += effect_coins_on_placed(
+                effects[holder, k, 0],
+                effects[holder, k, 1],
+                effects[holder, k, 2],
+                effects[holder, k, 3],
+                tile,
+                tiles,
+            )
+    return coins
+
+
+@njit
+def income_delta(new, cell, city, tiles, effects, ctx):
+    """Change of the city's income when ``new`` (EMPTY: removal) goes on ``cell``."""
+    old = city[cell]
+    city[cell] = new
+    delta = tile_income(cell, city, tiles, effects) - ctx[CX_INCOME + cell]
+    holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
+    for other in range(K.N_CELLS):
+        if (holders >> other) & 1:
+            delta += tile_income(other, city, tiles, effects) - ctx[CX_INCOME + other]
+    city[cell] = old
+    return delta
+
+
+@njit
+def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
+    ``-coins`` (a placement's one-off coins are added here)."""
+    old = city[cell]
+    bit = 1 << cell
+    if new != K.EMPTY:
+        coins += coins_on_placing(new, cell, city, tiles, effects, ctx)
+    share = remaining_share(ctx)
+    value = params[W_VP] * score_delta(
+        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+    )
+    value += params[W_MONEY] * coins * share
+    collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
+    value += (
+        params[W_INCOME] * collections_left * income_delta(new, cell, city, tiles, effects, ctx)
+    )
+
+    if params[W_RAW] != 0 or params[W_PROCESSED] != 0 or params[W_LUXURY] != 0:
+        gained = 0
+        if new != K.EMPTY:
+            gained = tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+        lost = 0
+        if old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0:
+            city[cell] = new
+            lost = ctx[CX_GOODS] & ~city_goods(city, tiles)
+            city[cell] = old
+        goods = goods_by_tier(
+            gained, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
+        )
+        goods -= goods_by_tier(
+            lost, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
+        )
+        value += goods * share
+
+    if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
+        city[cell] = new
+        residential = ctx[CX_RESIDENTIAL] & ~bit
+        if new != K.EMPTY:
+            residential |= bit
+        grown = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
+        city[cell] = old
+        value += params[W_NEIGHBORHOOD] * (grown - ctx[CX_NEIGHBORHOODS]) * share
+
+    empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
+    if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
+        orth = orthogonal_mask(cell)
+        diag = surrounding_mask(cell) & ~orth
+        aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
+        aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
+        value -= params[W_POLLUTION] * aimed * share
+
+    if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
+        value += params[W_POWER]
+
+    if new != K.EMPTY and old == K.EMPTY:
+        frontier = ctx[CX_FRONTIER] & ~bit
+        roads = tiles[new, K.C_ROADS]
+        for direction in range(4):
+            other = neighbour(cell, direction)
+            if other >= 0 and (roads >> direction) & 1 and (empty >> other) & 1:
+                frontier |= 1 << other
+        value += params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
+
+    kinds = ctx[CX_UPCOMING]
+    if kinds != 0:
+        fire = ctx[CX_FIRE_COVER]
+        police = ctx[CX_POLICE_COVER]
+        added = 0
+        covered = 0
+        if new != K.EMPTY:
+            protects = tiles[new, K.C_PROTECTS]
+            around = surrounding_mask(cell) | bit
+            new_fire = fire
+            new_police = police
+            if (kinds >> K.DIS_FIRE) & 1 and protects & K.PROT_FIRE:
+                new_fire |= around
+            if (kinds >> K.DIS_CRIME) & 1 and protects & K.PROT_POLICE:
+                new_police |= around
+            added = charge(new, cell, kinds, new_fire, new_police, tiles)
+            if new_fire != fire or new_police != police:
+                for other in range(K.N_CELLS):
+                    if other != cell and (around >> other) & 1:
+                        covered += charge(city[other], other, kinds, fire, police, tiles)
+                        covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
+        added -= charge(old, cell, kinds, fire, police, tiles)
+        value -= params[W_DISASTER] * added
+        value += params[W_PROTECTION] * covered
+        if params[W_RESERVE] != 0:
+            money = ctx[CX_MONEY]
+            shortfall = max(ctx[CX_EXPOSURE] - money, 0)
+            after = max(ctx[CX_EXPOSURE] + added - covered - money - coins, 0)
+            value -= params[W_RESERVE] * (after - shortfall)
+    return value
+
+
+# --- decisions ---------------------------------------------------------------------------------
+SACRIFICE_STEP_VP = 3.0  # rough VP an opponent loses per tile a disaster makes them sacrifice
+WORST_CORNERSTONE = -100.0  # value of a cornerstone that cannot be placed at all
+
+
+@njit
+def progress(ctx):
+    """0 on the first generation turn (and in the draft), 1 on the last."""
+    return max(ctx[CX_TURN], 0) / (E.N_TURNS - 1)
+
+
+@njit
+def pick_best(values, n, rng_state):
+    """Index of the highest value; ties broken uniformly with the strategy's stream."""
+    best = NO_VALUE
+    pick = 0
+    n_best = 0
+    for k in range(n):
+        value = values[k]
+        if value > best + TIE:
+            best = value
+            pick = k
+            n_best = 1
+        elif value > best - TIE:
+            n_best += 1
+            if rng.randint(rng_state, n_best) == 0:
+                pick = k
+    return pick
+
+
+@njit
+def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ctx):
+    """Value of action option k: place the tile or a cornerstone (paying OPT_COST), or sell."""
+    kind = options[k, E.OPT_KIND]
+    if kind == E.A_SELL:
+        return money_value(params, E.SELL_COINS, ctx)
+    value = move_value(
+        params,
+        options[k, E.OPT_TILE],
+        options[k, E.OPT_CELL],
+        -options[k, E.OPT_COST],
+        city,
+        tiles,
+        effects,
+        goods_tier,
+        rules,
+        ctx,
+    )
+    if kind == E.A_CORNERSTONE:
+        value += params[W_CORNERSTONE] * progress(ctx)
+    return value
+
+
+@njit
+def best_placement(
+    params,
+    seat,
+    tile,
+    city,
+    money,
+    goods_of,
+    n_players,
+    free,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+):
+    """Best value of placing ``tile`` in ``city`` at its cheapest requirement option, or
+    NO_VALUE when it cannot go anywhere. ``free``: ignore requirements and prerequisites
+    (cornerstones valued in the draft, before the goods they need can exist)."""
+    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int32)
+    E.summarize_city(city, tiles, summary)
+    cost = -1
+    if free:
+        mask = E.placement_mask(city, tiles, tile, summary)
+        for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+            if cost < 0 or req[tile, o, K.R_COST] < cost:
+                cost = req[tile, o, K.R_COST]
+    else:
+        routes = E.trade_routes(city, tiles)
+        mask = E.tile_placements(
+            seat,
+            tile,
+            city,
+            summary,
+            goods_of,
+            routes,
+            n_players,
+            money,
+            tiles,
+            req,
+            goods_tier,
+            req_costs,
+        )
+        for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+            if mask != 0 and req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
+                cost = req_costs[o]
+    best = NO_VALUE
+    for cell in range(K.N_CELLS):
+        if (mask >> cell) & 1:
+            value = move_value(
+                params, tile, cell, -cost, city, tiles, effects, goods_tier, rules, ctx
+            )
+            best = max(best, value)
+    return best
+
+
+@njit
+def disaster_loss(city, money, tiles, effects, disaster):
+    """Rough VP a disaster costs a city: half its coin cost when it can pay, else a fixed
+    loss per tile to sacrifice; nothing for an insured city."""
+    if insured_against(city, effects, disaster):
+        return 0.0
+    cost = E.disaster_cost(city, tiles, disaster)
+    if cost <= money:
+        return cost / 2
+    return SACRIFICE_STEP_VP * E.sacrifice_steps(disaster)
+
+
+@njit
+def disaster_select_value(params, seat, disaster, gstate, pstate, cells, tiles, effects):
+    """Selecting the Disaster: no action this turn, but it strikes every other player and
+    spares us. Valued as W_HURT times the worst-hit opponent's loss plus our own avoided one."""
+    worst = 0.0
+    for other in range(gstate[E.GS_N_PLAYERS]):
+        if other != seat:
+            money = pstate[other, E.PS_MONEY] + pstate[other, E.PS_PENDING]
+            worst = max(worst, disaster_loss(cells[other], money, tiles, effects, disaster))
+    money = pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
+    own = disaster_loss(cells[seat], money, tiles, effects, disaster)
+    return params[W_HURT] * (worst + own)
+
+
+@njit
+def sacrifice_value(params, city, disaster, gstate, money, tiles, effects, goods_tier, rules):
+    """Value of sacrificing: each step removes the tile whose loss is valued least."""
+    scratch = city.copy()
+    ctx = np.empty(N_CTX, dtype=np.int32)
+    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int32)
+    total = 0.0
+    for step in range(E.sacrifice_steps(disaster)):
+        n = E.sacrifice_options(scratch, tiles, disaster, step, options)
+        if n == 0:
+            continue
+        build_context(scratch, money, gstate, tiles, effects, goods_tier, rules, ctx)
+        best = NO_VALUE
+        best_cell = -1
+        for k in range(n):
+            cell = options[k, E.OPT_CELL]
+            value = move_value(
+                params, K.EMPTY, cell, 0, scratch, tiles, effects, goods_tier, rules, ctx
+            )
+            if value > best:
+                best = value
+                best_cell = cell
+        total += best
+        scratch[best_cell] = K.EMPTY
+    return total
+
+
+@njit
+def seat_money(pstate, seat):
+    return pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
+
+
+@njit
+def choose_evaluated(
+    params,
+    rng_state,
+    decision,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+):
+    """The option of highest value under the weights ``params`` (one entry per decision kind
+    of sim.engine; ties broken by the strategy's random stream)."""
+    n_players = gstate[E.GS_N_PLAYERS]
+    city = cells[seat].copy()
+    money = seat_money(pstate, seat)
+    ctx = np.empty(N_CTX, dtype=np.int32)
+    build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    values = np.empty(n_options, dtype=np.float64)
+    if decision == E.D_ACTION:
+        for k in range(n_options):
+            values[k] = action_value(
+                params, options, k, city, tiles, effects, goods_tier, rules, ctx
+            )
+    elif decision == E.D_SELECT:
+        select_values(
+            params,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            city,
+            ctx,
+            values,
+        )
+    elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
+        deny = decision == E.D_DRAFT and params[W_DENY] != 0 and n_players > 1
+        left = (seat + 1) % n_players
+        left_city = cells[left].copy()
+        left_ctx = np.empty(N_CTX, dtype=np.int32)
+        if deny:
+            build_context(
+                left_city,
+                seat_money(pstate, left),
+                gstate,
+                tiles,
+                effects,
+                goods_tier,
+                rules,
+                left_ctx,
+            )
+        for k in range(n_options):
+            tile = options[k, E.OPT_TILE]
+            values[k] = best_placement(
+                params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
+                True,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+            )
+            if deny:
+                values[k] += params[W_DENY] * max(
+                    best_placement(
+                        params,
+                        left,
+                        tile,
+                        left_city,
+                        seat_money(pstate, left),
+                        goods_of,
+                        n_players,
+                        True,
+                        tiles,
+                        req,
+                        effects,
+                        goods_tier,
+                        rules,
+                        left_ctx,
+                    ),
+                    0.0,
+                )
+    elif decision == E.D_SWAP_CS:
+        values[0] = 0.0
+        for k in range(1, n_options):
+            value = best_placement(
+                params,
+                seat,
+                options[k, E.OPT_TILE],
+                city,
+                money,
+                goods_of,
+                n_players,
+                True,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+            )
+            values[k] = -max(value, WORST_CORNERSTONE)
+    elif decision == E.D_BUY:
+        for k in range(n_options):
+            # Cheapest first; between equal prices, pay the poorer seller.
+            seller = options[k, E.OPT_SEAT]
+            values[k] = -options[k, E.OPT_COST] - 1e-3 * seat_money(pstate, seller)
+    elif decision == E.D_DISASTER:
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.DR_PAY:
+                values[k] = money_value(params, -options[k, E.OPT_COST], ctx)
+            else:
+                values[k] = sacrifice_value(
+                    params,
+                    city,
+                    gstate[E.GS_RESOLVING],
+                    gstate,
+                    money,
+                    tiles,
+                    effects,
+                    goods_tier,
+                    rules,
+                )
+    else:  # D_SACRIFICE
+        for k in range(n_options):
+            values[k] = move_value(
+                params,
+                K.EMPTY,
+                options[k, E.OPT_CELL],
+                0,
+                city,
+                tiles,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+            )
+    return pick_best(values, n_options, rng_state)
+
+
+@njit
+def select_values(
+    params,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    city,
+    ctx,
+    values,
+):
+    """Each selectable tile's value: the best of placing it, selling it, or discarding it to
+    place a cornerstone, plus W_DENY times the left neighbour's best use of it; the Disaster
+    by ``disaster_select_value``."""
+    n_players = gstate[E.GS_N_PLAYERS]
+    money = seat_money(pstate, seat)
+    fallback = max(
+        money_value(params, E.SELL_COINS, ctx),
+        cornerstone_value(
+            params,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            city,
+            ctx,
+        ),
+    )
+    deny = params[W_DENY] != 0 and n_players > 1
+    left = (seat + 1) % n_players
+    left_city = cells[left].copy()
+    left_ctx = np.empty(N_CTX, dtype=np.int32)
+    if deny:
+        build_context(
+            left_city, seat_money(pstate, left), gstate, tiles, effects, goods_tier, rules, left_ctx
+        )
+    for k in range(n_options):
+        tile = options[k, E.OPT_TILE]
+        disaster = tiles[tile, K.C_DISASTER]
+        if disaster != K.DIS_NONE:
+            values[k] = disaster_select_value(
+                params, seat, disaster, gstate, pstate, cells, tiles, effects
+            )
+            continue
+        best = max(
+            fallback,
+            best_placement(
+                params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
+                False,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+            ),
+        )
+        if deny:
+            gift = best_placement(
+                params,
+                left,
+                tile,
+                left_city,
+                seat_money(pstate, left),
+                goods_of,
+                n_players,
+                False,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                left_ctx,
+            )
+            best += params[W_DENY] * max(gift, 0.0)
+        values[k] = best
+
+
+@njit
+def cornerstone_value(
+    params,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    city,
+    ctx,
+):
+    """Best value of discarding a selected tile to place a cornerstone (the same for every
+    tile of the hand), from the engine's own list of legal actions; NO_VALUE if none."""
+    best = NO_VALUE
+    if pstate[seat, E.PS_N_CS] == 0:
+        return best
+    for k in range(n_options):
+        tile = options[k, E.OPT_TILE]
+        if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+            continue
+        actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        n = E.action_options(
+            seat,
+            tile,
+            gstate[E.GS_GEN],
+            cells,
+            pstate,
+            cs_hands,
+            goods_of,
+            gstate[E.GS_N_PLAYERS],
+            tiles,
+            req,
+            goods_tier,
+            actions,
+        )
+        for a in range(n):
+            if actions[a, E.OPT_KIND] == E.A_CORNERSTONE:
+                best = max(
+                    best,
+                    action_value(params, actions, a, city, tiles, effects, goods_tier, rules, ctx),
+                )
+        break
+    return best

@@ -1,0 +1,113 @@
+"""Game positions for strategy tests and benchmarks: the arrays ``strategies.dispatch.choose``
+sees, built by hand or grown by legal random placements (engine rules, no game loop)."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim import constants as K
+from sim import engine as E
+from sim.grid import city_goods
+from sim.tables import make_rules
+
+
+@dataclass
+class Position:
+    tables: object
+    n_players: int
+    gstate: np.ndarray
+    pstate: np.ndarray
+    cells: np.ndarray
+    hands: np.ndarray
+    cs_hands: np.ndarray
+    rules: np.ndarray = field(default_factory=make_rules)
+
+    @property
+    def goods_of(self) -> np.ndarray:
+        return np.array(
+            [city_goods(self.cells[s], self.tables.tiles) for s in range(self.n_players)],
+            dtype=np.int32,
+        )
+
+    def place(self, seat: int, name: str, cell: int) -> None:
+        self.cells[seat, cell] = self.tables.tile_index(name)
+
+    def give(self, seat: int, names: list[str]) -> None:
+        """Set the seat's hand."""
+        self.hands[seat] = -1
+        for k, name in enumerate(names):
+            self.hands[seat, k] = self.tables.tile_index(name)
+        self.pstate[seat, E.PS_HAND_SIZE] = len(names)
+
+    def give_cornerstones(self, seat: int, names: list[str]) -> None:
+        self.cs_hands[seat] = -1
+        for k, name in enumerate(names):
+            self.cs_hands[seat, k] = self.tables.tile_index(name)
+        self.pstate[seat, E.PS_N_CS] = len(names)
+
+    def select_options(self, seat: int) -> tuple[np.ndarray, int]:
+        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        n = self.pstate[seat, E.PS_HAND_SIZE]
+        for k in range(n):
+            options[k, E.OPT_TILE] = self.hands[seat, k]
+            options[k, E.OPT_SLOT] = k
+        return options, int(n)
+
+    def action_options(self, seat: int, selected: int) -> tuple[np.ndarray, int]:
+        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        n = E.action_options(
+            seat,
+            selected,
+            self.gstate[E.GS_GEN],
+            self.cells,
+            self.pstate,
+            self.cs_hands,
+            self.goods_of,
+            self.n_players,
+            self.tables.tiles,
+            self.tables.req,
+            self.tables.goods_tier,
+            options,
+        )
+        return options, int(n)
+
+
+def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards=None) -> Position:
+    """Every city holds only its City Center (boards 0, 1, ... unless given)."""
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
+    gstate[E.GS_N_PLAYERS] = n_players
+    gstate[E.GS_TURN] = turn
+    gstate[E.GS_GEN] = turn // E.TURNS_PER_GENERATION + 1 if turn >= 0 else 0
+    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int32)
+    pstate[:, E.PS_MONEY] = money
+    pstate[:, E.PS_SELECTED] = -1
+    cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
+    boards = list(range(n_players)) if boards is None else boards
+    for s in range(n_players):
+        pstate[s, E.PS_BOARD] = boards[s]
+        cells[s, K.CENTER_CELL] = tables.board_center[boards[s]]
+    hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int16)
+    cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int16)
+    return Position(tables, n_players, gstate, pstate, cells, hands, cs_hands)
+
+
+def grow_city(tables, city: np.ndarray, n_tiles: int, rng: np.random.Generator) -> None:
+    """Place up to ``n_tiles`` random generation tiles on legal squares (requirements
+    ignored): a plausible city shape for tests and benchmarks."""
+    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    pool = np.flatnonzero(
+        (tables.tiles[:, K.C_DECK] >= K.DECK_GEN1)
+        & (tables.tiles[:, K.C_DECK] <= K.DECK_GEN3)
+        & (tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
+    )
+    placed = 0
+    for _ in range(20 * n_tiles):
+        if placed == n_tiles:
+            break
+        tile = int(rng.choice(pool))
+        E.summarize_city(city, tables.tiles, summary)
+        mask = E.placement_mask(city, tables.tiles, tile, summary)
+        cells = [c for c in range(K.N_CELLS) if (mask >> c) & 1]
+        if cells:
+            city[int(rng.choice(cells))] = tile
+            placed += 1

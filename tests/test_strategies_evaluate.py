@@ -1,0 +1,245 @@
+"""The shared evaluation: its exact score change against ``score_city``, and the archetypes'
+decisions on hand-made positions where the right choice is clear."""
+
+import numpy as np
+import pytest
+from strategy_positions import empty_position, grow_city
+
+from sim import constants as K
+from sim import engine as E
+from sim.catalog import load_catalog
+from sim.effects import city_income
+from sim.scoring import score_city
+from sim.tables import make_rules
+from strategies.evaluate import (
+    N_CTX,
+    build_context,
+    choose_evaluated,
+    income_delta,
+    score_delta,
+)
+from strategies.registry import parse_strategy
+
+ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_catalog()
+
+
+def total(city, money, tables, rules):
+    out = np.empty(K.N_SCORE, dtype=np.int32)
+    score_city(city, money, tables.tiles, tables.effects, tables.goods_tier, rules, out)
+    return int(out[K.S_TOTAL])
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [make_rules(), make_rules(neighborhood_through_any=False), make_rules(K.V_NO_DISASTERS)],
+    ids=["through-any", "residential-only", "no-disasters"],
+)
+def test_score_delta_is_the_exact_change_of_score_city(tables, rules):
+    """The incremental score change of placing, replacing or removing a tile equals the
+    difference of two full ``score_city`` calls, on random legal cities."""
+    rng = np.random.default_rng(5)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
+    ctx = np.empty(N_CTX, dtype=np.int32)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    playable = np.flatnonzero(tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
+    checked = 0
+    for trial in range(60):
+        city = np.full(K.N_CELLS, K.EMPTY, dtype=np.int16)
+        city[K.CENTER_CELL] = tables.board_center[trial % len(tables.board_center)]
+        grow_city(tables, city, int(rng.integers(0, 16)), rng)
+        money = int(rng.integers(0, 20))
+        build_context(
+            city, money, gstate, tables.tiles, tables.effects, tables.goods_tier, rules, ctx
+        )
+        before = total(city, money, tables, rules)
+        for _ in range(8):
+            coins = int(rng.integers(-5, 6))
+            if rng.random() < 0.25:
+                occupied = np.flatnonzero(city != K.EMPTY)
+                tile, cell = K.EMPTY, int(rng.choice(occupied))
+            else:
+                tile = int(rng.choice(playable))
+                E.summarize_city(city, tables.tiles, summary)
+                mask = E.placement_mask(city, tables.tiles, tile, summary)
+                cells = [c for c in range(K.N_CELLS) if (mask >> c) & 1]
+                if not cells:
+                    continue
+                cell = int(rng.choice(cells))
+            got = score_delta(
+                tile, cell, coins, city, tables.tiles, tables.effects, tables.goods_tier, rules, ctx
+            )
+            after_city = city.copy()
+            after_city[cell] = tile
+            assert got == total(after_city, money + coins, tables, rules) - before
+            checked += 1
+    assert checked > 300
+
+
+def test_income_delta_is_the_exact_change_of_city_income(tables):
+    rng = np.random.default_rng(9)
+    rules = make_rules()
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
+    ctx = np.empty(N_CTX, dtype=np.int32)
+    playable = np.flatnonzero(tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
+    for trial in range(40):
+        city = np.full(K.N_CELLS, K.EMPTY, dtype=np.int16)
+        city[K.CENTER_CELL] = tables.board_center[trial % len(tables.board_center)]
+        grow_city(tables, city, int(rng.integers(0, 16)), rng)
+        build_context(city, 0, gstate, tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
+        for _ in range(5):
+            tile = int(rng.choice(playable)) if rng.random() < 0.8 else K.EMPTY
+            cell = int(rng.integers(0, K.N_CELLS))
+            after = city.copy()
+            after[cell] = tile
+            expected = city_income(after, tables.tiles, tables.effects) - city_income(
+                city, tables.tiles, tables.effects
+            )
+            assert income_delta(tile, cell, city, tables.tiles, tables.effects, ctx) == expected
+
+
+def decide(pos, name, decision, options, n, seat=0, seed=0):
+    spec = parse_strategy(name)
+    state = np.array([seed + 1, 7], dtype=np.uint64)
+    from strategies.dispatch import choose
+
+    return choose(
+        spec.id,
+        spec.params,
+        state,
+        decision,
+        options,
+        n,
+        seat,
+        pos.gstate,
+        pos.pstate,
+        pos.cells,
+        pos.hands,
+        pos.cs_hands,
+        pos.goods_of,
+        pos.tables.tiles,
+        pos.tables.req,
+        pos.tables.effects,
+        pos.tables.goods_tier,
+        pos.rules,
+    )
+
+
+@pytest.mark.parametrize("name", ("greedy", *ARCHETYPES))
+def test_residential_tile_goes_where_no_polluting_tile_is_near(tables, name):
+    """Rules 001 "Pollution": a Residential tile loses 2 VP per orthogonally and 1 VP per
+    diagonally adjacent Polluting tile. With a Cement Plant east of the center, the Villas
+    (roads on all sides) can go north, south, west or east of it: only the west square is
+    free of pollution, and every strategy takes it."""
+    pos = empty_position(tables, 2, turn=3, money=10, boards=[5, 0])  # Stone board, NESW
+    pos.place(0, "Cement Plant", 13)
+    options, n = pos.action_options(0, tables.tile_index("Villas"))
+    placements = {int(options[k, E.OPT_CELL]) for k in range(n) if options[k, E.OPT_KIND] == 0}
+    assert {7, 11, 14, 17} <= placements
+    for seed in range(5):
+        k = decide(pos, name, E.D_ACTION, options, n, seed=seed)
+        assert options[k, E.OPT_KIND] == E.A_PLACE and options[k, E.OPT_CELL] == 11
+
+
+@pytest.mark.parametrize("name", ("greedy", *ARCHETYPES))
+def test_selects_the_tile_that_grows_the_neighborhood(tables, name):
+    """Rules 001 "Neighborhoods": road-linked Residential tiles form a Neighborhood worth a
+    triangular number of VP. With two Row Houses linked through the center, a third
+    Residential tile is worth far more than a Pawn Shop paying 1 coin of income."""
+    pos = empty_position(tables, 2, turn=2, money=6, boards=[2, 0])  # Wood board, NESW
+    pos.place(0, "Row Houses", 11)
+    pos.place(0, "Row Houses", 13)
+    pos.give(0, ["Pawn Shop", "Duplexes"])
+    options, n = pos.select_options(0)
+    for seed in range(5):
+        k = decide(pos, name, E.D_SELECT, options, n, seed=seed)
+        assert tables.tile_names[options[k, E.OPT_TILE]] == "Duplexes"
+
+
+def test_merchant_prefers_income_and_builder_the_neighborhood(tables):
+    """Early in the game a Shopping Mall (4 coins of income at each of the three incomes)
+    against Student Housing that grows a Neighborhood of 2: the merchant takes the income,
+    the builder the Residential tile."""
+    pos = empty_position(tables, 2, turn=1, money=8, boards=[2, 0])
+    pos.place(0, "Row Houses", 11)
+    pos.place(0, "Row Houses", 13)
+    pos.give(0, ["Shopping Mall", "Student Housing"])
+    options, n = pos.select_options(0)
+    names = {
+        who: tables.tile_names[options[decide(pos, who, E.D_SELECT, options, n), E.OPT_TILE]]
+        for who in ("merchant", "builder")
+    }
+    assert names == {"merchant": "Shopping Mall", "builder": "Student Housing"}
+
+
+@pytest.mark.parametrize("name", ARCHETYPES)
+def test_disaster_is_selected_when_it_hurts_the_opponent_most(tables, name):
+    """Rules 001 "Resolving a Disaster": selecting the Disaster spares you and costs every
+    other player money or tiles, and you take no action. Against a broke opponent with a
+    city full of buildings the Fire is taken; against an opponent it cannot hurt (no
+    building to pay for) the Pawn Shop is taken instead."""
+    pos = empty_position(tables, 2, turn=9, money=6, boards=[2, 5])
+    pos.place(0, "Row Houses", 11)
+    pos.place(0, "Row Houses", 13)
+    pos.give(0, ["Fire", "Pawn Shop"])
+    options, n = pos.select_options(0)
+    for cell in (7, 11, 13, 17):
+        pos.place(1, "Villas", cell)
+    pos.pstate[1, E.PS_MONEY] = 0
+    assert tables.tile_names[options[decide(pos, name, E.D_SELECT, options, n), 1]] == "Fire"
+    for cell in (7, 11, 13, 17):
+        pos.cells[1, cell] = K.EMPTY
+    assert tables.tile_names[options[decide(pos, name, E.D_SELECT, options, n), 1]] == "Pawn Shop"
+
+
+@pytest.mark.parametrize("name", ARCHETYPES)
+def test_disaster_sacrifice_takes_the_cheapest_tile(tables, name):
+    """Rules 001: instead of paying, a player may sacrifice tiles. The Flood takes one
+    building: a Pawn Shop goes before a Neighborhood's Residential tile."""
+    pos = empty_position(tables, 2, turn=4, money=0, boards=[2, 0])
+    pos.place(0, "Row Houses", 11)
+    pos.place(0, "Row Houses", 13)
+    pos.place(0, "Pawn Shop", 14)
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+    n = E.sacrifice_options(pos.cells[0], tables.tiles, K.DIS_FLOOD, 0, options)
+    k = decide(pos, name, E.D_SACRIFICE, options, n)
+    assert options[k, E.OPT_CELL] == 14
+
+
+def test_choose_evaluated_is_deterministic_for_a_stream(tables):
+    pos = empty_position(tables, 3, turn=5, money=9)
+    rng = np.random.default_rng(2)
+    for s in range(3):
+        grow_city(tables, pos.cells[s], 6, rng)
+    pos.give(0, ["Apartments", "Food Court", "Hotel", "Fire"])
+    options, n = pos.select_options(0)
+    spec = parse_strategy("denier")
+    picks = set()
+    for _ in range(3):
+        state = np.array([3, 4], dtype=np.uint64)
+        picks.add(
+            choose_evaluated(
+                spec.params,
+                state,
+                E.D_SELECT,
+                options,
+                n,
+                0,
+                pos.gstate,
+                pos.pstate,
+                pos.cells,
+                pos.hands,
+                pos.cs_hands,
+                pos.goods_of,
+                tables.tiles,
+                tables.req,
+                tables.effects,
+                tables.goods_tier,
+                pos.rules,
+            )
+        )
+    assert len(picks) == 1
