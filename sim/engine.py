@@ -2,15 +2,16 @@
 
 No decision is taken here: the game loop (``sim.game``) asks a strategy to pick one row of an
 options array that these functions fill with legal choices only, then applies the choice with
-the functions below. The state of a game is a handful of arrays:
+the functions below. The state of a game is a handful of arrays (int64 but for the cities, so
+that every call site passes one integer type and each function compiles once):
 
 - ``cells[P, 25]`` int16: each player's city (tile index or ``EMPTY``);
-- ``pstate[P, N_PSTATE]`` int32: per-player counters (``PS_*`` columns);
-- ``cs_hands[P, MAX_CS_HAND]`` int16: each player's unplaced cornerstones (``PS_N_CS`` used);
-- ``hands[P, HAND_SIZE]`` int16: generation tiles in hand (``PS_HAND_SIZE`` used);
-- ``gstate[N_GSTATE]`` int32: game-wide counters (``GS_*``);
-- ``cs_pile[MAX_CS_PILE]`` int16: cornerstones discarded in the draft (``GS_N_CS_PILE`` used);
-- ``cs_box[n_tiles]`` int16: shuffled cornerstones never dealt (``GS_CS_BOX_TOP`` = next one).
+- ``pstate[P, N_PSTATE]``: per-player counters (``PS_*`` columns);
+- ``cs_hands[P, MAX_CS_HAND]``: each player's unplaced cornerstones (``PS_N_CS`` used);
+- ``hands[P, HAND_SIZE]``: generation tiles in hand (``PS_HAND_SIZE`` used);
+- ``gstate[N_GSTATE]``: game-wide counters (``GS_*``);
+- ``cs_pile[MAX_CS_PILE]``: cornerstones discarded in the draft (``GS_N_CS_PILE`` used);
+- ``cs_box[n_tiles]``: shuffled cornerstones never dealt (``GS_CS_BOX_TOP`` = next one).
 
 Seats: "left" is the next seat. Hands pass from seat s to seat (s + 1) % P, and a seller at
 k seats to the buyer's left is reached through the buyer's left Trade Route.
@@ -39,7 +40,7 @@ MAX_CS_HAND = 6  # 3 drafted + cornerstones taken by effects
 MAX_CS_PILE = 8  # the draft's discard pile (5 players: 5; solo: 3 + 2 + 1)
 DRAFT_TURN = -1  # event turn of the cornerstone draft
 
-# --- per-player state: int32 pstate[P, N_PSTATE] -------------------------------------------
+# --- per-player state: pstate[P, N_PSTATE] -------------------------------------------
 PS_MONEY = 0  # coins the player can spend now
 PS_PENDING = 1  # coins received from goods sold this turn: spendable from the next turn on
 PS_BOARD = 2
@@ -48,7 +49,7 @@ PS_HAND_SIZE = 4
 PS_SELECTED = 5  # tile selected this turn, -1 if none (never shown to strategies)
 N_PSTATE = 6
 
-# --- game state: int32 gstate[N_GSTATE] ----------------------------------------------------
+# --- game state: gstate[N_GSTATE] ----------------------------------------------------
 GS_N_PLAYERS = 0
 GS_GEN = 1  # 1..3 (0 during the draft)
 GS_TURN = 2  # 0..20, DRAFT_TURN during the draft
@@ -61,7 +62,7 @@ GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
 GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
 N_GSTATE = 10
 
-# --- decisions and their options: int32 options[MAX_OPTIONS, N_OPT_COLS] --------------------
+# --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
 D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand
 D_SELECT = 1  # select a tile: OPT_TILE, OPT_SLOT = its index in the hand
 D_ACTION = 2  # OPT_KIND = A_*, OPT_TILE, OPT_CELL, OPT_REQ, OPT_SLOT (cornerstone), OPT_COST
@@ -111,7 +112,8 @@ COL4_CELLS = COL0_CELLS << (K.GRID - 1)
 
 
 # --- events --------------------------------------------------------------------------------
-@njit
+# One signature (integers widened at the call) instead of one compilation per argument mix.
+@njit("void(int32[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)")
 def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
     """Append one event to the game's block of ``events`` (no-op without a buffer; events past
     MAX_EVENTS_PER_GAME are dropped and G_N_EVENTS stays at the block size)."""
@@ -153,14 +155,15 @@ def taken_out(tile, tiles, variant):
 
 
 @njit
-def build_generation_deck(gen, n_players, tiles, rules, out):
-    """The generation's tiles for this player count and variant, in catalogue order, into
-    ``out``; returns how many. Substitutes come in only for the tiles the variant takes out."""
+def build_deck(deck, n_players, tiles, rules, out):
+    """The tiles of ``deck`` (a generation or DECK_CORNERSTONE) for this player count and variant,
+    in catalogue order, into ``out``; returns how many. Substitutes come in only for tiles the
+    variant takes out."""
     limit = icon_limit(n_players, rules)
     variant = rules[K.RO_VARIANT]
     n = 0
     for t in range(tiles.shape[0]):
-        if tiles[t, K.C_DECK] != gen or tiles[t, K.C_PLAYERS] > limit:
+        if tiles[t, K.C_DECK] != deck or tiles[t, K.C_PLAYERS] > limit:
             continue
         replaced = tiles[t, K.C_REPLACES]
         if replaced >= 0:
@@ -186,13 +189,9 @@ def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
 
 
 @njit
-def shuffled_cornerstones(deal, tiles, cs_box, gstate):
-    """All cornerstones shuffled into ``cs_box``; dealing takes them from the top."""
-    n = 0
-    for t in range(tiles.shape[0]):
-        if tiles[t, K.C_DECK] == K.DECK_CORNERSTONE:
-            cs_box[n] = t
-            n += 1
+def shuffled_cornerstones(deal, n_players, tiles, rules, cs_box, gstate):
+    """The cornerstones of this variant shuffled into ``cs_box``; dealing draws from the top."""
+    n = build_deck(K.DECK_CORNERSTONE, n_players, tiles, rules, cs_box)
     rng.shuffle(deal, cs_box, n)
     gstate[GS_CS_BOX_TOP] = 0
     gstate[GS_CS_BOX_SIZE] = n
@@ -235,8 +234,119 @@ def add_to_pile(tile, cs_pile, gstate):
         gstate[GS_N_CS_PILE] = n + 1
 
 
+# --- interventions (paired experiments) ----------------------------------------------------
+# Applied once the whole deal is drawn, with the deal stream's next numbers: a game with an
+# intervention keeps every other tile of the deal it has without one.
+SOLO_CS_DEALT = sum(SOLO_STACKS)
+
+
+@njit
+def position_of(row, n, tile):
+    for k in range(n):
+        if row[k] == tile:
+            return k
+    return -1
+
+
+@njit
+def swap_entries(row, i, j):
+    tmp = row[i]
+    row[i] = row[j]
+    row[j] = tmp
+
+
+@njit
+def cornerstone_hand_size(n_players, rules):
+    """Cornerstones the draft deals each seat from the top of the box, seat after seat."""
+    if rules[K.RO_VARIANT] == K.V_BEGINNER:
+        return 1
+    if n_players == 1:
+        return SOLO_CS_DEALT
+    return DRAFT_HAND
+
+
+@njit
+def force_into_hand(deal, row, n, tile, start, size):
+    """Unless row[start:start + size] (a hand) holds ``tile``, the tile changes places with a
+    deal-chosen tile of that hand, wherever it was among row[:n] (another hand or the box)."""
+    pos = position_of(row, n, tile)
+    if pos < 0 or start <= pos < start + size:
+        return
+    swap_entries(row, pos, start + rng.randint(deal, size))
+
+
+@njit
+def ban_cornerstone(deal, tile, n_players, rules, cs_box, gstate):
+    """A dealt banned cornerstone changes places with a deal-chosen undealt one; then it leaves
+    the box (its last tile takes its place) so that no effect can draw it."""
+    size = gstate[GS_CS_BOX_SIZE]
+    dealt = n_players * cornerstone_hand_size(n_players, rules)
+    pos = position_of(cs_box, size, tile)
+    if pos < 0 or size <= dealt:  # checked before a run: a ban needs an undealt cornerstone
+        return
+    if pos < dealt:
+        spare = dealt + rng.randint(deal, size - dealt)
+        swap_entries(cs_box, pos, spare)
+        pos = spare
+    swap_entries(cs_box, pos, size - 1)
+    gstate[GS_CS_BOX_SIZE] = size - 1
+
+
+@njit
+def ban_generation_tile(deal, tile, n_players, tiles, rules, deck, n_deck):
+    """A dealt banned tile is exchanged for a deal-chosen unused tile of its generation: one
+    left undealt in the deck, or one the player-count icons leave out."""
+    dealt = min(HAND_SIZE * n_players, n_deck)
+    pos = position_of(deck, dealt, tile)
+    if pos < 0:
+        return
+    full_deck = np.empty(tiles.shape[0], dtype=np.int64)
+    n_full = build_deck(tiles[tile, K.C_DECK], R.MAX_PLAYERS, tiles, rules, full_deck)
+    limit = icon_limit(n_players, rules)
+    n_left_out = 0
+    for k in range(n_full):
+        if tiles[full_deck[k], K.C_PLAYERS] > limit:
+            full_deck[n_left_out] = full_deck[k]
+            n_left_out += 1
+    n_undealt = n_deck - dealt
+    if n_undealt + n_left_out == 0:  # checked before a run: the deck is dealt out exactly
+        return
+    pick = rng.randint(deal, n_undealt + n_left_out)
+    if pick < n_undealt:
+        swap_entries(deck, pos, dealt + pick)
+    else:
+        deck[pos] = full_deck[pick - n_undealt]
+
+
+@njit
+def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, deck_sizes):
+    """RO_FORCE_TILE into RO_FORCE_SEAT's hand (the draft hand of a cornerstone, the generation's
+    hand of a generation tile), then RO_BAN_TILE. Generation tiles need 2+ players (solo packs
+    are not hands; checked before a run)."""
+    force = rules[K.RO_FORCE_TILE]
+    if force >= 0:
+        seat = rules[K.RO_FORCE_SEAT]
+        gen = tiles[force, K.C_DECK]
+        if gen == K.DECK_CORNERSTONE:
+            size = cornerstone_hand_size(n_players, rules)
+            force_into_hand(deal, cs_box, gstate[GS_CS_BOX_SIZE], force, seat * size, size)
+        elif n_players > 1:
+            start = seat * HAND_SIZE
+            size = min(HAND_SIZE, deck_sizes[gen - 1] - start)
+            force_into_hand(deal, decks[gen - 1], deck_sizes[gen - 1], force, start, size)
+    ban = rules[K.RO_BAN_TILE]
+    if ban >= 0:
+        gen = tiles[ban, K.C_DECK]
+        if gen == K.DECK_CORNERSTONE:
+            ban_cornerstone(deal, ban, n_players, rules, cs_box, gstate)
+        elif n_players > 1:
+            ban_generation_tile(
+                deal, ban, n_players, tiles, rules, decks[gen - 1], deck_sizes[gen - 1]
+            )
+
+
 # --- city geometry -------------------------------------------------------------------------
-# A city summary: int32[N_SUMMARY] of cell masks and counts, computed in one pass so that the
+# A city summary: int64[N_SUMMARY] of cell masks and counts, computed in one pass so that the
 # squares where a tile may go are a few bit operations per tile.
 SM_OCCUPIED = 0
 SM_COMPONENT = 1  # cells road-linked to the tile on the center square (connected_cells)
@@ -257,10 +367,13 @@ def connected_cells(cells, tiles):
 @njit
 def summarize_city(cells, tiles, summary):
     occupied = 0
-    has_road = np.zeros(4, dtype=np.int32)
+    cornerstones = 0
+    road_n = 0  # cells whose tile has a road on its north edge, etc.
+    road_e = 0
+    road_s = 0
+    road_w = 0
     for k in range(N_TYPE_BITS):
         summary[SM_TYPE + k] = 0
-    cornerstones = 0
     for cell in range(K.N_CELLS):
         tile = cells[cell]
         if tile == K.EMPTY:
@@ -268,10 +381,15 @@ def summarize_city(cells, tiles, summary):
         bit = 1 << cell
         occupied |= bit
         roads = tiles[tile, K.C_ROADS]
+        if roads & K.ROAD_N:
+            road_n |= bit
+        if roads & K.ROAD_E:
+            road_e |= bit
+        if roads & K.ROAD_S:
+            road_s |= bit
+        if roads & K.ROAD_W:
+            road_w |= bit
         types = tiles[tile, K.C_TYPES]
-        for d in range(4):
-            if (roads >> d) & 1:
-                has_road[d] |= bit
         for k in range(N_TYPE_BITS):
             if (types >> k) & 1:
                 summary[SM_TYPE + k] |= bit
@@ -281,10 +399,10 @@ def summarize_city(cells, tiles, summary):
     summary[SM_OCCUPIED] = occupied
     summary[SM_COMPONENT] = component
     # A new tile's north road links to the tile above it when that one has a south road, etc.
-    summary[SM_REACH + 0] = ((component & has_road[2]) << K.GRID) & ALL_CELLS
-    summary[SM_REACH + 1] = (component & has_road[3] & ~COL0_CELLS) >> 1
-    summary[SM_REACH + 2] = (component & has_road[0]) >> K.GRID
-    summary[SM_REACH + 3] = ((component & has_road[1] & ~COL4_CELLS) << 1) & ALL_CELLS
+    summary[SM_REACH + 0] = ((component & road_s) << K.GRID) & ALL_CELLS
+    summary[SM_REACH + 1] = (component & road_w & ~COL0_CELLS) >> 1
+    summary[SM_REACH + 2] = (component & road_n) >> K.GRID
+    summary[SM_REACH + 3] = ((component & road_e & ~COL4_CELLS) << 1) & ALL_CELLS
     summary[SM_CORNERSTONES] = cornerstones
 
 
@@ -476,9 +594,9 @@ def action_options(
     city = cells[seat]
     money = pstate[seat, PS_MONEY]
     routes = trade_routes(city, tiles)
-    summary = np.empty(N_SUMMARY, dtype=np.int32)
+    summary = np.empty(N_SUMMARY, dtype=np.int64)
     summarize_city(city, tiles, summary)
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int32)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     n = 0
     mask = tile_placements(
         seat,

@@ -46,14 +46,15 @@ def decide(
     if n == 1:
         return 0
     which = seats[seat]
+    # One integer type for every call site, so the strategies compile once.
     k = choose(
-        strategy_ids[which],
+        np.int64(strategy_ids[which]),
         strategy_params[which],
         strat_rng[seat],
-        decision,
+        np.int64(decision),
         options,
-        n,
-        seat,
+        np.int64(n),
+        np.int64(seat),
         gstate,
         pstate,
         cells,
@@ -806,8 +807,8 @@ def play_generation(
 ):
     n_players = gstate[E.GS_N_PLAYERS]
     gstate[E.GS_GEN] = gen
-    packs = np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int16)
-    pack_sizes = np.zeros(E.SOLO_PACKS, dtype=np.int32)
+    packs = np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64)
+    pack_sizes = np.zeros(E.SOLO_PACKS, dtype=np.int64)
     if n_players == 1:
         deal_solo_packs(deck, n_deck, packs, pack_sizes)
     else:
@@ -1113,18 +1114,18 @@ def play_game(
 ):
     """Play one whole game and write its row of ``games_out``/``players_out`` (and events)."""
     n_tiles = tiles.shape[0]
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
-    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int32)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
     cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
-    hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int16)
-    cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int16)
-    goods_of = np.zeros(n_players, dtype=np.int32)
-    cs_pile = np.full(E.MAX_CS_PILE, -1, dtype=np.int16)
-    cs_box = np.full(n_tiles, -1, dtype=np.int16)
-    decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int16)
-    deck_sizes = np.zeros(E.N_GENERATIONS, dtype=np.int32)
-    random_turns = np.full(E.N_GENERATIONS, -1, dtype=np.int32)
-    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+    hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int64)
+    cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int64)
+    goods_of = np.zeros(n_players, dtype=np.int64)
+    cs_pile = np.full(E.MAX_CS_PILE, -1, dtype=np.int64)
+    cs_box = np.full(n_tiles, -1, dtype=np.int64)
+    decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64)
+    deck_sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
+    random_turns = np.full(E.N_GENERATIONS, -1, dtype=np.int64)
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     deal = np.zeros(2, dtype=np.uint64)
     strat_rng = np.zeros((n_players, 2), dtype=np.uint64)
     stats = players_out[row]
@@ -1140,12 +1141,13 @@ def play_game(
 
     # All chance is drawn here, in a fixed order, before any decision.
     E.deal_boards(deal, board_center.shape[0], n_players, pstate, cells, board_center)
-    E.shuffled_cornerstones(deal, tiles, cs_box, gstate)
+    E.shuffled_cornerstones(deal, n_players, tiles, rules, cs_box, gstate)
     for g in range(E.N_GENERATIONS):
-        deck_sizes[g] = E.build_generation_deck(g + 1, n_players, tiles, rules, decks[g])
+        deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
         rng.shuffle(deal, decks[g], deck_sizes[g])
         if rules[K.RO_VARIANT] == K.V_RANDOM_DISASTERS:
             random_turns[g] = rng.randint(deal, E.TURNS_PER_GENERATION)
+    E.apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, deck_sizes)
 
     stats[:, :] = -1
     stats[:n_players, :] = 0
@@ -1317,3 +1319,17 @@ def play_one(
         "rules": rules,
         "strategies": list(strategies),
     }
+
+
+def final_cities(tables, result):
+    """The players' final cities (int16[P, 25]) rebuilt from a game's events."""
+    players = result["players"]
+    cells = np.full((players.shape[0], K.N_CELLS), K.EMPTY, dtype=np.int16)
+    cells[:, K.CENTER_CELL] = tables.board_center[players[:, R.P_BOARD]]
+    for event in result["events"]:
+        kind = event[R.E_KIND]
+        if kind in (R.EV_PLACE, R.EV_CORNERSTONE):
+            cells[event[R.E_PLAYER], event[R.E_CELL]] = event[R.E_TILE]
+        elif kind == R.EV_DISASTER_SACRIFICE:
+            cells[event[R.E_PLAYER], event[R.E_CELL]] = K.EMPTY
+    return cells

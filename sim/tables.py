@@ -48,10 +48,19 @@ class Tables:
 
 
 def make_rules(
-    variant: int = K.V_STANDARD, neighborhood_through_any: bool = True, solo_tileset: int = 1
+    variant: int = K.V_STANDARD,
+    neighborhood_through_any: bool = True,
+    solo_tileset: int = 1,
+    force_tile: int = -1,
+    force_seat: int = -1,
+    ban_tile: int = -1,
 ) -> np.ndarray:
+    """Rules options; ``force_*``/``ban_tile`` are experiment interventions (-1 = none)."""
     rules = np.zeros(K.N_RULES, dtype=np.int32)
     rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] = 1 if neighborhood_through_any else 0
     rules[K.RO_VARIANT] = variant
     rules[K.RO_SOLO_TILESET] = solo_tileset
+    rules[K.RO_FORCE_TILE] = force_tile
+    rules[K.RO_FORCE_SEAT] = force_seat
+    rules[K.RO_BAN_TILE] = ban_tile
     return rules
