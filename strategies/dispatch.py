@@ -10,7 +10,9 @@ one ``elif`` here.
 from sim.jit import njit
 from strategies import basic
 from strategies.evaluate import choose_evaluated
-from strategies.registry import EVALUATED_ID, GREEDY_ID, RANDOM_ID
+from strategies.example import choose_miser
+from strategies.registry import EVALUATED_ID, GREEDY_ID, MISER_ID, RANDOM_ID, ROLLOUT_ID
+from strategies.rollout import choose_rollout
 
 
 @njit
@@ -74,4 +76,26 @@ def choose(
             goods_tier,
             rules,
         )
+    elif strategy_id == ROLLOUT_ID:
+        return choose_rollout(
+            params,
+            rng_state,
+            decision,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            hands,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+        )
+    elif strategy_id == MISER_ID:
+        return choose_miser(rng_state, options, n_options)
     return -1

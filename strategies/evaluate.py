@@ -53,7 +53,7 @@ from strategies.archetypes import (
 NO_VALUE = -1e18
 TIE = 1e-9
 
-# --- the context of one city: int32 ctx[N_CTX] ------------------------------------------------
+# --- the context of one city: int64 ctx[N_CTX] ------------------------------------------------
 CX_OCCUPIED = 0
 CX_RESIDENTIAL = 1  # cell masks
 CX_POLLUTING = 2
@@ -172,7 +172,7 @@ def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
 def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
     score = np.empty(K.N_SCORE, dtype=np.int32)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     score_city(city, money, tiles, effects, goods_tier, rules, score)
     E.summarize_city(city, tiles, summary)
     occupied = summary[E.SM_OCCUPIED]
@@ -601,8 +601,8 @@ def best_placement(
     """Best value of placing ``tile`` in ``city`` at its cheapest requirement option, or
     NO_VALUE when it cannot go anywhere. ``free``: ignore requirements and prerequisites
     (cornerstones valued in the draft, before the goods they need can exist)."""
-    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int32)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     E.summarize_city(city, tiles, summary)
     cost = -1
     if free:
@@ -669,8 +669,8 @@ def disaster_select_value(params, seat, disaster, gstate, pstate, cells, tiles, 
 def sacrifice_value(params, city, disaster, gstate, money, tiles, effects, goods_tier, rules):
     """Value of sacrificing: each step removes the tile whose loss is valued least."""
     scratch = city.copy()
-    ctx = np.empty(N_CTX, dtype=np.int32)
-    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int32)
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int64)
     total = 0.0
     for step in range(E.sacrifice_steps(disaster)):
         n = E.sacrifice_options(scratch, tiles, disaster, step, options)
@@ -722,7 +722,7 @@ def choose_evaluated(
     n_players = gstate[E.GS_N_PLAYERS]
     city = cells[seat].copy()
     money = seat_money(pstate, seat)
-    ctx = np.empty(N_CTX, dtype=np.int32)
+    ctx = np.empty(N_CTX, dtype=np.int64)
     build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
@@ -754,7 +754,7 @@ def choose_evaluated(
         deny = decision == E.D_DRAFT and params[W_DENY] != 0 and n_players > 1
         left = (seat + 1) % n_players
         left_city = cells[left].copy()
-        left_ctx = np.empty(N_CTX, dtype=np.int32)
+        left_ctx = np.empty(N_CTX, dtype=np.int64)
         if deny:
             build_context(
                 left_city,
@@ -911,7 +911,7 @@ def select_values(
     deny = params[W_DENY] != 0 and n_players > 1
     left = (seat + 1) % n_players
     left_city = cells[left].copy()
-    left_ctx = np.empty(N_CTX, dtype=np.int32)
+    left_ctx = np.empty(N_CTX, dtype=np.int64)
     if deny:
         build_context(
             left_city, seat_money(pstate, left), gstate, tiles, effects, goods_tier, rules, left_ctx
@@ -992,7 +992,7 @@ def cornerstone_value(
         tile = options[k, E.OPT_TILE]
         if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
             continue
-        actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
         n = E.action_options(
             seat,
             tile,

@@ -17,6 +17,8 @@ N_PARAMS = 16
 RANDOM_ID = 0
 GREEDY_ID = 1
 EVALUATED_ID = 2  # the archetypes: strategies.evaluate with their own weights
+ROLLOUT_ID = 3
+MISER_ID = 4  # the worked example of docs/strategies.md
 
 # Parameter slots of greedy.
 GREEDY_MONEY_WEIGHT = 0
@@ -52,6 +54,17 @@ _STRATEGIES = (
     *(
         StrategyInfo(a.name, EVALUATED_ID, a.description, PARAM_NAMES, a.defaults())
         for a in ARCHETYPES
+    ),
+    StrategyInfo(
+        "rollout",
+        ROLLOUT_ID,
+        "plays the best few tile and action options out to the end of the game many times "
+        "(random playouts) and takes the best mean final margin; slow",
+        ("playouts", "candidates"),
+        (8.0, 4.0),
+    ),
+    StrategyInfo(
+        "miser", MISER_ID, "never spends a coin it can keep (worked example of a new strategy)"
     ),
 )
 STRATEGIES = {info.name: info for info in _STRATEGIES}

@@ -26,7 +26,7 @@ class Position:
     def goods_of(self) -> np.ndarray:
         return np.array(
             [city_goods(self.cells[s], self.tables.tiles) for s in range(self.n_players)],
-            dtype=np.int32,
+            dtype=np.int64,
         )
 
     def place(self, seat: int, name: str, cell: int) -> None:
@@ -46,7 +46,7 @@ class Position:
         self.pstate[seat, E.PS_N_CS] = len(names)
 
     def select_options(self, seat: int) -> tuple[np.ndarray, int]:
-        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
         n = self.pstate[seat, E.PS_HAND_SIZE]
         for k in range(n):
             options[k, E.OPT_TILE] = self.hands[seat, k]
@@ -54,7 +54,7 @@ class Position:
         return options, int(n)
 
     def action_options(self, seat: int, selected: int) -> tuple[np.ndarray, int]:
-        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+        options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
         n = E.action_options(
             seat,
             selected,
@@ -74,11 +74,11 @@ class Position:
 
 def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards=None) -> Position:
     """Every city holds only its City Center (boards 0, 1, ... unless given)."""
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
     gstate[E.GS_N_PLAYERS] = n_players
     gstate[E.GS_TURN] = turn
     gstate[E.GS_GEN] = turn // E.TURNS_PER_GENERATION + 1 if turn >= 0 else 0
-    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int32)
+    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
     pstate[:, E.PS_MONEY] = money
     pstate[:, E.PS_SELECTED] = -1
     cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
@@ -86,15 +86,15 @@ def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards
     for s in range(n_players):
         pstate[s, E.PS_BOARD] = boards[s]
         cells[s, K.CENTER_CELL] = tables.board_center[boards[s]]
-    hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int16)
-    cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int16)
+    hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int64)
+    cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int64)
     return Position(tables, n_players, gstate, pstate, cells, hands, cs_hands)
 
 
 def grow_city(tables, city: np.ndarray, n_tiles: int, rng: np.random.Generator) -> None:
     """Place up to ``n_tiles`` random generation tiles on legal squares (requirements
     ignored): a plausible city shape for tests and benchmarks."""
-    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     pool = np.flatnonzero(
         (tables.tiles[:, K.C_DECK] >= K.DECK_GEN1)
         & (tables.tiles[:, K.C_DECK] <= K.DECK_GEN3)

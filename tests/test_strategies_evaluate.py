@@ -43,9 +43,9 @@ def test_score_delta_is_the_exact_change_of_score_city(tables, rules):
     """The incremental score change of placing, replacing or removing a tile equals the
     difference of two full ``score_city`` calls, on random legal cities."""
     rng = np.random.default_rng(5)
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
-    ctx = np.empty(N_CTX, dtype=np.int32)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     playable = np.flatnonzero(tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
     checked = 0
     for trial in range(60):
@@ -83,8 +83,8 @@ def test_score_delta_is_the_exact_change_of_score_city(tables, rules):
 def test_income_delta_is_the_exact_change_of_city_income(tables):
     rng = np.random.default_rng(9)
     rules = make_rules()
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int32)
-    ctx = np.empty(N_CTX, dtype=np.int32)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    ctx = np.empty(N_CTX, dtype=np.int64)
     playable = np.flatnonzero(tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
     for trial in range(40):
         city = np.full(K.N_CELLS, K.EMPTY, dtype=np.int16)
@@ -204,7 +204,7 @@ def test_disaster_sacrifice_takes_the_cheapest_tile(tables, name):
     pos.place(0, "Row Houses", 11)
     pos.place(0, "Row Houses", 13)
     pos.place(0, "Pawn Shop", 14)
-    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int32)
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     n = E.sacrifice_options(pos.cells[0], tables.tiles, K.DIS_FLOOD, 0, options)
     k = decide(pos, name, E.D_SACRIFICE, options, n)
     assert options[k, E.OPT_CELL] == 14
