@@ -7,6 +7,7 @@ writes them, so memory stays flat and the tables never depend on the worker coun
 or backend: a game's content depends only on the run key and its game id.
 """
 
+import json
 import os
 import platform
 import sys
@@ -251,15 +252,27 @@ def make_plan(config: RunConfig):
     return plan, tables, parameters
 
 
-def _differing_parameter(old: dict, new: dict) -> str | None:
+def _shown(key: str, value) -> str:
+    """A manifest entry as the user would recognise it in an error message."""
+    if value is None:
+        return "nothing"
+    if key == "strategies":
+        return ",".join(strategy["name"] for strategy in value)
+    if key == "catalog":
+        return f"{value['source']} (sha256 {value['digest'][:12]})"
+    return json.dumps(value)
+
+
+def _resume_conflict(old: dict, new: dict) -> str | None:
+    """The first run parameter that differs between a run's manifest and the new options."""
     for key, option in RESUME_PARAMETERS.items():
         before, after = old.get(key), new[key]
-        if key == "catalog":
-            # The same catalogue may be read from another path: compare the content only.
-            before = (before or {}).get("digest")
-            after = after["digest"]
-        if before != after:
-            return option
+        if key == "catalog":  # compare the content only: the same file may have moved
+            same = before is not None and before.get("digest") == after["digest"]
+        else:
+            same = before == after
+        if not same:
+            return f"{option} (the run used {_shown(key, before)}, not {_shown(key, after)})"
     return None
 
 
@@ -285,11 +298,9 @@ def _prepare_folder(config: RunConfig, folder: RunFolder, parameters: dict) -> d
             "to replace it"
         )
     manifest = folder.read_manifest()
-    option = _differing_parameter(manifest, parameters)
-    if option is not None:
-        raise UserError(
-            f"{folder.path}: cannot resume with a different {option} than the run was started with"
-        )
+    conflict = _resume_conflict(manifest, parameters)
+    if conflict is not None:
+        raise UserError(f"{folder.path}: cannot resume with a different {conflict}")
     return manifest
 
 
@@ -392,7 +403,8 @@ def run_simulation(config: RunConfig) -> RunResult:
 
     # Compile (or load from the cache) here first, so that workers only load the cache.
     warmup_start = time.perf_counter()
-    play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
+    if todo:
+        play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 
     games_done = plan.n_games - sum(len(plan.game_ids(index)) for index in todo)

@@ -267,7 +267,7 @@ def test_existing_run_needs_resume_or_overwrite(tmp_path, capsys):
     assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
     assert (tmp_path / "out" / "manifest.json").read_bytes() == manifest
     assert simulate_cli(tmp_path, "--resume", "--seed", "2") == 1
-    assert "different --seed" in capsys.readouterr().err
+    assert "different --seed (the run used 1, not 2)" in capsys.readouterr().err
     assert simulate_cli(tmp_path, "--resume", "--events") == 1
     assert "different --events" in capsys.readouterr().err
     assert simulate_cli(tmp_path, "--resume") == 0
