@@ -23,7 +23,7 @@ from sim import constants as K
 from sim import records as R
 from sim import rng
 from sim.effects import effect_coins_on_placed
-from sim.grid import neighbour, popcount, road_component, road_linked, surrounding_mask
+from sim.grid import popcount, road_component, surrounding_mask
 from sim.jit import njit
 
 START_MONEY = 6
@@ -346,16 +346,18 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
 
 
 # --- city geometry -------------------------------------------------------------------------
-# A city summary: int64[N_SUMMARY] of cell masks and counts, computed in one pass so that the
-# squares where a tile may go are a few bit operations per tile.
+# A city summary: int64[N_SUMMARY] of cell masks, computed in one pass so that the squares
+# where a tile may go are a few bit operations per tile (no search, no allocation).
 SM_OCCUPIED = 0
 SM_COMPONENT = 1  # cells road-linked to the tile on the center square (connected_cells)
 SM_REACH = 2  # 4 masks (N, E, S, W): squares where a road on that edge links to SM_COMPONENT
 SM_TYPE = 6  # 6 masks: cells whose tile has type bit 1 << k (T_RESIDENTIAL .. T_DISASTER)
 SM_CORNERSTONES = 12  # cells holding a cornerstone
-N_SUMMARY = 13
+SM_ROADS = 13  # 4 masks (N, E, S, W): cells whose tile has a road on that edge
+N_SUMMARY = 17
 N_TYPE_BITS = 6
 RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
+CENTER_BIT = 1 << K.CENTER_CELL
 
 
 @njit
@@ -365,13 +367,44 @@ def connected_cells(cells, tiles):
 
 
 @njit
+def flood_from_center(summary, removed):
+    """connected_cells from the summary's road masks, with the cells of ``removed`` taken out:
+    grows the chain one road link at a time in all four directions at once."""
+    keep = ~removed
+    road_n = summary[SM_ROADS + 0] & keep
+    road_e = summary[SM_ROADS + 1] & keep
+    road_s = summary[SM_ROADS + 2] & keep
+    road_w = summary[SM_ROADS + 3] & keep
+    if not summary[SM_OCCUPIED] & keep & CENTER_BIT:
+        return 0
+    component = CENTER_BIT
+    frontier = CENTER_BIT
+    while frontier:
+        grow = ((frontier & road_n) >> K.GRID) & road_s
+        grow |= ((frontier & road_e & ~COL4_CELLS) << 1) & road_w
+        grow |= ((frontier & road_s) << K.GRID) & road_n
+        grow |= ((frontier & road_w & ~COL0_CELLS) >> 1) & road_e
+        frontier = grow & ~component
+        component |= frontier
+    return component
+
+
+@njit
+def reach_masks(summary, component, out, at):
+    """Squares where a new tile's N/E/S/W road would link to a tile of ``component``: into
+    out[at .. at + 3]."""
+    out[at + 0] = ((component & summary[SM_ROADS + 2]) << K.GRID) & ALL_CELLS
+    out[at + 1] = (component & summary[SM_ROADS + 3] & ~COL0_CELLS) >> 1
+    out[at + 2] = (component & summary[SM_ROADS + 0]) >> K.GRID
+    out[at + 3] = ((component & summary[SM_ROADS + 1] & ~COL4_CELLS) << 1) & ALL_CELLS
+
+
+@njit
 def summarize_city(cells, tiles, summary):
     occupied = 0
     cornerstones = 0
-    road_n = 0  # cells whose tile has a road on its north edge, etc.
-    road_e = 0
-    road_s = 0
-    road_w = 0
+    for k in range(4):
+        summary[SM_ROADS + k] = 0
     for k in range(N_TYPE_BITS):
         summary[SM_TYPE + k] = 0
     for cell in range(K.N_CELLS):
@@ -381,29 +414,20 @@ def summarize_city(cells, tiles, summary):
         bit = 1 << cell
         occupied |= bit
         roads = tiles[tile, K.C_ROADS]
-        if roads & K.ROAD_N:
-            road_n |= bit
-        if roads & K.ROAD_E:
-            road_e |= bit
-        if roads & K.ROAD_S:
-            road_s |= bit
-        if roads & K.ROAD_W:
-            road_w |= bit
         types = tiles[tile, K.C_TYPES]
+        for k in range(4):
+            if (roads >> k) & 1:
+                summary[SM_ROADS + k] |= bit
         for k in range(N_TYPE_BITS):
             if (types >> k) & 1:
                 summary[SM_TYPE + k] |= bit
         if tiles[tile, K.C_DECK] == K.DECK_CORNERSTONE:
             cornerstones |= bit
-    component = connected_cells(cells, tiles)
     summary[SM_OCCUPIED] = occupied
-    summary[SM_COMPONENT] = component
-    # A new tile's north road links to the tile above it when that one has a south road, etc.
-    summary[SM_REACH + 0] = ((component & road_s) << K.GRID) & ALL_CELLS
-    summary[SM_REACH + 1] = (component & road_w & ~COL0_CELLS) >> 1
-    summary[SM_REACH + 2] = (component & road_n) >> K.GRID
-    summary[SM_REACH + 3] = ((component & road_e & ~COL4_CELLS) << 1) & ALL_CELLS
     summary[SM_CORNERSTONES] = cornerstones
+    component = flood_from_center(summary, 0)
+    summary[SM_COMPONENT] = component
+    reach_masks(summary, component, summary, SM_REACH)
 
 
 @njit
@@ -420,18 +444,6 @@ def trade_routes(cells, tiles):
 
 
 @njit
-def links_to(cells, tiles, tile, cell, component):
-    """Whether ``tile`` on ``cell`` has a road link to a tile of the cell mask ``component``."""
-    roads = tiles[tile, K.C_ROADS]
-    for direction in range(4):
-        other = neighbour(cell, direction)
-        if other >= 0 and (component >> other) & 1:
-            if road_linked(roads, tiles[cells[other], K.C_ROADS], direction):
-                return True
-    return False
-
-
-@njit
 def placement_mask(cells, tiles, tile, summary):
     """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
     City Center is one) or a tile sharing a type with it; and the center square itself, or
@@ -443,22 +455,25 @@ def placement_mask(cells, tiles, tile, summary):
     for k in range(N_TYPE_BITS):
         if (types >> k) & 1:
             replaceable |= summary[SM_TYPE + k]
-    open_cells = (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
-    center = 1 << K.CENTER_CELL
-    mask = center
+    mask = CENTER_BIT
     for d in range(4):
         if (roads >> d) & 1:
             mask |= summary[SM_REACH + d]
-    mask &= open_cells
-    in_chain = mask & summary[SM_COMPONENT] & ~center
+    mask &= (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
+    in_chain = mask & summary[SM_COMPONENT] & ~CENTER_BIT
+    if in_chain == 0:
+        return mask
+    reach = np.empty(4, dtype=np.int64)
     for cell in range(K.N_CELLS):
-        if (in_chain >> cell) & 1:
-            old = cells[cell]
-            cells[cell] = K.EMPTY
-            without = connected_cells(cells, tiles)
-            cells[cell] = old
-            if not links_to(cells, tiles, tile, cell, without):
-                mask &= ~(1 << cell)
+        bit = 1 << cell
+        if in_chain & bit:
+            reach_masks(summary, flood_from_center(summary, bit), reach, 0)
+            linked = False
+            for d in range(4):
+                if (roads >> d) & 1 and reach[d] & bit:
+                    linked = True
+            if not linked:
+                mask &= ~bit
     return mask
 
 

@@ -59,8 +59,8 @@ def best_placement_value(
 ):
     """Best value of placing ``tile`` anywhere legal at its cheapest requirement option, or
     NO_VALUE when it cannot be placed."""
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int32)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int32)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     E.summarize_city(city, tiles, summary)
     routes = E.trade_routes(city, tiles)
     mask = E.tile_placements(
@@ -96,7 +96,7 @@ def best_placement_value(
 @njit
 def sacrifice_value(city, money, disaster, params, tiles, effects, goods_tier, rules, score):
     """Value after sacrificing, each step removing the tile whose loss costs least."""
-    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int32)
+    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int64)
     for step in range(E.sacrifice_steps(disaster)):
         n = E.sacrifice_options(city, tiles, disaster, step, options)
         best_cell = -1
