@@ -1,0 +1,224 @@
+"""Interventions (force/ban rules options) and ``neom experiment``."""
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from catalog_fixture import tile, to_toml, valid_catalog
+
+from sim import constants as K
+from sim import engine as E
+from sim import records as R
+from sim import rng
+from sim.catalog import load_catalog
+from sim.cli import main
+from sim.game import play_batch
+from sim.tables import make_rules
+from strategies.registry import parse_strategy
+
+N_GAMES = 40
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_catalog(None)
+
+
+def play(tables, n_players, rules, n_games=N_GAMES, seed=5):
+    """Players table of ``n_games`` random-strategy games (game ids 0..n-1)."""
+    spec = parse_strategy("random")
+    games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
+    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
+    ids = np.arange(n_games, dtype=np.int64)
+    play_batch(
+        rng.master_key(seed),
+        ids,
+        ids,
+        np.zeros((n_games, n_players), dtype=np.int32),
+        n_players,
+        np.array([spec.id], dtype=np.int32),  # as the runner passes them: one compilation
+        np.array([spec.params], dtype=np.float64),
+        tables.tiles,
+        tables.req,
+        tables.effects,
+        tables.goods_tier,
+        tables.board_center,
+        rules,
+        games,
+        players,
+        np.zeros((0, R.N_EVENT_COLS), dtype=np.int32),
+    )
+    return games, players[:, :n_players]
+
+
+def dealt_cornerstones(games, players):
+    """Per game, the set of cornerstones dealt in the draft (drafted or left over)."""
+    drafted = players[:, :, R.P_CS_DRAFTED0 : R.P_CS_DRAFTED2 + 1].reshape(len(games), -1)
+    left = games[:, R.G_DISCARDED_CS0 : R.G_DISCARDED_CS4 + 1]
+    return [set(np.concatenate([d, l]).tolist()) - {-1} for d, l in zip(drafted, left, strict=True)]
+
+
+def test_force_cornerstone_puts_it_in_the_seats_hand_and_moves_nothing_else(tables):
+    """Intervention RO_FORCE_TILE: after the deal the tile is swapped into the chosen seat's
+    draft hand (beginner variant: the one cornerstone dealt to each player), exchanging places
+    with a tile of that hand; everything else of the deal stays identical."""
+    cs = int(tables.deck(K.DECK_CORNERSTONE)[3])
+    _, base = play(tables, 4, make_rules(K.V_BEGINNER))
+    _, forced = play(tables, 4, make_rules(K.V_BEGINNER, force_tile=cs, force_seat=2))
+    before, after = base[:, :, R.P_CS_DRAFTED0], forced[:, :, R.P_CS_DRAFTED0]
+    assert (after[:, 2] == cs).all()
+    for b, a in zip(before, after, strict=True):
+        # Seat 2's old tile went where the forced one was: to another seat, or to the box.
+        others = [s for s in range(4) if s != 2]
+        assert all(a[s] == b[s] or (b[s] == cs and a[s] == b[2]) for s in others)
+
+
+def test_ban_cornerstone_is_never_dealt_and_swaps_one_tile(tables):
+    """Intervention RO_BAN_TILE: the cornerstone, if dealt, is exchanged for an unused one from
+    the box; a game that never dealt it keeps its whole deal."""
+    cs = int(tables.deck(K.DECK_CORNERSTONE)[0])
+    base = dealt_cornerstones(*play(tables, 4, make_rules()))
+    banned = dealt_cornerstones(*play(tables, 4, make_rules(ban_tile=cs)))
+    assert any(cs in b for b in base)
+    for b, a in zip(base, banned, strict=True):
+        assert cs not in a and len(a) == len(b) == 4 * E.DRAFT_HAND
+        assert len(b - a) == (1 if cs in b else 0)
+
+
+def deal(tables, n_players, rules, seed=3):
+    """The generation decks as ``sim.game.play_game`` deals them (same calls, same order)."""
+    n = tables.n_tiles
+    stream = np.zeros(2, dtype=np.uint64)
+    rng.seed_state(stream, np.uint64(rng.stream_seed(rng.master_key(seed), 0, rng.DEAL_STREAM)))
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
+    cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
+    cs_box = np.full(n, -1, dtype=np.int64)
+    decks = np.full((E.N_GENERATIONS, n), -1, dtype=np.int64)
+    sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
+    E.deal_boards(
+        stream, tables.board_center.shape[0], n_players, pstate, cells, tables.board_center
+    )
+    E.shuffled_cornerstones(stream, n_players, tables.tiles, rules, cs_box, gstate)
+    for g in range(E.N_GENERATIONS):
+        sizes[g] = E.build_deck(g + 1, n_players, tables.tiles, rules, decks[g])
+        rng.shuffle(stream, decks[g], sizes[g])
+    E.apply_interventions(stream, n_players, tables.tiles, rules, cs_box, gstate, decks, sizes)
+    return cs_box, decks, sizes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_generation_tile_force_and_ban_change_only_that_tiles_place(tables, seed):
+    """Force: the tile is swapped into the seat's hand of its generation (8 tiles each, seat by
+    seat), exchanging places with one tile of that hand. Ban: a dealt banned tile is exchanged
+    for an unused tile of its deck (left undealt, or a 5+ tile with 4 players)."""
+    gen2 = tables.deck(K.DECK_GEN2)
+    target = int(gen2[tables.tiles[gen2, K.C_PLAYERS] == 1][5])
+    cs0, base, sizes = deal(tables, 4, make_rules(), seed)
+    cs1, forced, _ = deal(tables, 4, make_rules(force_tile=target, force_seat=1), seed)
+    cs2, banned, _ = deal(tables, 4, make_rules(ban_tile=target), seed)
+    assert (cs0 == cs1).all() and (cs0 == cs2).all()
+    assert (base[[0, 2]] == forced[[0, 2]]).all() and (base[[0, 2]] == banned[[0, 2]]).all()
+    n = sizes[1]
+    assert target in forced[1, 8:16]
+    moved = np.flatnonzero(base[1, :n] != forced[1, :n])
+    assert moved.size in (0, 2)
+    if moved.size:
+        assert set(forced[1, moved]) == set(base[1, moved])
+    dealt = 4 * E.HAND_SIZE
+    assert target not in banned[1, :dealt]
+    moved = np.flatnonzero(base[1, :dealt] != banned[1, :dealt])
+    assert moved.size == (1 if target in base[1, :dealt] else 0)
+    if moved.size:
+        assert base[1, moved[0]] == target
+        new = banned[1, moved[0]]
+        assert new in base[1, dealt:n] or tables.tiles[new, K.C_PLAYERS] == 5
+
+
+def experiment(tmp_path, *args):
+    return main(["experiment", *args, "--workers", "1", "--out", str(tmp_path / "exp")])
+
+
+def test_paired_result_matches_an_independent_computation(tmp_path, capsys):
+    """experiment.json's seat row is the mean paired difference, same game and seat."""
+    code = experiment(
+        tmp_path, "cornerstone", "Merchant Union", "--players", "2", "--games", "30",
+        "--strategies", "random,greedy", "--seat", "1",
+    )  # fmt: skip
+    assert code == 0
+    assert "| seat 1 | 30 |" in capsys.readouterr().out
+    result = json.loads((tmp_path / "exp" / "experiment.json").read_text())
+    assert (tmp_path / "exp" / "experiment.md").is_file()
+    assert [r["subject"] for r in result["rows"]] == ["seat 1"]
+    frames = [
+        pl.read_parquet(tmp_path / "exp" / run / "players" / "*.parquet")
+        .filter(pl.col("seat") == 1)
+        .sort("game_id")
+        for run in ("baseline", "intervention")
+    ]
+    row = result["rows"][0]
+    for key, column in (("win_share", "win_share"), ("score", "total")):
+        diff = frames[1][column].cast(pl.Float64) - frames[0][column].cast(pl.Float64)
+        half = 1.959963984540054 * diff.std() / np.sqrt(30)
+        assert row[f"{key}_diff"] == pytest.approx(diff.mean())
+        assert row[f"{key}_lo"] == pytest.approx(diff.mean() - half)
+        assert row[f"{key}_hi"] == pytest.approx(diff.mean() + half)
+
+
+def test_a_strong_cornerstone_forced_shows_a_significant_gain(tmp_path):
+    """A cornerstone made worth +40 VP, forced into seat 0's draft hand, raises seat 0's score
+    and win share significantly (greedy players draft and place it)."""
+    data = valid_catalog()
+    tile(data, "Tower 1")["vp"] = 43
+    path = tmp_path / "strong.toml"
+    path.write_text(to_toml(data), encoding="utf-8")
+    code = experiment(
+        tmp_path, "cornerstone", "Tower 1", "--players", "3", "--games", "60", "--catalog",
+        str(path), "--strategies", "greedy,greedy,greedy", "--seat", "0",
+    )  # fmt: skip
+    assert code == 0
+    row = json.loads((tmp_path / "exp" / "experiment.json").read_text())["rows"][0]
+    assert row["score_lo"] > 0 and row["win_share_lo"] > 0
+
+
+def test_ban_reports_every_seat_and_the_baseline_drafters(tmp_path):
+    code = experiment(
+        tmp_path, "cornerstone", "Merchant Union", "--players", "2", "--games", "20",
+        "--strategies", "random,random", "--mode", "ban",
+    )  # fmt: skip
+    assert code == 0
+    rows = json.loads((tmp_path / "exp" / "experiment.json").read_text())["rows"]
+    assert [r["subject"] for r in rows] == ["seat 0", "seat 1", "baseline drafters"]
+    # Win shares of a game sum to 1 in both runs: the seats' changes cancel out.
+    assert rows[0]["win_share_diff"] == pytest.approx(-rows[1]["win_share_diff"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["cornerstone", "Merchant Unoin"], "no cornerstone named 'Merchant Unoin'"),
+        (["cornerstone", "Merchant Unoin"], "did you mean 'Merchant Union'"),
+        (["tile", "Merchant Union"], "no generation tile named 'Merchant Union'"),
+        (["cornerstone", "Merchant Union", "--seat", "4"], "--seat 4: must be between 0 and 3"),
+        (
+            ["tile", "Gen1 House 5-1", "--players", "4"],
+            "'Gen1 House 5-1' is not in the Generation 1 deck with 4 players",
+        ),
+        (
+            ["tile", "Sawmill", "--players", "5", "--mode", "ban"],
+            "cannot ban a generation tile with 5 players: the deck is dealt out exactly",
+        ),
+        (["tile", "Sawmill", "--players", "1"], "generation tile experiments need 2 to 5 players"),
+    ],
+)
+def test_bad_experiments_are_one_line_errors_before_any_run(tmp_path, capsys, args, message):
+    path = tmp_path / "fixture.toml"
+    path.write_text(to_toml(valid_catalog()), encoding="utf-8")
+    players = [] if "--players" in args else ["--players", "4"]
+    n = int(args[args.index("--players") + 1]) if "--players" in args else 4
+    strategies = ["--strategies", ",".join(["random"] * n)]
+    assert experiment(tmp_path, *args, *players, *strategies, "--catalog", str(path)) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "exp").exists()
