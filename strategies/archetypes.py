@@ -57,22 +57,24 @@ class Archetype:
         return tuple(float(self.weights.get(name, 0.0)) for name in PARAM_NAMES)
 
 
+# Common ground of the archetypes: rounded from `neom tune --base builder --opponents greedy`
+# runs (2 and 4 players), where the original hand-set weights only matched greedy.
 _BASE = {
     "vp": 1.0,
-    "money": 0.2,
-    "raw": 0.5,
-    "processed": 1.0,
-    "luxury": 2.0,
-    "neighborhood": 0.3,
-    "pollution": 0.4,
-    "power": 1.0,
-    "protection": 0.3,
-    "frontier": 0.3,
-    "cornerstone": 0.0,
-    "disaster": 0.2,
-    "income": 0.3,
+    "money": 0.05,
+    "raw": 0.4,
+    "processed": 1.1,
+    "luxury": 1.8,
+    "neighborhood": 0.7,
+    "pollution": 0.8,
+    "power": 0.6,
+    "protection": 0.05,
+    "frontier": 0.55,
+    "cornerstone": -0.08,
+    "disaster": 0.0,
+    "income": 0.2,
     "deny": 0.0,
-    "reserve": 0.2,
+    "reserve": 0.3,
     "hurt": 0.5,
 }
 
@@ -81,23 +83,23 @@ ARCHETYPES = (
         "builder",
         "one large Neighborhood: weighs Neighborhood growth and open road squares, keeps "
         "Polluting tiles away and money for disasters",
-        {**_BASE, "neighborhood": 0.8, "pollution": 0.8, "frontier": 0.5, "reserve": 0.5},
+        {**_BASE, "neighborhood": 1.0, "pollution": 0.9, "frontier": 0.6, "reserve": 0.6},
     ),
     Archetype(
         "industrialist",
         "goods toward luxury goods: weighs Good tokens by tier, few well-separated "
         "Residential tiles",
-        {**_BASE, "raw": 1.5, "processed": 3.0, "luxury": 6.0, "neighborhood": 0.0},
+        {**_BASE, "raw": 1.0, "processed": 2.5, "luxury": 5.0, "neighborhood": 0.3},
     ),
     Archetype(
         "merchant",
         "Commercial income and money, processed goods (Steel) for the Treasury",
-        {**_BASE, "money": 0.5, "income": 1.0, "processed": 1.5},
+        {**_BASE, "money": 0.1, "income": 0.7, "processed": 1.5},
     ),
     Archetype(
         "denier",
         "balanced play that also weighs how much the left neighbour (who gets the hand next) "
         "would value each tile, and takes the Disaster when it hurts others most",
-        {**_BASE, "deny": 0.5, "hurt": 1.0},
+        {**_BASE, "deny": 0.4, "hurt": 1.0},
     ),
 )

@@ -160,20 +160,20 @@ def test_selects_the_tile_that_grows_the_neighborhood(tables, name):
         assert tables.tile_names[options[k, E.OPT_TILE]] == "Duplexes"
 
 
-def test_merchant_prefers_income_and_builder_the_neighborhood(tables):
-    """Early in the game a Shopping Mall (4 coins of income at each of the three incomes)
-    against Student Housing that grows a Neighborhood of 2: the merchant takes the income,
-    the builder the Residential tile."""
+def test_merchant_prefers_income_and_builder_the_vp_now(tables):
+    """Early in the game a Shopping Mall (4 coins of income at each of the three incomes,
+    4 coins to build) against an Elementary School (3 VP, 2 coins): the merchant takes the
+    income, the builder the VP."""
     pos = empty_position(tables, 2, turn=1, money=8, boards=[2, 0])
     pos.place(0, "Row Houses", 11)
     pos.place(0, "Row Houses", 13)
-    pos.give(0, ["Shopping Mall", "Student Housing"])
+    pos.give(0, ["Shopping Mall", "Elementary School"])
     options, n = pos.select_options(0)
     names = {
         who: tables.tile_names[options[decide(pos, who, E.D_SELECT, options, n), E.OPT_TILE]]
         for who in ("merchant", "builder")
     }
-    assert names == {"merchant": "Shopping Mall", "builder": "Student Housing"}
+    assert names == {"merchant": "Shopping Mall", "builder": "Elementary School"}
 
 
 @pytest.mark.parametrize("name", ARCHETYPES)
