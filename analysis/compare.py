@@ -106,7 +106,13 @@ def verdicts(shifts, what: str) -> list[str]:
             elif r["flag_cand"] == r["flag"]:
                 state = f"STILL flagged {r['flag']}"
             elif r["flag_cand"] == "":
-                state = "FIXED: no longer flagged"
+                # Only a shift whose interval excludes 0, towards fair, counts as a fix.
+                toward = r["shift_hi"] < 0 if r["flag"] == "strong" else r["shift_lo"] > 0
+                state = (
+                    "FIXED: no longer flagged"
+                    if toward
+                    else "no longer flagged, but the shift is not significant"
+                )
             else:
                 state = f"now flagged {r['flag_cand']}"
             lines.append(

@@ -98,3 +98,9 @@ def test_bad_options_are_one_line_errors(tmp_path, catalog, capsys, args, messag
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not (tmp_path / "report").exists()
+
+
+def test_an_unflagged_item_with_an_inconclusive_shift_is_not_called_fixed():
+    shifts = shift_table(["strong", "", "", ""], [""] * 4, [0.25, 0.3, -0.3, 0.0])
+    (line,) = verdicts(shifts, "tiles")
+    assert "no longer flagged, but the shift is not significant" in line
