@@ -136,11 +136,12 @@ def _pts(x, lo, hi) -> str:
 
 
 def _config(args, catalog: str, out: Path):
+    from sim.commands.simulate import split_strategies
     from sim.runner import RunConfig
 
     return RunConfig(
         out=out,
-        strategies=tuple(s.strip() for s in args.strategies.split(",") if s.strip()),
+        strategies=split_strategies(args.strategies),
         players=args.players,
         games=args.games,
         seed=args.seed,

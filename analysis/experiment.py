@@ -10,8 +10,6 @@ differences in win share and score, with a 95% interval (``analysis.stats.paired
 import difflib
 import json
 import math
-from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -116,28 +114,11 @@ def check_intervention(tables, tile: int, mode: str, seat: int, n_players: int, 
         )
 
 
-@contextmanager
-def _runner_rules(**intervention):
-    """Runs started in this block use the intervention's rules options.
-
-    The runner builds its rules with ``make_rules(variant)``; binding the intervention's keyword
-    arguments there keeps every other step of the run (manifest, resume checks, workers) as is,
-    and the manifest records the options under "rules".
-    """
+def _config(args, out: Path, rules_options: dict | None = None):
     from sim import runner
+    from sim.commands.simulate import split_strategies
 
-    original = runner.make_rules
-    runner.make_rules = partial(original, **intervention)
-    try:
-        yield
-    finally:
-        runner.make_rules = original
-
-
-def _config(args, out: Path):
-    from sim import runner
-
-    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    strategies = split_strategies(args.strategies)
     return runner.RunConfig(
         out=out,
         strategies=strategies,
@@ -150,6 +131,7 @@ def _config(args, out: Path):
         overwrite=args.overwrite,
         progress=False,
         command="neom experiment",
+        rules_options=rules_options or {},
     )
 
 
@@ -264,8 +246,7 @@ def run_experiment(args) -> int:
     intervention = (
         {"force_tile": tile, "force_seat": args.seat} if mode == "force" else {"ban_tile": tile}
     )
-    with _runner_rules(**intervention):
-        runner.run_simulation(_config(args, out / INTERVENTION))
+    runner.run_simulation(_config(args, out / INTERVENTION, intervention))
 
     outcome = ["game_id", "seat", "win_share", "total"]
     base = open_run(out / BASELINE).players.select(*outcome, *DRAFTED_COLUMNS).collect()

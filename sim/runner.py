@@ -82,6 +82,8 @@ class RunConfig:
     overwrite: bool = False
     progress: bool | None = None  # None: only on a terminal outside CI
     command: str = ""
+    # Extra keyword arguments of ``make_rules`` (experiment interventions such as force_tile).
+    rules_options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ def make_plan(config: RunConfig):
     specs = [parse_strategy(spec) for spec in config.strategies]
     check_game_count(config.seats, config.games, config.players)
     tables = load_catalog(config.catalog)
-    rules = make_rules(K.VARIANT_NAMES[config.variant])
+    rules = make_rules(K.VARIANT_NAMES[config.variant], **config.rules_options)
     plan = BatchPlan(
         key=master_key(config.seed),
         n_games=config.games,
