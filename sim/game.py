@@ -1,5 +1,9 @@
 """The compiled game loop: setup, cornerstone draft, three generations, final scoring.
 
+The per-turn functions are inlined into their callers (``inline="always"``): a call passing
+some twenty arrays costs atomic reference counting per array, and each call level makes Numba
+optimize the whole linked subtree again at compile time.
+
 Every choice is a strategy decision (``strategies.dispatch.choose``) among options that
 ``sim.engine`` lists; chance comes only from the game's deal stream, drawn entirely at setup,
 so a strategy never changes which tiles are dealt. ``play_batch`` is the entry point of the
@@ -16,11 +20,13 @@ from sim.effects import city_income, insured_against
 from sim.grid import city_goods
 from sim.jit import njit
 from sim.scoring import score_city
+from strategies.basic import choose_random
 from strategies.dispatch import choose
+from strategies.registry import RANDOM_ID
 
 
 # --- decisions -----------------------------------------------------------------------------
-@njit
+@njit(inline="always")
 def decide(
     seat,
     decision,
@@ -46,6 +52,9 @@ def decide(
     if n == 1:
         return 0
     which = seats[seat]
+    if strategy_ids[which] == RANDOM_ID:
+        # Uniform choice needs no view of the state: skip the dispatch call and its arguments.
+        return choose_random(strat_rng[seat], n)
     # One integer type for every call site, so the strategies compile once.
     k = choose(
         np.int64(strategy_ids[which]),
@@ -72,13 +81,13 @@ def decide(
     return k
 
 
-@njit
+@njit(inline="always")
 def refresh_goods(cells, n_players, tiles, goods_of):
     for s in range(n_players):
         goods_of[s] = city_goods(cells[s], tiles)
 
 
-@njit
+@njit(inline="always")
 def pass_left(hands, pstate, n_players):
     """Seat s's hand goes to seat (s + 1) % P."""
     last = hands[n_players - 1].copy()
@@ -90,7 +99,7 @@ def pass_left(hands, pstate, n_players):
     pstate[0, E.PS_HAND_SIZE] = last_size
 
 
-@njit
+@njit(inline="always")
 def discard_hand(seat, hands, pstate, events, gstate, kind):
     for k in range(pstate[seat, E.PS_HAND_SIZE]):
         E.log_event(events, gstate, seat, kind, hands[seat, k], -1, 0, -1, -1)
@@ -99,7 +108,7 @@ def discard_hand(seat, hands, pstate, events, gstate, kind):
 
 
 # --- the cornerstone draft -----------------------------------------------------------------
-@njit
+@njit(inline="always")
 def keep_cornerstone(
     seat,
     pick,
@@ -268,7 +277,7 @@ def draft(
 
 
 # --- a turn --------------------------------------------------------------------------------
-@njit
+@njit(inline="always")
 def select_tile(
     seat,
     disaster_selectable,
@@ -335,7 +344,7 @@ def select_tile(
     E.log_event(events, gstate, seat, R.EV_SELECT, tile, -1, 0, size, -1)
 
 
-@njit
+@njit(inline="always")
 def pay_requirements(
     seat,
     tile,
@@ -415,7 +424,7 @@ def pay_requirements(
     return cost
 
 
-@njit
+@njit(inline="always")
 def placement_effects(
     seat,
     tile,
@@ -508,7 +517,7 @@ def placement_effects(
             E.log_event(events, gstate, seat, R.EV_CS_SWAPPED, new, -1, 0, old, -1)
 
 
-@njit
+@njit(inline="always")
 def take_action(
     seat,
     seats,
@@ -639,7 +648,7 @@ def take_action(
     )
 
 
-@njit
+@njit(inline="always")
 def resolve_disaster(
     spared,
     disaster,
@@ -732,7 +741,7 @@ def resolve_disaster(
     gstate[E.GS_RESOLVING] = K.DIS_NONE
 
 
-@njit
+@njit(inline="always")
 def release_pending(pstate, n_players):
     """Coins from goods sold become spendable at the end of the turn."""
     for s in range(n_players):
@@ -999,7 +1008,7 @@ def play_generation(
     collect_income(n_players, pstate, cells, tiles, effects, stats, events, gstate)
 
 
-@njit
+@njit(inline="always")
 def act_seat(
     seat,
     seats,

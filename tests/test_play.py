@@ -1,0 +1,76 @@
+"""``neom play``: the turn-by-turn story, the JSON events file, and clear errors."""
+
+import json
+
+import pytest
+
+from sim import constants as K
+from sim.cli import main
+
+
+def play(capsys, *args):
+    code = main(["play", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_story_and_json(tmp_path, capsys):
+    out_file = tmp_path / "game.json"
+    code, out, err = play(
+        capsys, "--players", "4", "--strategies", "random", "--seed", "3", "--json", str(out_file)
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "RECONSTRUCTED" in lines[0] and "NEOM default" in lines[0]
+    assert "Preliminary round: cornerstone draft" in out
+    assert "Generation 3, turn 7" in out
+    assert "Final cities" in out and "Scores" in out
+    data = json.loads(out_file.read_text())
+    assert data["reconstructed"] is True and data["players"] == 4
+    money = {p: 6 for p in range(4)}
+    for event in data["events"]:
+        if "coins_delta" in event:
+            money[event["player"]] += event["coins_delta"]
+        if event["kind"] == "buy":
+            assert {"buyer", "seller", "good", "price"} <= set(event)
+            assert event["price"] == -event["coins_delta"]
+    for final in data["final"]:
+        assert final["money"] == money[final["player"]]
+        assert list(final["score"]) == list(K.SCORE_KEYS)
+        assert sum(final["score"][key] for key in K.SCORE_KEYS[:-1]) == final["score"]["total"]
+        assert len(final["city"]) == 5 and all(len(row) == 5 for row in final["city"])
+
+
+def test_solo_game_with_parameters(capsys):
+    code, out, err = play(
+        capsys,
+        "--players",
+        "1",
+        "--strategies",
+        "greedy:money_weight=2",
+        "--variant",
+        "random-disasters",
+        "--solo-tileset",
+        "5",
+    )
+    assert code == 0, err
+    assert "seat 0: greedy:money_weight=2" in out
+    assert "strikes every player" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--players", "6", "--strategies", "random"], "--players 6: must be 1 to 5"),
+        (["--players", "3", "--strategies", "random,greedy"], "2 strategies for 3 players"),
+        (["--players", "3", "--strategies", "clever"], "unknown strategy 'clever'"),
+        (["--players", "3", "--strategies", "random", "--variant", "x"], "unknown variant"),
+        (["--players", "3", "--strategies", "greedy:speed=1"], "bad parameter 'speed=1'"),
+        (["--players", "1", "--strategies", "random", "--solo-tileset", "3"], "1, 4 or 5"),
+    ],
+)
+def test_user_errors(capsys, args, message):
+    code, out, err = play(capsys, *args)
+    assert code == 1
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
