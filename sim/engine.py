@@ -498,8 +498,11 @@ def has_prerequisites(cells, tiles, tile):
 def purchase_price(buyer, seller, n_players, base, routes):
     """Base price + 1 per player seated between, counted the way the buyer chooses, - 1 when
     the buyer's Trade Route on that side is active (so never more than 1 off)."""
-    to_left = (seller - buyer) % n_players - 1
-    to_right = (buyer - seller) % n_players - 1
+    seats_left = seller - buyer  # seats from the buyer to the seller, counted to the left
+    if seats_left < 0:
+        seats_left += n_players
+    to_left = seats_left - 1
+    to_right = n_players - seats_left - 1
     left_price = base + to_left - (routes & 1)
     right_price = base + to_right - ((routes >> 1) & 1)
     return min(left_price, right_price)
