@@ -214,7 +214,7 @@ def test_tables_are_readable_with_pandas_and_duckdb(reference):
     assert games.equals(ref[GAMES])
     duckdb = pytest.importorskip("duckdb")
     glob = str(path / PLAYERS / "*.parquet")
-    wins = duckdb.sql(f"select sum(win_share) from '{glob}'").fetchone()[0]
+    wins = duckdb.sql(f"select sum(win_share) from '{glob}'").fetchall()[0][0]
     assert wins == pytest.approx(240)
 
 
