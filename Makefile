@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PY_DIRS := sim strategies analysis tests
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
 .PHONY: install run test test-slow bench lint clean-cache clean
@@ -15,8 +16,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The main job: simulate the default field, then write its design report.
+RUN_NAME ?= default
+RUN_PLAYERS ?= 4
+RUN_GAMES ?= 20000
+RUN_STRATEGIES ?= greedy,builder,merchant,industrialist
+RUN_SEED ?= 1
+
 run: $(STAMP)
-	$(BIN)/neom catalog show
+	$(BIN)/neom simulate --players $(RUN_PLAYERS) --games $(RUN_GAMES) \
+		--strategies $(RUN_STRATEGIES) --seed $(RUN_SEED) --events --overwrite --out runs/$(RUN_NAME)
+	$(BIN)/neom report runs/$(RUN_NAME) --out reports/$(RUN_NAME)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -24,12 +34,14 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
+# Engine speed on one core (bench/results.json), then runner scaling and memory (bench/runner.json).
 bench: $(STAMP)
 	$(BIN)/python -m sim.bench
+	$(BIN)/python -m sim.bench_runner
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check $(PY_DIRS)
+	$(BIN)/ruff format --check $(PY_DIRS)
 
 clean-cache:
 	rm -rf .numba_cache

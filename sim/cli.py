@@ -36,13 +36,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     for name, module_name in COMMANDS:
         # Import only the module of the command asked for; all of them for help or a typo.
         if wanted is None or wanted == name:
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as exc:
-                if exc.name != module_name:
-                    raise
-                continue
-            module.register(subparsers)
+            importlib.import_module(module_name).register(subparsers)
     return parser
 
 

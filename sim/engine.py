@@ -133,6 +133,18 @@ def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
     gstate[GS_N_EVENTS] = count + 1
 
 
+@njit(inline="always")
+def pass_left(hands, pstate, n_players):
+    """Hands pass left: seat s's hand goes to seat (s + 1) % P."""
+    last = hands[n_players - 1].copy()
+    last_size = pstate[n_players - 1, PS_HAND_SIZE]
+    for s in range(n_players - 1, 0, -1):
+        hands[s] = hands[s - 1]
+        pstate[s, PS_HAND_SIZE] = pstate[s - 1, PS_HAND_SIZE]
+    hands[0] = last
+    pstate[0, PS_HAND_SIZE] = last_size
+
+
 # --- decks and setup -----------------------------------------------------------------------
 @njit
 def icon_limit(n_players, rules):

@@ -88,18 +88,6 @@ def refresh_goods(cells, n_players, tiles, goods_of):
 
 
 @njit(inline="always")
-def pass_left(hands, pstate, n_players):
-    """Seat s's hand goes to seat (s + 1) % P."""
-    last = hands[n_players - 1].copy()
-    last_size = pstate[n_players - 1, E.PS_HAND_SIZE]
-    for s in range(n_players - 1, 0, -1):
-        hands[s] = hands[s - 1]
-        pstate[s, E.PS_HAND_SIZE] = pstate[s - 1, E.PS_HAND_SIZE]
-    hands[0] = last
-    pstate[0, E.PS_HAND_SIZE] = last_size
-
-
-@njit(inline="always")
 def discard_hand(seat, hands, pstate, events, gstate, kind):
     for k in range(pstate[seat, E.PS_HAND_SIZE]):
         E.log_event(events, gstate, seat, kind, hands[seat, k], -1, 0, -1, -1)
@@ -269,7 +257,7 @@ def draft(
                 events,
             )
         if pick < E.DRAFT_PICKS - 1:
-            pass_left(hands, pstate, n_players)
+            E.pass_left(hands, pstate, n_players)
     for s in range(n_players):
         for k in range(pstate[s, E.PS_HAND_SIZE]):
             E.add_to_pile(hands[s, k], cs_pile, gstate)
@@ -1003,7 +991,7 @@ def play_generation(
             for seat in range(n_players):
                 discard_hand(seat, hands, pstate, events, gstate, R.EV_DISCARD)
         else:
-            pass_left(hands, pstate, n_players)
+            E.pass_left(hands, pstate, n_players)
         release_pending(pstate, n_players)
     collect_income(n_players, pstate, cells, tiles, effects, stats, events, gstate)
 

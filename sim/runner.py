@@ -41,7 +41,7 @@ from sim.store import (
     encode_batch,
 )
 from sim.tables import make_rules
-from strategies.registry import parse_strategy
+from strategies.params import load_strategy_file, resolve_strategy
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -71,6 +71,7 @@ class RunConfig:
     games: int = 20000
     seed: int = 1
     catalog: Path | None = None  # None: the default catalogue
+    strategy_file: Path | None = None  # named parameter sets usable in ``strategies``
     variant: str = "standard"
     seats: str = "rotate"
     workers: int | None = None  # None: all cores
@@ -199,7 +200,8 @@ def make_plan(config: RunConfig):
             f"{'y' if len(config.strategies) == 1 else 'ies'} but --players is {config.players}:"
             " give one strategy per seat"
         )
-    specs = [parse_strategy(spec) for spec in config.strategies]
+    named = load_strategy_file(config.strategy_file) if config.strategy_file else None
+    specs = [resolve_strategy(spec, named) for spec in config.strategies]
     check_game_count(config.seats, config.games, config.players)
     tables = load_catalog(config.catalog)
     rules = make_rules(K.VARIANT_NAMES[config.variant], **config.rules_options)

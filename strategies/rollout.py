@@ -265,21 +265,8 @@ def play_out(
                 pstate[s, E.PS_HAND_SIZE] = 0
                 pstate[s, E.PS_MONEY] += city_income(cells[s], tiles, effects)
         else:
-            pass_left(hands, pstate, n_players)
+            E.pass_left(hands, pstate, n_players)
     return margin(seat, cells, pstate, n_players, tiles, effects, goods_tier, rules)
-
-
-@njit
-def pass_left(hands, pstate, n_players):
-    """Seat s's hand goes to seat (s + 1) % P: sim.game.pass_left, which this module cannot
-    import (sim.game imports the strategies)."""
-    last = hands[n_players - 1].copy()
-    last_size = pstate[n_players - 1, E.PS_HAND_SIZE]
-    for s in range(n_players - 1, 0, -1):
-        hands[s] = hands[s - 1]
-        pstate[s, E.PS_HAND_SIZE] = pstate[s - 1, E.PS_HAND_SIZE]
-    hands[0] = last
-    pstate[0, E.PS_HAND_SIZE] = last_size
 
 
 @njit
@@ -419,7 +406,7 @@ def candidate_value(
                 my_pstate[s, E.PS_HAND_SIZE] = 0
                 my_pstate[s, E.PS_MONEY] += city_income(my_cells[s], tiles, effects)
         else:
-            pass_left(my_hands, my_pstate, n_players)
+            E.pass_left(my_hands, my_pstate, n_players)
         total += play_out(
             seat,
             turn + 1,

@@ -32,6 +32,11 @@ def register(subparsers) -> None:
         required=True,
         help="comma-separated strategies, one per seat (see neom strategies)",
     )
+    parser.add_argument(
+        "--strategy-file",
+        type=Path,
+        help="TOML file of named parameter sets usable in --strategies (docs/strategies.md)",
+    )
     parser.add_argument("--seed", type=int, default=RunConfig.seed, help="master seed")
     parser.add_argument("--out", required=True, type=Path, help="run folder to write")
     parser.add_argument("--catalog", type=Path, help="catalogue file (default: the built-in one)")
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         games=args.games,
         seed=args.seed,
         catalog=args.catalog,
+        strategy_file=args.strategy_file,
         variant=args.variant,
         seats=args.seats,
         workers=args.workers,
