@@ -136,8 +136,8 @@ def _pts(x, lo, hi) -> str:
 
 
 def _config(args, catalog: str, out: Path):
-    from sim.commands.simulate import split_strategies
     from sim.runner import RunConfig
+    from strategies.params import split_strategies
 
     return RunConfig(
         out=out,

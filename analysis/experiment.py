@@ -116,7 +116,7 @@ def check_intervention(tables, tile: int, mode: str, seat: int, n_players: int, 
 
 def _config(args, out: Path, rules_options: dict | None = None):
     from sim import runner
-    from sim.commands.simulate import split_strategies
+    from strategies.params import split_strategies
 
     strategies = split_strategies(args.strategies)
     return runner.RunConfig(

@@ -770,6 +770,38 @@ def load_catalog(path: str | Path | None = None) -> Tables:
     return compile_catalog(data, source, hashlib.sha256(content).hexdigest())
 
 
+def catalog_warnings(tables: Tables) -> list[str]:
+    """Legal but suspicious designs, one message each: a requirement that the player counts
+    dealing its tile can never meet, because every producer of a good it needs carries a
+    higher player-count icon (no board or cornerstone producing it either)."""
+    tiles, req = tables.tiles, tables.req
+    warnings = []
+    for index, name in enumerate(tables.tile_names):
+        icon = int(tiles[index, K.C_PLAYERS])
+        if icon == 0 or icon == max(ICON_COUNTS):
+            continue
+        # Producers dealt whenever this tile is: same or lower icon, boards and cornerstones.
+        available = tiles[:, K.C_PLAYERS] <= icon
+        produced = int(np.bitwise_or.reduce(tiles[available, K.C_PRODUCES]))
+        for option in range(tiles[index, K.C_N_REQ_OPTIONS]):
+            missing = int(req[index, option, K.R_GOODS]) & ~produced
+            field = 'field "requires"'
+            if option:
+                field = f'field "alternatives": alternative {option}: field "requires"'
+            for bit, good in enumerate(tables.good_names):
+                if missing & (1 << bit):
+                    warnings.append(
+                        f'{tables.source}: tile "{name}": {field}: good "{good}" is produced '
+                        f"only by tiles with a higher player-count icon, so with fewer than "
+                        f"{_next_icon(icon)} players this requirement can never be met"
+                    )
+    return warnings
+
+
+def _next_icon(icon: int) -> int:
+    return min(i for i in ICON_COUNTS if i > icon)
+
+
 def _tables_facts(tables: Tables) -> dict[str, TileFacts]:
     return {
         name: TileFacts(

@@ -1270,7 +1270,14 @@ def play_batch(
 
 # --- Python convenience --------------------------------------------------------------------
 def play_one(
-    tables, n_players, strategies, seed, variant=K.V_STANDARD, events=True, solo_tileset=1
+    tables,
+    n_players,
+    strategies,
+    seed,
+    variant=K.V_STANDARD,
+    events=True,
+    solo_tileset=1,
+    neighborhood_through_any=True,
 ):
     """Play one game with ``strategies`` (StrategySpec per seat) from master seed ``seed``.
 
@@ -1281,7 +1288,7 @@ def play_one(
 
     if len(strategies) != n_players:
         raise ValueError(f"{n_players} players need {n_players} strategies, got {len(strategies)}")
-    rules = make_rules(variant, solo_tileset=solo_tileset)
+    rules = make_rules(variant, neighborhood_through_any, solo_tileset)
     key = rng.master_key(seed)
     strategy_ids = np.array([spec.id for spec in strategies], dtype=np.int64)
     strategy_params = np.stack([spec.params for spec in strategies]).astype(np.float64)

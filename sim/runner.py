@@ -40,7 +40,7 @@ from sim.store import (
     RunFolder,
     encode_batch,
 )
-from sim.tables import make_rules
+from sim.tables import make_rules, rules_as_dict
 from strategies.params import load_strategy_file, resolve_strategy
 
 BACKENDS = ("local", "dask")
@@ -246,12 +246,7 @@ def make_plan(config: RunConfig):
             "digest": tables.digest,
             "source": str(tables.source),
         },
-        # Every rules option by its constant's name (RO_VARIANT -> "variant").
-        "rules": {
-            name[len("RO_") :].lower(): int(rules[index])
-            for name, index in vars(K).items()
-            if name.startswith("RO_")
-        },
+        "rules": rules_as_dict(rules),
     }
     return plan, tables, parameters
 

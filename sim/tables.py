@@ -64,3 +64,12 @@ def make_rules(
     rules[K.RO_FORCE_SEAT] = force_seat
     rules[K.RO_BAN_TILE] = ban_tile
     return rules
+
+
+def rules_as_dict(rules: np.ndarray) -> dict[str, int]:
+    """Every rules option by its constant's name (RO_VARIANT -> "variant"), for run records."""
+    return {
+        name[len("RO_") :].lower(): int(rules[index])
+        for name, index in vars(K).items()
+        if name.startswith("RO_")
+    }

@@ -76,3 +76,17 @@ def resolve_strategy(spec: str, named: dict[str, StrategySpec] | None = None) ->
     info = STRATEGIES[base.name]
     inherited = [f"{key}={float(base.params[k])!r}" for k, key in enumerate(info.param_names)]
     return parse_strategy(f"{base.name}:{','.join(inherited)},{rest}")
+
+
+def split_strategies(text: str, option: str = "--strategies") -> tuple[str, ...]:
+    """Split a command line's ``a,b:x=1,y=2,c`` into specs: a piece with ``=`` but no ``:``
+    is one more parameter of the spec before it. ``option`` names the flag in errors."""
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if "=" in piece and ":" not in piece and specs:
+            specs[-1] += "," + piece
+        elif piece:
+            specs.append(piece)
+        else:
+            raise UserError(f"{option} {text!r}: empty strategy name")
+    return tuple(specs)

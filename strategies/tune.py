@@ -18,7 +18,7 @@ import numpy as np
 from sim.catalog import load_catalog
 from sim.errors import UserError
 from strategies.arena import play_match
-from strategies.params import load_strategy_file, resolve_strategy
+from strategies.params import load_strategy_file, resolve_strategy, split_strategies
 from strategies.registry import STRATEGIES, StrategySpec, parse_strategy
 
 POPULATION = 16
@@ -168,9 +168,9 @@ def run(args) -> int:
     base = resolve_strategy(args.base, named)
     if not STRATEGIES[base.name].param_names:
         raise UserError(f"--base {args.base!r} has no parameters to tune")
-    opponents = [resolve_strategy(s, named) for s in args.opponents.split(",") if s.strip()]
-    if not opponents:
-        raise UserError("--opponents needs at least one strategy")
+    opponents = [
+        resolve_strategy(spec, named) for spec in split_strategies(args.opponents, "--opponents")
+    ]
     tables = load_catalog()
     result = tune(
         tables,

@@ -12,6 +12,7 @@ from sim.catalog import (
     DEFAULT_CATALOG,
     TEMPLATE,
     catalog_as_dict,
+    catalog_warnings,
     compile_catalog,
     load_catalog,
     validate,
@@ -595,3 +596,35 @@ def test_default_catalogue_matches_the_known_counts():
         assert np.bincount(in_deck[:, K.C_PLAYERS], minlength=6)[[1, 4, 5]].tolist() == [24, 8, 8]
     assert len(tables.board_names) == 6
     assert np.bincount(tables.goods_tier).tolist() == [6, 8, 3]
+
+
+def glass_only_from_4_plus(data):
+    """Glassworks, the only Glass producer, becomes a 4+ tile (a 4+ House becomes 1+ so the
+    deck still holds 24/8/8 tiles by icon)."""
+    tile(data, "Glassworks")["players"] = 4
+    tile(data, "Gen1 House 4-0")["players"] = 1
+
+
+def test_no_warnings_for_the_fixture_and_the_default_catalogue(tables):
+    assert catalog_warnings(tables) == []
+    assert catalog_warnings(load_catalog()) == []
+
+
+def test_warns_when_a_1_plus_tile_needs_a_good_only_4_plus_tiles_make():
+    # The Jeweller (1+) needs Glass: in 1-3 player games no Glass is ever dealt.
+    data = valid_catalog()
+    glass_only_from_4_plus(data)
+    assert validate(data, SRC) == []  # legal: a warning, not a problem
+    assert catalog_warnings(compile_catalog(data, SRC)) == [
+        f'{SRC}: tile "Jeweller": field "requires": good "Glass" is produced only by tiles with '
+        "a higher player-count icon, so with fewer than 4 players this requirement can never "
+        "be met"
+    ]
+
+
+def test_a_cornerstone_producing_the_good_silences_the_warning():
+    # Cornerstones are dealt at every player count.
+    data = valid_catalog()
+    glass_only_from_4_plus(data)
+    tile(data, "Tower 1")["produces"] = ["Glass"]
+    assert catalog_warnings(compile_catalog(data, SRC)) == []

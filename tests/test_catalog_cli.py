@@ -132,3 +132,18 @@ def test_template_prints_the_packaged_skeleton(capsys):
     out = capsys.readouterr().out
     assert out == TEMPLATE.read_text(encoding="utf-8")
     assert tomllib.loads(out)["catalog"]["name"]
+
+
+def test_validate_prints_warnings_on_stderr_and_still_succeeds(catalogue_file, capsys):
+    data = valid_catalog()
+    tile(data, "Glassworks")["players"] = 4
+    tile(data, "Gen1 House 4-0")["players"] = 1
+    path = catalogue_file(data)
+    assert main(["catalog", "validate", path]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"{path}: valid (") and "1 warning)" in captured.out
+    assert captured.err == (
+        f'warning: {path}: tile "Jeweller": field "requires": good "Glass" is produced only by '
+        "tiles with a higher player-count icon, so with fewer than 4 players this requirement "
+        "can never be met\n"
+    )

@@ -66,7 +66,6 @@ def test_solo_game_with_parameters(capsys):
         (["--players", "3", "--strategies", "clever"], "unknown strategy 'clever'"),
         (["--players", "3", "--strategies", "random", "--variant", "x"], "unknown variant"),
         (["--players", "3", "--strategies", "greedy:speed=1"], "bad parameter 'speed=1'"),
-        (["--players", "1", "--strategies", "random", "--solo-tileset", "3"], "1, 4 or 5"),
     ],
 )
 def test_user_errors(capsys, args, message):
@@ -74,3 +73,51 @@ def test_user_errors(capsys, args, message):
     assert code == 1
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_solo_tileset_must_be_an_icon(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["play", "--players", "1", "--strategies", "random", "--solo-tileset", "3"])
+    assert exit_.value.code != 0
+    assert "invalid choice: 3 (choose from 1, 4, 5)" in capsys.readouterr().err
+
+
+def test_strategies_take_parameters_after_commas_and_named_sets(tmp_path, capsys):
+    """The same spec syntax as ``neom simulate``: ``greedy:money_weight=2,random`` is two
+    seats, and a strategy file's sets are usable by name."""
+    sets = tmp_path / "mine.toml"
+    sets.write_text('[sets.thrifty]\nbase = "greedy"\nmoney_weight = 3\n', encoding="utf-8")
+    code, out, err = play(
+        capsys,
+        "--players",
+        "3",
+        "--strategies",
+        "greedy:money_weight=2,random,thrifty",
+        "--strategy-file",
+        str(sets),
+    )
+    assert code == 0, err
+    assert "seat 0: greedy:money_weight=2," in out
+    assert "seat 1: random," in out
+    assert "seat 2: greedy:money_weight=3," in out
+
+
+def test_neighborhoods_reading_is_played_and_recorded(tmp_path, capsys):
+    """RULES.md S3: with --neighborhoods residential the game scores Neighborhoods whose road
+    chains pass through Residential tiles only, and says so."""
+    out_file = tmp_path / "game.json"
+    code, out, err = play(
+        capsys,
+        "--players",
+        "2",
+        "--strategies",
+        "greedy",
+        "--neighborhoods",
+        "residential",
+        "--json",
+        str(out_file),
+    )
+    assert code == 0, err
+    assert "Neighborhoods: road chains through Residential tiles only" in out
+    data = json.loads(out_file.read_text())
+    assert data["rules"]["neighborhood_through_any"] == 0

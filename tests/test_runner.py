@@ -304,3 +304,16 @@ def test_cli_prints_the_summary_and_the_manifest_records_the_run(tmp_path, capsy
         "neom-sim",
     }
     assert [s["name"] for s in manifest["strategies"]] == ["random"] * 4
+
+
+def test_reading_options_reach_the_rules_and_block_a_mismatched_resume(tmp_path, capsys):
+    """RULES.md S3: --neighborhoods residential plays the narrower reading; the manifest
+    records it, and a resume under the other reading is refused."""
+    args = ("--neighborhoods", "residential", "--solo-tileset", "4")
+    assert simulate_cli(tmp_path, *args) == 0
+    manifest = RunFolder(tmp_path / "out").read_manifest()
+    assert manifest["rules"]["neighborhood_through_any"] == 0
+    assert manifest["rules"]["solo_tileset"] == 4
+    capsys.readouterr()
+    assert simulate_cli(tmp_path, "--resume") == 1
+    assert "cannot resume with a different rules options" in capsys.readouterr().err

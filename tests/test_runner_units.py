@@ -5,11 +5,11 @@ import pyarrow as pa
 import pytest
 
 from sim import records as R
-from sim.commands.simulate import split_strategies
 from sim.errors import UserError
 from sim.rng import master_key
 from sim.seeding import assign_seats, check_game_count
 from sim.store import events_table, games_table, players_table
+from strategies.params import split_strategies
 
 KEY = master_key(3)
 

@@ -213,3 +213,20 @@ def test_neom_score_command_prints_only_json(city_file):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["money"] == 2
+
+
+def test_neighborhoods_flag_selects_the_residential_only_reading(capsys, city_file):
+    """RULES.md S3: by default a Neighborhood's road chain may pass through any tile (here a
+    Commercial tile joins two Residential tiles: one Neighborhood of 2, 3 VP); with
+    ``--neighborhoods residential`` the chain breaks there (two Neighborhoods of 1, 2 VP)."""
+    data = {
+        "money": 0,
+        "cells": [
+            {"row": 2, "col": 2, "tile": inline(["residential"], roads="EW")},
+            {"row": 2, "col": 3, "tile": inline(["commercial"], roads="EW")},
+            {"row": 2, "col": 4, "tile": inline(["residential"], roads="EW")},
+        ],
+    }
+    path = city_file(data)
+    assert scored(capsys, path)["neighborhoods"] == 3
+    assert scored(capsys, path, "--neighborhoods", "residential")["neighborhoods"] == 2

@@ -9,6 +9,7 @@ from sim.catalog import (
     TEMPLATE,
     catalog_as_dict,
     catalog_as_json,
+    catalog_warnings,
     load_catalog,
     tile_as_dict,
 )
@@ -76,7 +77,11 @@ def run_validate(args) -> int:
         tables = load_catalog(args.file)
     except CatalogError as error:
         return _print_problems(error, args.file)
-    print(f"{args.file}: valid ({summary(tables)})")
+    warnings = catalog_warnings(tables)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    noted = f"; {len(warnings)} warning{'s' if len(warnings) > 1 else ''}" if warnings else ""
+    print(f"{args.file}: valid ({summary(tables)}{noted})")
     return 0
 
 

@@ -12,9 +12,15 @@ from sim import constants as K
 from sim import engine as E
 from sim import records as R
 from sim.catalog import RECONSTRUCTED_BANNER, load_catalog
+from sim.commands.readings import (
+    add_neighborhoods_argument,
+    add_solo_tileset_argument,
+    through_any,
+)
 from sim.errors import UserError
 from sim.game import final_cities, play_one
-from strategies.registry import parse_strategy
+from sim.tables import rules_as_dict
+from strategies.params import load_strategy_file, resolve_strategy, split_strategies
 
 VARIANTS = ", ".join(K.VARIANT_NAMES)
 CELL_WIDTH = 16
@@ -27,17 +33,13 @@ def register(subparsers) -> None:
         "--strategies",
         required=True,
         metavar="S1,S2,...",
-        help="one strategy per seat (name or name:param=value;...), or one for all seats",
+        help="one strategy per seat (name or name:param=value,...), or one for all seats",
     )
+    parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
     parser.add_argument("--variant", default="standard", metavar="V", help=VARIANTS)
-    parser.add_argument(
-        "--solo-tileset",
-        type=int,
-        default=1,
-        metavar="ICON",
-        help="solo games: 1 (1+ tiles), 4 (1+ and 4+) or 5 (all)",
-    )
+    add_solo_tileset_argument(parser)
+    add_neighborhoods_argument(parser)
     parser.add_argument("--catalog", metavar="FILE", help="tile catalogue (default: packaged)")
     parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
     parser.set_defaults(func=run)
@@ -48,12 +50,10 @@ def parse_args(args):
         raise UserError(f"--players {args.players}: must be 1 to {R.MAX_PLAYERS}")
     if args.variant not in K.VARIANT_NAMES:
         raise UserError(f"--variant {args.variant!r}: unknown variant; valid: {VARIANTS}")
-    if args.solo_tileset not in (1, 4, 5):
-        raise UserError(f"--solo-tileset {args.solo_tileset}: must be 1, 4 or 5")
     if args.seed < 0:
         raise UserError(f"--seed {args.seed}: must be 0 or more")
-    # Parameters are separated by ';' here because ',' separates the seats.
-    specs = [parse_strategy(s.replace(";", ",")) for s in args.strategies.split(",") if s]
+    named = load_strategy_file(args.strategy_file) if args.strategy_file else None
+    specs = [resolve_strategy(spec, named) for spec in split_strategies(args.strategies)]
     if len(specs) == 1:
         specs *= args.players
     if len(specs) != args.players:
@@ -67,7 +67,15 @@ def parse_args(args):
 def run(args) -> int:
     specs, variant = parse_args(args)
     tables = load_catalog(args.catalog)
-    result = play_one(tables, args.players, specs, args.seed, variant, True, args.solo_tileset)
+    result = play_one(
+        tables,
+        args.players,
+        specs,
+        args.seed,
+        variant,
+        solo_tileset=args.solo_tileset,
+        neighborhood_through_any=through_any(args),
+    )
     story = Story(tables, result, args.seed, args.variant)
     for line in story.lines():
         print(line)
@@ -156,6 +164,8 @@ class Story:
             f"{self.n} player(s), variant {self.variant}, seed {self.seed}, "
             f"deal seed {int(self.r['game'][R.G_DEAL_SEED])}"
         )
+        if not self.r["rules"][K.RO_NEIGHBORHOOD_THROUGH_ANY]:
+            yield "Neighborhoods: road chains through Residential tiles only (RULES.md S3)"
         for s in range(self.n):
             board = self.t.board_names[players[s, R.P_BOARD]]
             yield f"seat {s}: {self.r['strategies'][s].spec}, {board}"
@@ -223,6 +233,7 @@ class Story:
             "reconstructed": self.t.reconstructed,
             "players": self.n,
             "variant": self.variant,
+            "rules": rules_as_dict(self.r["rules"]),
             "seed": self.seed,
             "events": events,
             "final": final,

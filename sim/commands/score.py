@@ -21,6 +21,7 @@ import numpy as np
 
 from sim import constants as K
 from sim.catalog import RECONSTRUCTED_BANNER, load_catalog, with_extra_tiles
+from sim.commands.readings import add_neighborhoods_argument, through_any
 from sim.errors import UserError
 from sim.scoring import score_city
 from sim.tables import Tables, make_rules
@@ -35,13 +36,14 @@ def register(subparsers) -> None:
     )
     parser.add_argument("city", metavar="CITY.json", help="the city: money, center, cells")
     parser.add_argument("--catalog", metavar="FILE", help="tile catalogue (default: packaged)")
+    add_neighborhoods_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
     tables = load_catalog(args.catalog)
     data = read_city_file(args.city)
-    cells, money, rules, tables = compile_city(data, tables, args.city)
+    cells, money, rules, tables = compile_city(data, tables, args.city, through_any(args))
     out = np.zeros(K.N_SCORE, dtype=np.int32)
     score_city(cells, money, tables.tiles, tables.effects, tables.goods_tier, rules, out)
     if tables.reconstructed:
@@ -152,7 +154,7 @@ def _read_cells(data: dict, path: str) -> list[tuple[int, object, str]]:
     return read
 
 
-def compile_city(data: dict, tables: Tables, path: str):
+def compile_city(data: dict, tables: Tables, path: str, neighborhood_through_any: bool = True):
     """(cells int16[25], money, rules, tables incl. inline tiles) from a parsed CITY.json."""
     _check_keys(data, CITY_KEYS, path)
     money = _integer(data.get("money", 0), path, "money")
@@ -178,4 +180,4 @@ def compile_city(data: dict, tables: Tables, path: str):
     center = _center_tile(data, tables, path, needed=cells[K.CENTER_CELL] == K.EMPTY)
     if cells[K.CENTER_CELL] == K.EMPTY:
         cells[K.CENTER_CELL] = center
-    return cells, money, make_rules(K.VARIANT_NAMES[variant]), tables
+    return cells, money, make_rules(K.VARIANT_NAMES[variant], neighborhood_through_any), tables

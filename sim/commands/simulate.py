@@ -5,10 +5,15 @@ import shlex
 import sys
 from pathlib import Path
 
+from sim.commands.readings import (
+    add_neighborhoods_argument,
+    add_solo_tileset_argument,
+    through_any,
+)
 from sim.constants import VARIANT_NAMES
-from sim.errors import UserError
 from sim.runner import BACKENDS, RunConfig, run_simulation
 from sim.seeding import SEAT_MODES
+from strategies.params import split_strategies
 
 
 def register(subparsers) -> None:
@@ -41,6 +46,8 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, type=Path, help="run folder to write")
     parser.add_argument("--catalog", type=Path, help="catalogue file (default: the built-in one)")
     parser.add_argument("--variant", choices=tuple(VARIANT_NAMES), default=RunConfig.variant)
+    add_neighborhoods_argument(parser)
+    add_solo_tileset_argument(parser)
     parser.add_argument(
         "--seats",
         choices=SEAT_MODES,
@@ -66,20 +73,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def split_strategies(text: str) -> tuple[str, ...]:
-    """Split ``a,b:x=1,y=2,c`` into specs: a piece with ``=`` but no ``:`` is one more
-    parameter of the spec before it."""
-    specs: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
-        if "=" in piece and ":" not in piece and specs:
-            specs[-1] += "," + piece
-        elif piece:
-            specs.append(piece)
-        else:
-            raise UserError(f"--strategies {text!r}: empty strategy name")
-    return tuple(specs)
-
-
 def run(args: argparse.Namespace) -> int:
     strategies = split_strategies(args.strategies)
     config = RunConfig(
@@ -100,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         command=shlex.join(["neom", *sys.argv[1:]]),
+        rules_options={
+            "neighborhood_through_any": through_any(args),
+            "solo_tileset": args.solo_tileset,
+        },
     )
     result = run_simulation(config)
     reconstruction = "yes" if result.reconstructed else "no"
