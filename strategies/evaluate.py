@@ -78,7 +78,9 @@ CX_LABEL = 20  # 25 cells: road-linked component label (-1 empty or outside neig
 CX_LABEL_RES = CX_LABEL + K.N_CELLS  # 25 labels: Residential tiles in the component
 CX_VAR_VP = CX_LABEL_RES + K.N_CELLS  # 25 cells: variable VP of VP holders
 CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
-N_CTX = CX_INCOME + K.N_CELLS
+CX_ROUTES = CX_INCOME + K.N_CELLS  # active Trade Routes (sim.engine.trade_routes)
+CX_SUMMARY = CX_ROUTES + 1  # the city's summary (sim.engine.summarize_city), once per decision
+N_CTX = CX_SUMMARY + E.N_SUMMARY
 
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 
@@ -169,35 +171,31 @@ def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
 
 
 @njit
-def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
-    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+def context_summary(ctx):
+    """The city summary held in ``ctx`` (a view, no copy)."""
+    return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
+
+
+@njit
+def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
+    """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
+    and its Trade Routes (all greedy needs)."""
     score = np.empty(K.N_SCORE, dtype=np.int32)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     score_city(city, money, tiles, effects, goods_tier, rules, score)
-    E.summarize_city(city, tiles, summary)
-    occupied = summary[E.SM_OCCUPIED]
-    residential = summary[E.SM_TYPE + 0]
-    ctx[CX_OCCUPIED] = occupied
-    ctx[CX_RESIDENTIAL] = residential
-    reach = 0
-    for d in range(4):
-        reach |= summary[E.SM_REACH + d]
-    ctx[CX_FRONTIER] = reach & ~occupied
-    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
-    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    E.summarize_city(city, tiles, context_summary(ctx))
+    residential = 0
     polluting = 0
     vp_holders = 0
-    income_holders = 0
-    coin_holders = 0
     n_power = 0
     goods = 0
     for cell in range(K.N_CELLS):
         ctx[CX_VAR_VP + cell] = 0
-        ctx[CX_INCOME + cell] = 0
         tile = city[cell]
         if tile == K.EMPTY:
             continue
         bit = 1 << cell
+        if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
+            residential |= bit
         if tiles[tile, K.C_POLLUTING]:
             polluting |= bit
         if tiles[tile, K.C_POWER]:
@@ -208,28 +206,53 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
         ):
             vp_holders |= bit
             ctx[CX_VAR_VP + cell] = tile_variable_vp(cell, city, tiles, effects, goods_tier)
-        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
-            income_holders |= bit
-        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
-            coin_holders |= bit
-        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+    ctx[CX_RESIDENTIAL] = residential
     ctx[CX_POLLUTING] = polluting
     ctx[CX_VP_HOLDERS] = vp_holders
-    ctx[CX_INCOME_HOLDERS] = income_holders
-    ctx[CX_COIN_HOLDERS] = coin_holders
     ctx[CX_N_RESIDENTIAL] = popcount(residential)
     ctx[CX_N_POWER] = n_power
     ctx[CX_GOODS] = goods
     ctx[CX_NEIGHBORHOODS] = score[K.S_NEIGHBORHOODS]
     ctx[CX_GOODS_VP] = score[K.S_GOODS]
+    ctx[CX_MONEY] = money
+    ctx[CX_SCORE] = score[K.S_TOTAL]
+    ctx[CX_ROUTES] = E.trade_routes(city, tiles)
+    label_components(city, tiles, rules, residential, ctx)
+
+
+@njit
+def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+    build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    summary = context_summary(ctx)
+    occupied = summary[E.SM_OCCUPIED]
+    ctx[CX_OCCUPIED] = occupied
+    reach = 0
+    for d in range(4):
+        reach |= summary[E.SM_REACH + d]
+    ctx[CX_FRONTIER] = reach & ~occupied
+    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
+    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    income_holders = 0
+    coin_holders = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_INCOME + cell] = 0
+        tile = city[cell]
+        if tile == K.EMPTY:
+            continue
+        bit = 1 << cell
+        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
+            income_holders |= bit
+        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
+            coin_holders |= bit
+        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+    ctx[CX_INCOME_HOLDERS] = income_holders
+    ctx[CX_COIN_HOLDERS] = coin_holders
     kinds = upcoming_disasters(gstate, tiles, rules)
     ctx[CX_UPCOMING] = kinds
     ctx[CX_EXPOSURE] = exposure(city, tiles, kinds)
-    ctx[CX_MONEY] = money
-    ctx[CX_SCORE] = score[K.S_TOTAL]
     ctx[CX_TURN] = gstate[E.GS_TURN]
     ctx[CX_GEN] = gstate[E.GS_GEN]
-    label_components(city, tiles, rules, residential, ctx)
 
 
 @njit
@@ -352,6 +375,14 @@ def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_lux
 def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
     on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
+    return score_delta_and_neighborhoods(
+        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+    )[0]
+
+
+@njit
+def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
     old = city[cell]
     bit = 1 << cell
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
@@ -391,10 +422,10 @@ def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
         new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
     ):
         delta += goods_vp(city, tiles, goods_tier) - ctx[CX_GOODS_VP]
-    delta += neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
-    delta -= ctx[CX_NEIGHBORHOODS]
+    neighborhoods = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
+    delta += neighborhoods - ctx[CX_NEIGHBORHOODS]
     city[cell] = old
-    return delta
+    return delta, neighborhoods
 
 
 @njit
@@ -441,9 +472,10 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
     if new != K.EMPTY:
         coins += coins_on_placing(new, cell, city, tiles, effects, ctx)
     share = remaining_share(ctx)
-    value = params[W_VP] * score_delta(
+    delta, neighborhoods = score_delta_and_neighborhoods(
         new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
     )
+    value = params[W_VP] * delta
     value += params[W_MONEY] * coins * share
     collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
     value += (
@@ -468,13 +500,7 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
         value += goods * share
 
     if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
-        city[cell] = new
-        residential = ctx[CX_RESIDENTIAL] & ~bit
-        if new != K.EMPTY:
-            residential |= bit
-        grown = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
-        city[cell] = old
-        value += params[W_NEIGHBORHOOD] * (grown - ctx[CX_NEIGHBORHOODS]) * share
+        value += params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS]) * share
 
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
     if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
@@ -598,12 +624,12 @@ def best_placement(
     rules,
     ctx,
 ):
-    """Best value of placing ``tile`` in ``city`` at its cheapest requirement option, or
-    NO_VALUE when it cannot go anywhere. ``free``: ignore requirements and prerequisites
-    (cornerstones valued in the draft, before the goods they need can exist)."""
-    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
+    """Best value of placing ``tile`` in ``city`` (whose context is ``ctx``: summary and Trade
+    Routes come from it) at its cheapest requirement option, or NO_VALUE when it cannot go
+    anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued in the
+    draft, before the goods they need can exist)."""
+    summary = context_summary(ctx)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
-    E.summarize_city(city, tiles, summary)
     cost = -1
     if free:
         mask = E.placement_mask(city, tiles, tile, summary)
@@ -611,14 +637,13 @@ def best_placement(
             if cost < 0 or req[tile, o, K.R_COST] < cost:
                 cost = req[tile, o, K.R_COST]
     else:
-        routes = E.trade_routes(city, tiles)
         mask = E.tile_placements(
             seat,
             tile,
             city,
             summary,
             goods_of,
-            routes,
+            ctx[CX_ROUTES],
             n_players,
             money,
             tiles,
