@@ -85,14 +85,20 @@ N_CTX = CX_SUMMARY + E.N_SUMMARY
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 
 
-@njit
-def orthogonal_mask(cell):
-    mask = 0
-    for direction in range(4):
-        other = neighbour(cell, direction)
-        if other >= 0:
-            mask |= 1 << other
-    return mask
+def _cell_masks(mask_of):
+    """A cell mask per square, from a sim.grid function (its plain Python form when compiled):
+    looked up in the hot loops instead of recomputed per candidate."""
+    mask_of = getattr(mask_of, "py_func", mask_of)
+    return np.array([mask_of(cell) for cell in range(K.N_CELLS)], dtype=np.int64)
+
+
+def _orthogonal_mask(cell):
+    step = getattr(neighbour, "py_func", neighbour)
+    return sum(1 << other for other in (step(cell, d) for d in range(4)) if other >= 0)
+
+
+ORTHOGONAL_MASKS = _cell_masks(_orthogonal_mask)
+SURROUNDING_MASKS = _cell_masks(surrounding_mask)
 
 
 @njit
@@ -344,8 +350,8 @@ def pollution_of(tile, cell, residential, polluting, tiles):
     """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
     if tile == K.EMPTY:
         return 0
-    orth = orthogonal_mask(cell)
-    diag = surrounding_mask(cell) & ~orth
+    orth = ORTHOGONAL_MASKS[cell]
+    diag = SURROUNDING_MASKS[cell] & ~orth
     lost = 0
     if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
         lost += POLLUTION_ORTHOGONAL * popcount(orth & polluting)
@@ -369,6 +375,27 @@ def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_lux
             else:
                 total += weights_luxury
     return total
+
+
+@njit
+def holder_reads(holder, holder_cell, cell, changed_types, goods_may_change, effects):
+    """Whether a VP effect of ``holder`` (on ``holder_cell``) can change when the tile on
+    ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
+    change. Skipping the others keeps ``score_delta`` exact (what each EF_VP_* kind of
+    sim.effects reads: matching tiles in the city or around, goods, the squares around)."""
+    around = (SURROUNDING_MASKS[holder_cell] >> cell) & 1
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[holder, k, 0]
+        a = effects[holder, k, 1]
+        if kind == K.EF_VP_PER_TYPE_CITY and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_TYPE_ADJACENT and around and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_GOOD_TIER and goods_may_change:
+            return True
+        if kind == K.EF_VP_PLACEMENT and around and a & K.PL_NO_NEIGHBOURS:
+            return True
+    return False
 
 
 @njit
@@ -410,17 +437,24 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
     delta -= ctx[CX_VAR_VP + cell]
     if new != K.EMPTY and tiles[new, K.C_TYPES] & VP_TYPES:
         delta += tile_variable_vp(cell, city, tiles, effects, goods_tier)
+    goods_may_change = (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
+        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+    )
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
     holders = ctx[CX_VP_HOLDERS] & ~bit
     while holders:
         other = 0
         while not (holders >> other) & 1:
             other += 1
         holders &= ~(1 << other)
-        delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
-        delta -= ctx[CX_VAR_VP + other]
-    if (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
-        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
-    ):
+        if holder_reads(city[other], other, cell, changed_types, goods_may_change, effects):
+            delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
+            delta -= ctx[CX_VAR_VP + other]
+    if goods_may_change:
         delta += goods_vp(city, tiles, goods_tier) - ctx[CX_GOODS_VP]
     neighborhoods = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
     delta += neighborhoods - ctx[CX_NEIGHBORHOODS]
@@ -434,8 +468,11 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
     coins = tiles[tile, K.C_COINS_ON_PLACE]
     holders = ctx[CX_COIN_HOLDERS] & ~(1 << cell)
     for other in range(K.N_CELLS):
+        if not holders:
+            break
         if not (holders >> other) & 1:
             continue
+        holders &= ~(1 << other)
         holder = city[other]
         for k in range(K.MAX_EFFECTS):
             coins += effect_coins_on_placed(
@@ -504,8 +541,8 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
 
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
     if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
-        orth = orthogonal_mask(cell)
-        diag = surrounding_mask(cell) & ~orth
+        orth = ORTHOGONAL_MASKS[cell]
+        diag = SURROUNDING_MASKS[cell] & ~orth
         aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
         aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
         value -= params[W_POLLUTION] * aimed * share
@@ -530,7 +567,7 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
         covered = 0
         if new != K.EMPTY:
             protects = tiles[new, K.C_PROTECTS]
-            around = surrounding_mask(cell) | bit
+            around = SURROUNDING_MASKS[cell] | bit
             new_fire = fire
             new_police = police
             if (kinds >> K.DIS_FIRE) & 1 and protects & K.PROT_FIRE:
