@@ -504,21 +504,35 @@ def income_delta(new, cell, city, tiles, effects, ctx):
 def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
     ``-coins`` (a placement's one-off coins are added here)."""
+    terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    return terms_value(params, coins, terms, ctx)
+
+
+NO_TERMS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit
+def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
+    """The parts of ``move_value`` that do not depend on the coins paid, as a tuple of floats
+    (integers held exactly): the score change without money, the coins the placement pays,
+    the weighted income, goods, Neighborhood, pollution, power and frontier terms, and the
+    disaster cost the move adds and covers. Options that differ only in their cost (the
+    requirement options of one square) share them."""
     old = city[cell]
     bit = 1 << cell
+    placing = 0
     if new != K.EMPTY:
-        coins += coins_on_placing(new, cell, city, tiles, effects, ctx)
+        placing = coins_on_placing(new, cell, city, tiles, effects, ctx)
     share = remaining_share(ctx)
     delta, neighborhoods = score_delta_and_neighborhoods(
-        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+        new, cell, 0, city, tiles, effects, goods_tier, rules, ctx
     )
-    value = params[W_VP] * delta
-    value += params[W_MONEY] * coins * share
     collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
-    value += (
+    income = (
         params[W_INCOME] * collections_left * income_delta(new, cell, city, tiles, effects, ctx)
     )
 
+    goods_term = 0.0
     if params[W_RAW] != 0 or params[W_PROCESSED] != 0 or params[W_LUXURY] != 0:
         gained = 0
         if new != K.EMPTY:
@@ -534,22 +548,26 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
         goods -= goods_by_tier(
             lost, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
         )
-        value += goods * share
+        goods_term = goods * share
 
+    neighborhood_term = 0.0
     if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
-        value += params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS]) * share
+        neighborhood_term = params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS]) * share
 
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
+    pollution_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
         orth = ORTHOGONAL_MASKS[cell]
         diag = SURROUNDING_MASKS[cell] & ~orth
         aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
         aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
-        value -= params[W_POLLUTION] * aimed * share
+        pollution_term = params[W_POLLUTION] * aimed * share
 
+    power_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
-        value += params[W_POWER]
+        power_term = params[W_POWER]
 
+    frontier_term = 0.0
     if new != K.EMPTY and old == K.EMPTY:
         frontier = ctx[CX_FRONTIER] & ~bit
         roads = tiles[new, K.C_ROADS]
@@ -557,14 +575,16 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
             other = neighbour(cell, direction)
             if other >= 0 and (roads >> direction) & 1 and (empty >> other) & 1:
                 frontier |= 1 << other
-        value += params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
+        frontier_term = (
+            params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
+        )
 
     kinds = ctx[CX_UPCOMING]
+    added = 0
+    covered = 0
     if kinds != 0:
         fire = ctx[CX_FIRE_COVER]
         police = ctx[CX_POLICE_COVER]
-        added = 0
-        covered = 0
         if new != K.EMPTY:
             protects = tiles[new, K.C_PROTECTS]
             around = SURROUNDING_MASKS[cell] | bit
@@ -581,10 +601,41 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
                         covered += charge(city[other], other, kinds, fire, police, tiles)
                         covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
         added -= charge(old, cell, kinds, fire, police, tiles)
+    return (
+        float(delta),
+        float(placing),
+        income,
+        goods_term,
+        neighborhood_term,
+        pollution_term,
+        power_term,
+        frontier_term,
+        float(added),
+        float(covered),
+    )
+
+
+@njit
+def terms_value(params, coins, terms, ctx):
+    """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
+    terms added in one fixed order (a skipped term adds 0.0)."""
+    coins += int(terms[1])
+    money = ctx[CX_MONEY]
+    delta = int(terms[0]) + (money + coins) // 2 - money // 2
+    value = params[W_VP] * delta
+    value += params[W_MONEY] * coins * remaining_share(ctx)
+    value += terms[2]
+    value += terms[3]
+    value += terms[4]
+    value -= terms[5]
+    value += terms[6]
+    value += terms[7]
+    if ctx[CX_UPCOMING] != 0:
+        added = int(terms[8])
+        covered = int(terms[9])
         value -= params[W_DISASTER] * added
         value += params[W_PROTECTION] * covered
         if params[W_RESERVE] != 0:
-            money = ctx[CX_MONEY]
             shortfall = max(ctx[CX_EXPOSURE] - money, 0)
             after = max(ctx[CX_EXPOSURE] + added - covered - money - coins, 0)
             value -= params[W_RESERVE] * (after - shortfall)
@@ -642,6 +693,45 @@ def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ct
     if kind == E.A_CORNERSTONE:
         value += params[W_CORNERSTONE] * progress(ctx)
     return value
+
+
+@njit
+def action_values(
+    params,
+    options,
+    n_options,
+    cornerstones_only,
+    city,
+    tiles,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+    values,
+):
+    """``action_value`` of every option (``cornerstones_only``: of the cornerstone options,
+    NO_VALUE for the others) into ``values``. The requirement options of one tile on one square
+    (listed one after the other) differ only in cost: they share their move terms."""
+    terms = NO_TERMS
+    last_tile = -1
+    last_cell = -1
+    for k in range(n_options):
+        kind = options[k, E.OPT_KIND]
+        if cornerstones_only and kind != E.A_CORNERSTONE:
+            values[k] = NO_VALUE
+            continue
+        if kind == E.A_SELL:
+            values[k] = money_value(params, E.SELL_COINS, ctx)
+            continue
+        tile = options[k, E.OPT_TILE]
+        cell = options[k, E.OPT_CELL]
+        if tile != last_tile or cell != last_cell:
+            terms = move_terms(params, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+            last_tile = tile
+            last_cell = cell
+        values[k] = terms_value(params, -options[k, E.OPT_COST], terms, ctx)
+        if kind == E.A_CORNERSTONE:
+            values[k] += params[W_CORNERSTONE] * progress(ctx)
 
 
 @njit
@@ -788,10 +878,9 @@ def choose_evaluated(
     build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
-        for k in range(n_options):
-            values[k] = action_value(
-                params, options, k, city, tiles, effects, goods_tier, rules, ctx
-            )
+        action_values(
+            params, options, n_options, False, city, tiles, effects, goods_tier, rules, ctx, values
+        )
     elif decision == E.D_SELECT:
         select_values(
             params,
@@ -1069,11 +1158,11 @@ def cornerstone_value(
             goods_tier,
             actions,
         )
+        values = np.empty(n, dtype=np.float64)
+        action_values(
+            params, actions, n, True, city, tiles, effects, goods_tier, rules, ctx, values
+        )
         for a in range(n):
-            if actions[a, E.OPT_KIND] == E.A_CORNERSTONE:
-                best = max(
-                    best,
-                    action_value(params, actions, a, city, tiles, effects, goods_tier, rules, ctx),
-                )
+            best = max(best, values[a])
         break
     return best
