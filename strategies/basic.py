@@ -51,10 +51,16 @@ def value_after(params, delta, coins, ctx):
 
 
 @njit
+def money_vp_change(coins, ctx):
+    """Change of the money VP when the decision's money changes by ``coins``."""
+    money = ctx[CX_MONEY]
+    return (money + coins) // 2 - money // 2
+
+
+@njit
 def coins_value(params, coins, ctx):
     """Value of the city unchanged with ``coins`` more (negative: paid)."""
-    money = ctx[CX_MONEY]
-    return value_after(params, (money + coins) // 2 - money // 2, coins, ctx)
+    return value_after(params, money_vp_change(coins, ctx), coins, ctx)
 
 
 @njit
@@ -215,22 +221,23 @@ def greedy_values(
                 req_costs,
             )
     elif decision == E.D_ACTION:
+        # The requirement options of one tile on one square differ only in cost: their score
+        # change without money is computed once.
+        last_tile = -1
+        last_cell = -1
+        change = 0
         for k in range(n_options):
             if options[k, E.OPT_KIND] == E.A_SELL:
                 values[k] = coins_value(params, E.SELL_COINS, ctx)
-            else:
-                values[k] = placed_value(
-                    params,
-                    options[k, E.OPT_TILE],
-                    options[k, E.OPT_CELL],
-                    options[k, E.OPT_COST],
-                    city,
-                    tiles,
-                    effects,
-                    goods_tier,
-                    rules,
-                    ctx,
-                )
+                continue
+            tile = options[k, E.OPT_TILE]
+            cell = options[k, E.OPT_CELL]
+            if tile != last_tile or cell != last_cell:
+                change = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
+                last_tile = tile
+                last_cell = cell
+            coins = tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
+            values[k] = value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
     elif decision == E.D_DISASTER:
         score = np.empty(K.N_SCORE, dtype=np.int32)
         for k in range(n_options):

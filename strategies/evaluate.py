@@ -490,14 +490,34 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
 def income_delta(new, cell, city, tiles, effects, ctx):
     """Change of the city's income when ``new`` (EMPTY: removal) goes on ``cell``."""
     old = city[cell]
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
     city[cell] = new
     delta = tile_income(cell, city, tiles, effects) - ctx[CX_INCOME + cell]
     holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
     for other in range(K.N_CELLS):
-        if (holders >> other) & 1:
+        if not holders:
+            break
+        if not (holders >> other) & 1:
+            continue
+        holders &= ~(1 << other)
+        # EF_INCOME_PER_TYPE counts the city's tiles of its types: only those can change it.
+        if counts_types(city[other], K.EF_INCOME_PER_TYPE, changed_types, effects):
             delta += tile_income(other, city, tiles, effects) - ctx[CX_INCOME + other]
     city[cell] = old
     return delta
+
+
+@njit
+def counts_types(holder, kind, changed_types, effects):
+    """Whether an effect of ``kind`` of ``holder`` counts tiles of one of ``changed_types``."""
+    for k in range(K.MAX_EFFECTS):
+        if effects[holder, k, 0] == kind and effects[holder, k, 1] & changed_types:
+            return True
+    return False
 
 
 @njit
