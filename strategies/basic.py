@@ -3,7 +3,9 @@ gain in final score).
 
 Greedy scores a city as if the game ended now (``sim.scoring.score_city``, money included)
 after each candidate choice and takes the best; ties are broken by the strategy's own random
-stream. It looks only at its own city, hand and cornerstones.
+stream. It looks only at its own city, hand and cornerstones. For speed the city is scored
+once per decision and each candidate adds its exact score change
+(``strategies.evaluate.score_delta``, tested equal to the difference of two ``score_city``).
 """
 
 import numpy as np
@@ -13,6 +15,16 @@ from sim import engine as E
 from sim import rng
 from sim.jit import njit
 from sim.scoring import score_city
+from strategies.evaluate import (
+    CX_MONEY,
+    CX_ROUTES,
+    CX_SCORE,
+    N_CTX,
+    build_score_context,
+    context_summary,
+    pick_best,
+    score_delta,
+)
 from strategies.registry import GREEDY_MONEY_WEIGHT
 
 NO_VALUE = -1e18
@@ -31,45 +43,61 @@ def city_value(city, money, params, tiles, effects, goods_tier, rules, score):
 
 
 @njit
-def placed_value(city, tile, cell, money_left, params, tiles, effects, goods_tier, rules, score):
-    """Value of the city with ``tile`` on ``cell`` (its one-off coins included)."""
-    old = city[cell]
-    city[cell] = tile
-    money = money_left + tiles[tile, K.C_COINS_ON_PLACE]
-    value = city_value(city, money, params, tiles, effects, goods_tier, rules, score)
-    city[cell] = old
-    return value
+def value_after(params, delta, coins, ctx):
+    """``city_value`` after a move that changes the score of the decision's city (``ctx``) by
+    ``delta``, money included, and its money by ``coins``."""
+    money_vp = (ctx[CX_MONEY] + coins) // 2
+    return (ctx[CX_SCORE] + delta) + (params[GREEDY_MONEY_WEIGHT] - 1.0) * money_vp
+
+
+@njit
+def money_vp_change(coins, ctx):
+    """Change of the money VP when the decision's money changes by ``coins``."""
+    money = ctx[CX_MONEY]
+    return (money + coins) // 2 - money // 2
+
+
+@njit
+def coins_value(params, coins, ctx):
+    """Value of the city unchanged with ``coins`` more (negative: paid)."""
+    return value_after(params, money_vp_change(coins, ctx), coins, ctx)
+
+
+@njit
+def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx):
+    """Value of the city with ``tile`` on ``cell`` for ``cost`` coins (its one-off coins
+    included)."""
+    coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
+    delta = score_delta(tile, cell, coins, city, tiles, effects, goods_tier, rules, ctx)
+    return value_after(params, delta, coins, ctx)
 
 
 @njit
 def best_placement_value(
+    params,
     seat,
     tile,
     city,
     money,
     goods_of,
     n_players,
-    params,
     tiles,
     req,
     effects,
     goods_tier,
     rules,
-    score,
+    ctx,
+    req_costs,
 ):
     """Best value of placing ``tile`` anywhere legal at its cheapest requirement option, or
-    NO_VALUE when it cannot be placed."""
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
-    E.summarize_city(city, tiles, summary)
-    routes = E.trade_routes(city, tiles)
+    NO_VALUE when it cannot be placed. ``req_costs``: scratch of MAX_REQ_OPTIONS."""
     mask = E.tile_placements(
         seat,
         tile,
         city,
-        summary,
+        context_summary(ctx),
         goods_of,
-        routes,
+        ctx[CX_ROUTES],
         n_players,
         money,
         tiles,
@@ -87,7 +115,7 @@ def best_placement_value(
     for cell in range(K.N_CELLS):
         if (mask >> cell) & 1:
             value = placed_value(
-                city, tile, cell, money - cost, params, tiles, effects, goods_tier, rules, score
+                params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx
             )
             best = max(best, value)
     return best
@@ -95,7 +123,8 @@ def best_placement_value(
 
 @njit
 def sacrifice_value(city, money, disaster, params, tiles, effects, goods_tier, rules, score):
-    """Value after sacrificing, each step removing the tile whose loss costs least."""
+    """Value after sacrificing, each step removing the tile whose loss costs least (rare:
+    scored in full)."""
     options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int64)
     for step in range(E.sacrifice_steps(disaster)):
         n = E.sacrifice_options(city, tiles, disaster, step, options)
@@ -116,109 +145,122 @@ def sacrifice_value(city, money, disaster, params, tiles, effects, goods_tier, r
 
 
 @njit
-def option_value(
+def greedy_values(
+    params,
     decision,
-    k,
     options,
+    n_options,
     seat,
     gstate,
     pstate,
-    cells,
     goods_of,
-    params,
     city,
     tiles,
     req,
     effects,
     goods_tier,
     rules,
-    score,
+    values,
 ):
-    """Greedy's value of option k (``city`` is a scratch copy of the seat's city)."""
+    """Greedy's value of each option into ``values`` (``city``: a scratch copy of the seat's
+    city)."""
     money = pstate[seat, E.PS_MONEY]
-    n_players = gstate[E.GS_N_PLAYERS]
-    tile = options[k, E.OPT_TILE]
-    if decision == E.D_SELECT:
-        if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-            return city_value(city, money, params, tiles, effects, goods_tier, rules, score)
-        sell = city_value(
-            city, money + E.SELL_COINS, params, tiles, effects, goods_tier, rules, score
-        )
-        place = best_placement_value(
-            seat,
-            tile,
-            city,
-            money,
-            goods_of,
-            n_players,
-            params,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            score,
-        )
-        return max(sell, place)
-    if decision == E.D_DRAFT or decision == E.D_TAKE_CS:
-        return best_placement_value(
-            seat,
-            tile,
-            city,
-            money,
-            goods_of,
-            n_players,
-            params,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            score,
-        )
-    if decision == E.D_ACTION:
-        if options[k, E.OPT_KIND] == E.A_SELL:
-            return city_value(
-                city, money + E.SELL_COINS, params, tiles, effects, goods_tier, rules, score
-            )
-        return placed_value(
-            city,
-            tile,
-            options[k, E.OPT_CELL],
-            money - options[k, E.OPT_COST],
-            params,
-            tiles,
-            effects,
-            goods_tier,
-            rules,
-            score,
-        )
     if decision == E.D_BUY:
-        return -options[k, E.OPT_COST]
-    if decision == E.D_DISASTER:
-        if options[k, E.OPT_KIND] == E.DR_PAY:
-            return city_value(
-                city,
-                money - options[k, E.OPT_COST],
+        for k in range(n_options):
+            values[k] = -options[k, E.OPT_COST]
+        return
+    if decision == E.D_SWAP_CS:
+        # A random cornerstone is no immediate gain, keep them (option 0).
+        for k in range(n_options):
+            values[k] = 1.0 if k == 0 else 0.0
+        return
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    n_players = gstate[E.GS_N_PLAYERS]
+    if decision == E.D_SELECT:
+        sell = coins_value(params, E.SELL_COINS, ctx)
+        for k in range(n_options):
+            tile = options[k, E.OPT_TILE]
+            if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+                values[k] = coins_value(params, 0, ctx)
+                continue
+            place = best_placement_value(
                 params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
                 tiles,
+                req,
                 effects,
                 goods_tier,
                 rules,
-                score,
+                ctx,
+                req_costs,
             )
-        return sacrifice_value(
-            city, money, gstate[E.GS_RESOLVING], params, tiles, effects, goods_tier, rules, score
-        )
-    if decision == E.D_SACRIFICE:
-        cell = options[k, E.OPT_CELL]
-        old = city[cell]
-        city[cell] = K.EMPTY
-        value = city_value(city, money, params, tiles, effects, goods_tier, rules, score)
-        city[cell] = old
-        return value
-    # D_SWAP_CS: a random cornerstone is no immediate gain, keep them (option 0).
-    return 1.0 if k == 0 else 0.0
+            values[k] = max(sell, place)
+    elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
+        for k in range(n_options):
+            values[k] = best_placement_value(
+                params,
+                seat,
+                options[k, E.OPT_TILE],
+                city,
+                money,
+                goods_of,
+                n_players,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                req_costs,
+            )
+    elif decision == E.D_ACTION:
+        # The requirement options of one tile on one square differ only in cost: their score
+        # change without money is computed once.
+        last_tile = -1
+        last_cell = -1
+        change = 0
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.A_SELL:
+                values[k] = coins_value(params, E.SELL_COINS, ctx)
+                continue
+            tile = options[k, E.OPT_TILE]
+            cell = options[k, E.OPT_CELL]
+            if tile != last_tile or cell != last_cell:
+                change = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
+                last_tile = tile
+                last_cell = cell
+            coins = tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
+            values[k] = value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
+    elif decision == E.D_DISASTER:
+        score = np.empty(K.N_SCORE, dtype=np.int32)
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.DR_PAY:
+                values[k] = coins_value(params, -options[k, E.OPT_COST], ctx)
+            else:
+                values[k] = sacrifice_value(
+                    city.copy(),
+                    money,
+                    gstate[E.GS_RESOLVING],
+                    params,
+                    tiles,
+                    effects,
+                    goods_tier,
+                    rules,
+                    score,
+                )
+    else:  # D_SACRIFICE
+        for k in range(n_options):
+            delta = score_delta(
+                K.EMPTY, options[k, E.OPT_CELL], 0, city, tiles, effects, goods_tier, rules, ctx
+            )
+            values[k] = value_after(params, delta, 0, ctx)
 
 
 @njit
@@ -239,37 +281,22 @@ def choose_greedy(
     goods_tier,
     rules,
 ):
-    city = cells[seat].copy()
-    score = np.empty(K.N_SCORE, dtype=np.int32)
-    best = NO_VALUE
-    pick = 0
-    n_best = 0
-    for k in range(n_options):
-        value = option_value(
-            decision,
-            k,
-            options,
-            seat,
-            gstate,
-            pstate,
-            cells,
-            goods_of,
-            params,
-            city,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            score,
-        )
-        if value > best + 1e-9:
-            best = value
-            pick = k
-            n_best = 1
-        elif value > best - 1e-9:
-            # Uniform among ties: keep the k-th tie with probability 1/k.
-            n_best += 1
-            if rng.randint(rng_state, n_best) == 0:
-                pick = k
-    return pick
+    values = np.empty(n_options, dtype=np.float64)
+    greedy_values(
+        params,
+        decision,
+        options,
+        n_options,
+        seat,
+        gstate,
+        pstate,
+        goods_of,
+        cells[seat].copy(),
+        tiles,
+        req,
+        effects,
+        goods_tier,
+        rules,
+        values,
+    )
+    return pick_best(values, n_options, rng_state)

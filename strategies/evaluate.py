@@ -78,19 +78,27 @@ CX_LABEL = 20  # 25 cells: road-linked component label (-1 empty or outside neig
 CX_LABEL_RES = CX_LABEL + K.N_CELLS  # 25 labels: Residential tiles in the component
 CX_VAR_VP = CX_LABEL_RES + K.N_CELLS  # 25 cells: variable VP of VP holders
 CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
-N_CTX = CX_INCOME + K.N_CELLS
+CX_ROUTES = CX_INCOME + K.N_CELLS  # active Trade Routes (sim.engine.trade_routes)
+CX_SUMMARY = CX_ROUTES + 1  # the city's summary (sim.engine.summarize_city), once per decision
+N_CTX = CX_SUMMARY + E.N_SUMMARY
 
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 
 
-@njit
-def orthogonal_mask(cell):
-    mask = 0
-    for direction in range(4):
-        other = neighbour(cell, direction)
-        if other >= 0:
-            mask |= 1 << other
-    return mask
+def _cell_masks(mask_of):
+    """A cell mask per square, from a sim.grid function (its plain Python form when compiled):
+    looked up in the hot loops instead of recomputed per candidate."""
+    mask_of = getattr(mask_of, "py_func", mask_of)
+    return np.array([mask_of(cell) for cell in range(K.N_CELLS)], dtype=np.int64)
+
+
+def _orthogonal_mask(cell):
+    step = getattr(neighbour, "py_func", neighbour)
+    return sum(1 << other for other in (step(cell, d) for d in range(4)) if other >= 0)
+
+
+ORTHOGONAL_MASKS = _cell_masks(_orthogonal_mask)
+SURROUNDING_MASKS = _cell_masks(surrounding_mask)
 
 
 @njit
@@ -169,35 +177,31 @@ def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
 
 
 @njit
-def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
-    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+def context_summary(ctx):
+    """The city summary held in ``ctx`` (a view, no copy)."""
+    return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
+
+
+@njit
+def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
+    """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
+    and its Trade Routes (all greedy needs)."""
     score = np.empty(K.N_SCORE, dtype=np.int32)
-    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
     score_city(city, money, tiles, effects, goods_tier, rules, score)
-    E.summarize_city(city, tiles, summary)
-    occupied = summary[E.SM_OCCUPIED]
-    residential = summary[E.SM_TYPE + 0]
-    ctx[CX_OCCUPIED] = occupied
-    ctx[CX_RESIDENTIAL] = residential
-    reach = 0
-    for d in range(4):
-        reach |= summary[E.SM_REACH + d]
-    ctx[CX_FRONTIER] = reach & ~occupied
-    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
-    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    E.summarize_city(city, tiles, context_summary(ctx))
+    residential = 0
     polluting = 0
     vp_holders = 0
-    income_holders = 0
-    coin_holders = 0
     n_power = 0
     goods = 0
     for cell in range(K.N_CELLS):
         ctx[CX_VAR_VP + cell] = 0
-        ctx[CX_INCOME + cell] = 0
         tile = city[cell]
         if tile == K.EMPTY:
             continue
         bit = 1 << cell
+        if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
+            residential |= bit
         if tiles[tile, K.C_POLLUTING]:
             polluting |= bit
         if tiles[tile, K.C_POWER]:
@@ -208,28 +212,53 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
         ):
             vp_holders |= bit
             ctx[CX_VAR_VP + cell] = tile_variable_vp(cell, city, tiles, effects, goods_tier)
-        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
-            income_holders |= bit
-        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
-            coin_holders |= bit
-        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+    ctx[CX_RESIDENTIAL] = residential
     ctx[CX_POLLUTING] = polluting
     ctx[CX_VP_HOLDERS] = vp_holders
-    ctx[CX_INCOME_HOLDERS] = income_holders
-    ctx[CX_COIN_HOLDERS] = coin_holders
     ctx[CX_N_RESIDENTIAL] = popcount(residential)
     ctx[CX_N_POWER] = n_power
     ctx[CX_GOODS] = goods
     ctx[CX_NEIGHBORHOODS] = score[K.S_NEIGHBORHOODS]
     ctx[CX_GOODS_VP] = score[K.S_GOODS]
+    ctx[CX_MONEY] = money
+    ctx[CX_SCORE] = score[K.S_TOTAL]
+    ctx[CX_ROUTES] = E.trade_routes(city, tiles)
+    label_components(city, tiles, rules, residential, ctx)
+
+
+@njit
+def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+    build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    summary = context_summary(ctx)
+    occupied = summary[E.SM_OCCUPIED]
+    ctx[CX_OCCUPIED] = occupied
+    reach = 0
+    for d in range(4):
+        reach |= summary[E.SM_REACH + d]
+    ctx[CX_FRONTIER] = reach & ~occupied
+    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
+    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    income_holders = 0
+    coin_holders = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_INCOME + cell] = 0
+        tile = city[cell]
+        if tile == K.EMPTY:
+            continue
+        bit = 1 << cell
+        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
+            income_holders |= bit
+        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
+            coin_holders |= bit
+        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+    ctx[CX_INCOME_HOLDERS] = income_holders
+    ctx[CX_COIN_HOLDERS] = coin_holders
     kinds = upcoming_disasters(gstate, tiles, rules)
     ctx[CX_UPCOMING] = kinds
     ctx[CX_EXPOSURE] = exposure(city, tiles, kinds)
-    ctx[CX_MONEY] = money
-    ctx[CX_SCORE] = score[K.S_TOTAL]
     ctx[CX_TURN] = gstate[E.GS_TURN]
     ctx[CX_GEN] = gstate[E.GS_GEN]
-    label_components(city, tiles, rules, residential, ctx)
 
 
 @njit
@@ -321,8 +350,8 @@ def pollution_of(tile, cell, residential, polluting, tiles):
     """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
     if tile == K.EMPTY:
         return 0
-    orth = orthogonal_mask(cell)
-    diag = surrounding_mask(cell) & ~orth
+    orth = ORTHOGONAL_MASKS[cell]
+    diag = SURROUNDING_MASKS[cell] & ~orth
     lost = 0
     if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
         lost += POLLUTION_ORTHOGONAL * popcount(orth & polluting)
@@ -349,9 +378,38 @@ def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_lux
 
 
 @njit
+def holder_reads(holder, holder_cell, cell, changed_types, goods_may_change, effects):
+    """Whether a VP effect of ``holder`` (on ``holder_cell``) can change when the tile on
+    ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
+    change. Skipping the others keeps ``score_delta`` exact (what each EF_VP_* kind of
+    sim.effects reads: matching tiles in the city or around, goods, the squares around)."""
+    around = (SURROUNDING_MASKS[holder_cell] >> cell) & 1
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[holder, k, 0]
+        a = effects[holder, k, 1]
+        if kind == K.EF_VP_PER_TYPE_CITY and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_TYPE_ADJACENT and around and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_GOOD_TIER and goods_may_change:
+            return True
+        if kind == K.EF_VP_PLACEMENT and around and a & K.PL_NO_NEIGHBOURS:
+            return True
+    return False
+
+
+@njit
 def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
     on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
+    return score_delta_and_neighborhoods(
+        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+    )[0]
+
+
+@njit
+def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
     old = city[cell]
     bit = 1 << cell
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
@@ -379,22 +437,29 @@ def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     delta -= ctx[CX_VAR_VP + cell]
     if new != K.EMPTY and tiles[new, K.C_TYPES] & VP_TYPES:
         delta += tile_variable_vp(cell, city, tiles, effects, goods_tier)
+    goods_may_change = (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
+        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+    )
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
     holders = ctx[CX_VP_HOLDERS] & ~bit
     while holders:
         other = 0
         while not (holders >> other) & 1:
             other += 1
         holders &= ~(1 << other)
-        delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
-        delta -= ctx[CX_VAR_VP + other]
-    if (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
-        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
-    ):
+        if holder_reads(city[other], other, cell, changed_types, goods_may_change, effects):
+            delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
+            delta -= ctx[CX_VAR_VP + other]
+    if goods_may_change:
         delta += goods_vp(city, tiles, goods_tier) - ctx[CX_GOODS_VP]
-    delta += neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
-    delta -= ctx[CX_NEIGHBORHOODS]
+    neighborhoods = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
+    delta += neighborhoods - ctx[CX_NEIGHBORHOODS]
     city[cell] = old
-    return delta
+    return delta, neighborhoods
 
 
 @njit
@@ -403,8 +468,11 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
     coins = tiles[tile, K.C_COINS_ON_PLACE]
     holders = ctx[CX_COIN_HOLDERS] & ~(1 << cell)
     for other in range(K.N_CELLS):
+        if not holders:
+            break
         if not (holders >> other) & 1:
             continue
+        holders &= ~(1 << other)
         holder = city[other]
         for k in range(K.MAX_EFFECTS):
             coins += effect_coins_on_placed(
@@ -422,34 +490,69 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
 def income_delta(new, cell, city, tiles, effects, ctx):
     """Change of the city's income when ``new`` (EMPTY: removal) goes on ``cell``."""
     old = city[cell]
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
     city[cell] = new
     delta = tile_income(cell, city, tiles, effects) - ctx[CX_INCOME + cell]
     holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
     for other in range(K.N_CELLS):
-        if (holders >> other) & 1:
+        if not holders:
+            break
+        if not (holders >> other) & 1:
+            continue
+        holders &= ~(1 << other)
+        # EF_INCOME_PER_TYPE counts the city's tiles of its types: only those can change it.
+        if counts_types(city[other], K.EF_INCOME_PER_TYPE, changed_types, effects):
             delta += tile_income(other, city, tiles, effects) - ctx[CX_INCOME + other]
     city[cell] = old
     return delta
 
 
 @njit
+def counts_types(holder, kind, changed_types, effects):
+    """Whether an effect of ``kind`` of ``holder`` counts tiles of one of ``changed_types``."""
+    for k in range(K.MAX_EFFECTS):
+        if effects[holder, k, 0] == kind and effects[holder, k, 1] & changed_types:
+            return True
+    return False
+
+
+@njit
 def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
     ``-coins`` (a placement's one-off coins are added here)."""
+    terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    return terms_value(params, coins, terms, ctx)
+
+
+NO_TERMS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit
+def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
+    """The parts of ``move_value`` that do not depend on the coins paid, as a tuple of floats
+    (integers held exactly): the score change without money, the coins the placement pays,
+    the weighted income, goods, Neighborhood, pollution, power and frontier terms, and the
+    disaster cost the move adds and covers. Options that differ only in their cost (the
+    requirement options of one square) share them."""
     old = city[cell]
     bit = 1 << cell
+    placing = 0
     if new != K.EMPTY:
-        coins += coins_on_placing(new, cell, city, tiles, effects, ctx)
+        placing = coins_on_placing(new, cell, city, tiles, effects, ctx)
     share = remaining_share(ctx)
-    value = params[W_VP] * score_delta(
-        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+    delta, neighborhoods = score_delta_and_neighborhoods(
+        new, cell, 0, city, tiles, effects, goods_tier, rules, ctx
     )
-    value += params[W_MONEY] * coins * share
     collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
-    value += (
+    income = (
         params[W_INCOME] * collections_left * income_delta(new, cell, city, tiles, effects, ctx)
     )
 
+    goods_term = 0.0
     if params[W_RAW] != 0 or params[W_PROCESSED] != 0 or params[W_LUXURY] != 0:
         gained = 0
         if new != K.EMPTY:
@@ -465,28 +568,26 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
         goods -= goods_by_tier(
             lost, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
         )
-        value += goods * share
+        goods_term = goods * share
 
+    neighborhood_term = 0.0
     if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
-        city[cell] = new
-        residential = ctx[CX_RESIDENTIAL] & ~bit
-        if new != K.EMPTY:
-            residential |= bit
-        grown = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
-        city[cell] = old
-        value += params[W_NEIGHBORHOOD] * (grown - ctx[CX_NEIGHBORHOODS]) * share
+        neighborhood_term = params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS]) * share
 
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
+    pollution_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
-        orth = orthogonal_mask(cell)
-        diag = surrounding_mask(cell) & ~orth
+        orth = ORTHOGONAL_MASKS[cell]
+        diag = SURROUNDING_MASKS[cell] & ~orth
         aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
         aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
-        value -= params[W_POLLUTION] * aimed * share
+        pollution_term = params[W_POLLUTION] * aimed * share
 
+    power_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
-        value += params[W_POWER]
+        power_term = params[W_POWER]
 
+    frontier_term = 0.0
     if new != K.EMPTY and old == K.EMPTY:
         frontier = ctx[CX_FRONTIER] & ~bit
         roads = tiles[new, K.C_ROADS]
@@ -494,17 +595,19 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
             other = neighbour(cell, direction)
             if other >= 0 and (roads >> direction) & 1 and (empty >> other) & 1:
                 frontier |= 1 << other
-        value += params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
+        frontier_term = (
+            params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
+        )
 
     kinds = ctx[CX_UPCOMING]
+    added = 0
+    covered = 0
     if kinds != 0:
         fire = ctx[CX_FIRE_COVER]
         police = ctx[CX_POLICE_COVER]
-        added = 0
-        covered = 0
         if new != K.EMPTY:
             protects = tiles[new, K.C_PROTECTS]
-            around = surrounding_mask(cell) | bit
+            around = SURROUNDING_MASKS[cell] | bit
             new_fire = fire
             new_police = police
             if (kinds >> K.DIS_FIRE) & 1 and protects & K.PROT_FIRE:
@@ -518,10 +621,41 @@ def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules
                         covered += charge(city[other], other, kinds, fire, police, tiles)
                         covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
         added -= charge(old, cell, kinds, fire, police, tiles)
+    return (
+        float(delta),
+        float(placing),
+        income,
+        goods_term,
+        neighborhood_term,
+        pollution_term,
+        power_term,
+        frontier_term,
+        float(added),
+        float(covered),
+    )
+
+
+@njit
+def terms_value(params, coins, terms, ctx):
+    """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
+    terms added in one fixed order (a skipped term adds 0.0)."""
+    coins += int(terms[1])
+    money = ctx[CX_MONEY]
+    delta = int(terms[0]) + (money + coins) // 2 - money // 2
+    value = params[W_VP] * delta
+    value += params[W_MONEY] * coins * remaining_share(ctx)
+    value += terms[2]
+    value += terms[3]
+    value += terms[4]
+    value -= terms[5]
+    value += terms[6]
+    value += terms[7]
+    if ctx[CX_UPCOMING] != 0:
+        added = int(terms[8])
+        covered = int(terms[9])
         value -= params[W_DISASTER] * added
         value += params[W_PROTECTION] * covered
         if params[W_RESERVE] != 0:
-            money = ctx[CX_MONEY]
             shortfall = max(ctx[CX_EXPOSURE] - money, 0)
             after = max(ctx[CX_EXPOSURE] + added - covered - money - coins, 0)
             value -= params[W_RESERVE] * (after - shortfall)
@@ -582,6 +716,45 @@ def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ct
 
 
 @njit
+def action_values(
+    params,
+    options,
+    n_options,
+    cornerstones_only,
+    city,
+    tiles,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+    values,
+):
+    """``action_value`` of every option (``cornerstones_only``: of the cornerstone options,
+    NO_VALUE for the others) into ``values``. The requirement options of one tile on one square
+    (listed one after the other) differ only in cost: they share their move terms."""
+    terms = NO_TERMS
+    last_tile = -1
+    last_cell = -1
+    for k in range(n_options):
+        kind = options[k, E.OPT_KIND]
+        if cornerstones_only and kind != E.A_CORNERSTONE:
+            values[k] = NO_VALUE
+            continue
+        if kind == E.A_SELL:
+            values[k] = money_value(params, E.SELL_COINS, ctx)
+            continue
+        tile = options[k, E.OPT_TILE]
+        cell = options[k, E.OPT_CELL]
+        if tile != last_tile or cell != last_cell:
+            terms = move_terms(params, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+            last_tile = tile
+            last_cell = cell
+        values[k] = terms_value(params, -options[k, E.OPT_COST], terms, ctx)
+        if kind == E.A_CORNERSTONE:
+            values[k] += params[W_CORNERSTONE] * progress(ctx)
+
+
+@njit
 def best_placement(
     params,
     seat,
@@ -598,12 +771,12 @@ def best_placement(
     rules,
     ctx,
 ):
-    """Best value of placing ``tile`` in ``city`` at its cheapest requirement option, or
-    NO_VALUE when it cannot go anywhere. ``free``: ignore requirements and prerequisites
-    (cornerstones valued in the draft, before the goods they need can exist)."""
-    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
+    """Best value of placing ``tile`` in ``city`` (whose context is ``ctx``: summary and Trade
+    Routes come from it) at its cheapest requirement option, or NO_VALUE when it cannot go
+    anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued in the
+    draft, before the goods they need can exist)."""
+    summary = context_summary(ctx)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
-    E.summarize_city(city, tiles, summary)
     cost = -1
     if free:
         mask = E.placement_mask(city, tiles, tile, summary)
@@ -611,14 +784,13 @@ def best_placement(
             if cost < 0 or req[tile, o, K.R_COST] < cost:
                 cost = req[tile, o, K.R_COST]
     else:
-        routes = E.trade_routes(city, tiles)
         mask = E.tile_placements(
             seat,
             tile,
             city,
             summary,
             goods_of,
-            routes,
+            ctx[CX_ROUTES],
             n_players,
             money,
             tiles,
@@ -726,10 +898,9 @@ def choose_evaluated(
     build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
-        for k in range(n_options):
-            values[k] = action_value(
-                params, options, k, city, tiles, effects, goods_tier, rules, ctx
-            )
+        action_values(
+            params, options, n_options, False, city, tiles, effects, goods_tier, rules, ctx, values
+        )
     elif decision == E.D_SELECT:
         select_values(
             params,
@@ -1007,11 +1178,11 @@ def cornerstone_value(
             goods_tier,
             actions,
         )
+        values = np.empty(n, dtype=np.float64)
+        action_values(
+            params, actions, n, True, city, tiles, effects, goods_tier, rules, ctx, values
+        )
         for a in range(n):
-            if actions[a, E.OPT_KIND] == E.A_CORNERSTONE:
-                best = max(
-                    best,
-                    action_value(params, actions, a, city, tiles, effects, goods_tier, rules, ctx),
-                )
+            best = max(best, values[a])
         break
     return best

@@ -102,6 +102,86 @@ def test_income_delta_is_the_exact_change_of_city_income(tables):
             assert income_delta(tile, cell, city, tables.tiles, tables.effects, ctx) == expected
 
 
+def grown_positions(tables, rng, n_positions):
+    """4-player positions with grown cities, a random cornerstone hand and money."""
+    playable = np.flatnonzero(
+        (tables.tiles[:, K.C_DECK] >= K.DECK_GEN1)
+        & (tables.tiles[:, K.C_DECK] <= K.DECK_GEN3)
+        & (tables.tiles[:, K.C_DISASTER] == K.DIS_NONE)
+    )
+    cornerstones = np.flatnonzero(tables.tiles[:, K.C_DECK] == K.DECK_CORNERSTONE)
+    for _ in range(n_positions):
+        turn = int(rng.integers(0, E.N_TURNS))
+        pos = empty_position(tables, 4, turn=turn, money=int(rng.integers(0, 16)))
+        for seat in range(4):
+            grow_city(tables, pos.cells[seat], int(rng.integers(0, 16)), rng)
+        pos.give_cornerstones(
+            0, [tables.tile_names[t] for t in rng.choice(cornerstones, 2, replace=False)]
+        )
+        yield pos, int(rng.choice(playable))
+
+
+def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
+    """Greedy's value is the city's score as if the game ended now after the move (money VP
+    scaled by money_weight): its incremental form equals a full ``score_city`` of the city
+    after each listed action, and after selling."""
+    from strategies import basic
+
+    params = parse_strategy("greedy:money_weight=0.5").params
+    rules = make_rules()
+    score = np.empty(K.N_SCORE, dtype=np.int32)
+    values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    args = (tables.tiles, tables.effects, tables.goods_tier, rules)
+    checked = 0
+    for pos, selected in grown_positions(tables, np.random.default_rng(12), 30):
+        options, n = pos.action_options(0, selected)
+        city = pos.cells[0].copy()
+        money = int(pos.pstate[0, E.PS_MONEY])
+        basic.greedy_values(
+            params, E.D_ACTION, options, n, 0, pos.gstate, pos.pstate, pos.goods_of, city,
+            tables.tiles, tables.req, tables.effects, tables.goods_tier, rules, values,
+        )  # fmt: skip
+        for k in range(n):
+            after = city.copy()
+            coins = -int(options[k, E.OPT_COST])
+            if options[k, E.OPT_KIND] != E.A_SELL:
+                tile = int(options[k, E.OPT_TILE])
+                after[options[k, E.OPT_CELL]] = tile
+                coins += int(tables.tiles[tile, K.C_COINS_ON_PLACE])
+            assert values[k] == basic.city_value(after, money + coins, params, *args, score)
+            checked += 1
+    assert checked > 100
+
+
+def test_action_values_share_terms_without_changing_a_value(tables):
+    """The requirement options of one square share their move terms: every option's value
+    is bit-identical to valuing it alone (``action_value``)."""
+    from strategies.evaluate import action_value, action_values
+
+    rules = make_rules()
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    shared = 0
+    for name in ARCHETYPES:
+        params = parse_strategy(name).params
+        for pos, selected in grown_positions(tables, np.random.default_rng(13), 20):
+            options, n = pos.action_options(0, selected)
+            city = pos.cells[0].copy()
+            money = int(pos.pstate[0, E.PS_MONEY])
+            args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
+            build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
+            action_values(params, options, n, False, city, *args, values)
+            for k in range(n):
+                assert values[k] == action_value(params, options, k, city, *args)
+                same_square = (
+                    options[k, E.OPT_TILE : E.OPT_CELL + 1]
+                    == options[k - 1, E.OPT_TILE : E.OPT_CELL + 1]
+                )
+                if k and same_square.all():
+                    shared += 1
+    assert shared > 0
+
+
 def decide(pos, name, decision, options, n, seat=0, seed=0):
     spec = parse_strategy(name)
     state = np.array([seed + 1, 7], dtype=np.uint64)
