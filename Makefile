@@ -34,9 +34,11 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-# Engine speed on one core (bench/results.json), then runner scaling and memory (bench/runner.json).
+# Engine speed on one core (bench/results.json), each strategy's games/s on one core
+# (bench/strategies.json), then runner scaling and memory (bench/runner.json).
 bench: $(STAMP)
 	$(BIN)/python -m sim.bench
+	$(BIN)/python -m strategies.bench
 	$(BIN)/python -m sim.bench_runner
 
 lint: $(STAMP)
