@@ -60,14 +60,15 @@ def placed_cells(options, n):
 @pytest.mark.parametrize("name", EVERYONE)
 def test_residential_tile_completes_the_neighborhood(tables, name):
     """Rules 001 "Neighborhoods", chains through Residential tiles only: Row Houses west of
-    the center; Villas (roads on all sides) west of them join a Neighborhood of 2 (3 VP
-    instead of 1 + 1); north, east or south of the center they stand alone."""
+    the center; Senior Residences (roads on all sides) west of them join a Neighborhood of 2
+    (3 VP instead of 1 + 1); north, east or south of the center they stand alone, and on the
+    City Center (replaceable) they would take its Wood away."""
     pos = empty_position(tables, 2, turn=LAST_TURN, money=6, boards=[2, 0])  # Wood, NESW
     pos.rules = make_rules(neighborhood_through_any=False)
     pos.gstate[E.GS_DISASTERS] = ALL_DISASTERS_PAST
     pos.place(0, "Row Houses", 11)
-    options, n = pos.action_options(0, tables.tile_index("Villas"))
-    assert placed_cells(options, n) == {7, 10, 13, 17}
+    options, n = pos.action_options(0, tables.tile_index("Senior Residences"))
+    assert {7, 10, 12, 13, 17} <= placed_cells(options, n)
     for seed in range(3):
         k = decide(pos, name, E.D_ACTION, options, n, seed=seed)
         assert options[k, E.OPT_KIND] == E.A_PLACE and options[k, E.OPT_CELL] == 10
