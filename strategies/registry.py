@@ -58,8 +58,9 @@ _STRATEGIES = (
     StrategyInfo(
         "rollout",
         ROLLOUT_ID,
-        "plays the best few tile and action options out to the end of the game many times "
-        "(random playouts) and takes the best mean final margin; slow",
+        "plays the builder's best few tile and action options out to the end of the game "
+        "many times (every playout player chooses like the builder) and takes the best mean "
+        "final margin; slow",
         ("playouts", "candidates"),
         (8.0, 4.0),
     ),

@@ -1,19 +1,25 @@
 """``rollout``: choose a tile and an action by playing the rest of the game out, many times.
 
-At a selection or action decision, the options are first ranked by the VP-only evaluation
-(``strategies.evaluate`` with weight 1 on VP now); the best ``candidates`` of them are each
-played out ``playouts`` times to the end of the game from a copy of the state, and the option
-with the best mean final margin (own score minus the best other score) is taken. Every
-candidate sees the same playout seeds (common random numbers). Other decisions use the
-VP-only evaluation directly.
+At a selection or action decision, the options are ranked by the builder archetype's
+evaluation (``strategies.evaluate``); the best ``candidates`` of them are each played out
+``playouts`` times to the end of the game from a copy of the state, and the option with the
+best mean final margin (own score minus the best other score) is taken. Every candidate sees
+the same playout seeds (common random numbers). With one candidate, rollout plays as the
+builder; other decisions (draft, buying, disasters, cornerstones) are the builder's.
 
-A playout is a fast, simplified game over the engine's own rule functions: what the player
-cannot know is drawn anew (the other players' hands from the tiles of this generation not in
-sight, later generations' decks from their tiles), the other players skip the rest of the
-current turn, every player then selects a random tile and places it on a random legal square
-(a cornerstone only when the tile cannot go anywhere, selling when nothing can), goods are
-paid to the supply, a selected Disaster makes the others pay when they can and otherwise lose
-a random tile, and placement effects that choose cornerstones are skipped.
+A playout is a fast, simplified game over the engine's own rule functions, played by
+competent players: every player, the rollout's own seat included, selects and acts with the
+builder's evaluation (ties broken at random). What the player cannot know is drawn anew: the
+other players' hands from the tiles of this generation not in sight, later generations' decks
+from their tiles, and in the random-disasters variant the turn of each generation's disaster
+among the turns still possible. These draws come from a stream of their own, so that every
+candidate meets the same deals however its playout unfolds (common random numbers). The other
+players skip the rest of the current turn; then each turn everyone selects, then acts in seat
+order with the goods of the cities as they were at the start of the turn; goods are paid to
+the supply (sellers get nothing), a Disaster strikes at the end of the turn (pay or
+sacrifice, the builder's choice, the insured spared), and placement effects that choose
+cornerstones are skipped. Opponents' unplaced cornerstones are used as they are (a
+simplification: they are hidden).
 """
 
 import numpy as np
@@ -22,11 +28,11 @@ from sim import constants as K
 from sim import engine as E
 from sim import records as R
 from sim import rng
-from sim.effects import city_income
+from sim.effects import city_income, insured_against
 from sim.grid import city_goods
 from sim.jit import njit
 from sim.scoring import score_city
-from strategies.archetypes import N_WEIGHTS, W_VP
+from strategies.archetypes import ARCHETYPES
 from strategies.evaluate import (
     N_CTX,
     action_value,
@@ -35,64 +41,87 @@ from strategies.evaluate import (
     pick_best,
     seat_money,
     select_values,
+    upcoming_disasters,
 )
 
 # Parameter slots of rollout.
 R_PLAYOUTS = 0
 R_CANDIDATES = 1
 
+# The weights of the builder archetype: candidate ranking, playout players, other decisions.
+POLICY = np.array(next(a for a in ARCHETYPES if a.name == "builder").defaults())
 
-@njit
-def vp_weights():
-    weights = np.zeros(N_WEIGHTS, dtype=np.float64)
-    weights[W_VP] = 1.0
-    return weights
+NO_TURN = -1
 
 
 @njit
-def random_action(
+def generation_disaster_kind(gen, tiles, rules):
+    """DIS_* of the disaster printed in generation ``gen``'s deck (DIS_NONE if none): the
+    shared evaluation's upcoming disasters with every other generation's marked as past."""
+    scratch = np.zeros(E.N_GSTATE, dtype=np.int64)
+    scratch[E.GS_GEN] = gen
+    scratch[E.GS_DISASTERS] = ~(1 << (gen - 1))
+    kinds = upcoming_disasters(scratch, tiles, rules)
+    for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
+        if (kinds >> kind) & 1:
+            return kind
+    return K.DIS_NONE
+
+
+@njit
+def draw_random_turns(turn, gstate, rules, state, random_turns):
+    """Random-disasters variant: for each generation whose disaster has not struck, a turn
+    (0..6) drawn uniformly among those still possible; NO_TURN otherwise."""
+    random_turns[:] = NO_TURN
+    if rules[K.RO_VARIANT] != K.V_RANDOM_DISASTERS:
+        return
+    current = turn // E.TURNS_PER_GENERATION
+    for g in range(current, E.N_GENERATIONS):
+        if (gstate[E.GS_DISASTERS] >> g) & 1:
+            continue
+        first = turn % E.TURNS_PER_GENERATION if g == current else 0
+        random_turns[g] = first + rng.randint(state, E.TURNS_PER_GENERATION - first)
+
+
+@njit
+def policy(
+    decision,
+    options,
+    n,
     seat,
-    selected,
-    gen,
-    cells,
+    state,
+    gstate,
     pstate,
+    cells,
+    hands,
     cs_hands,
     goods_of,
-    n_players,
     tiles,
     req,
+    effects,
     goods_tier,
-    options,
-    state,
+    rules,
 ):
-    """A random placement of the selected tile; a random cornerstone placement when it has
-    none; selling when neither exists. Returns the option row index."""
-    n = E.action_options(
+    """The playout players' choice: the builder's evaluation."""
+    return choose_evaluated(
+        POLICY,
+        state,
+        decision,
+        options,
+        n,
         seat,
-        selected,
-        gen,
-        cells,
+        gstate,
         pstate,
+        cells,
+        hands,
         cs_hands,
         goods_of,
-        n_players,
         tiles,
         req,
+        effects,
         goods_tier,
-        options,
+        rules,
     )
-    n_place = 0
-    n_cs = 0
-    for k in range(n):
-        if options[k, E.OPT_KIND] == E.A_PLACE:
-            n_place += 1
-        elif options[k, E.OPT_KIND] == E.A_CORNERSTONE:
-            n_cs += 1
-    if n_place > 0:
-        return rng.randint(state, n_place)  # placements come first
-    if n_cs > 0:
-        return n_place + rng.randint(state, n_cs)
-    return n - 1
 
 
 @njit
@@ -122,20 +151,134 @@ def apply_action(
 
 
 @njit
-def strike(selector, disaster, cells, pstate, n_players, tiles, effects, options, state):
-    """Every other player pays the disaster off when they can, else loses a random tile of
-    each sacrifice step."""
-    for s in range(n_players):
-        if s == selector:
+def act(
+    seat,
+    tile,
+    state,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    options,
+    stats,
+    no_events,
+):
+    """The seat's action with its selected (non-Disaster) tile, chosen by the policy."""
+    n = E.action_options(
+        seat,
+        tile,
+        gstate[E.GS_GEN],
+        cells,
+        pstate,
+        cs_hands,
+        goods_of,
+        gstate[E.GS_N_PLAYERS],
+        tiles,
+        req,
+        goods_tier,
+        options,
+    )
+    k = policy(
+        E.D_ACTION,
+        options,
+        n,
+        seat,
+        state,
+        gstate,
+        pstate,
+        cells,
+        hands,
+        cs_hands,
+        goods_of,
+        tiles,
+        req,
+        effects,
+        goods_tier,
+        rules,
+    )
+    apply_action(
+        seat, options, k, cells, pstate, cs_hands, stats, tiles, effects, no_events, gstate
+    )
+
+
+@njit
+def strike(
+    spared,
+    disaster,
+    state,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    options,
+):
+    """Every player but ``spared`` and the insured pays the disaster off or sacrifices
+    tiles, as the policy chooses."""
+    gstate[E.GS_DISASTERS] |= 1 << (gstate[E.GS_GEN] - 1)
+    gstate[E.GS_RESOLVING] = disaster
+    for s in range(gstate[E.GS_N_PLAYERS]):
+        if s == spared or insured_against(cells[s], effects, disaster):
             continue
-        cost = E.disaster_cost(cells[s], tiles, disaster)
-        if cost <= pstate[s, E.PS_MONEY]:
-            pstate[s, E.PS_MONEY] -= cost
+        n = E.disaster_options(cells[s], pstate[s, E.PS_MONEY], tiles, disaster, options)
+        k = policy(
+            E.D_DISASTER,
+            options,
+            n,
+            s,
+            state,
+            gstate,
+            pstate,
+            cells,
+            hands,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+        )
+        if options[k, E.OPT_KIND] == E.DR_PAY:
+            pstate[s, E.PS_MONEY] -= options[k, E.OPT_COST]
             continue
         for step in range(E.sacrifice_steps(disaster)):
             n = E.sacrifice_options(cells[s], tiles, disaster, step, options)
-            if n > 0:
-                cells[s, options[rng.randint(state, n), E.OPT_CELL]] = K.EMPTY
+            if n == 0:
+                continue
+            k = policy(
+                E.D_SACRIFICE,
+                options,
+                n,
+                s,
+                state,
+                gstate,
+                pstate,
+                cells,
+                hands,
+                cs_hands,
+                goods_of,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+            )
+            cells[s, options[k, E.OPT_CELL]] = K.EMPTY
+    gstate[E.GS_RESOLVING] = K.DIS_NONE
 
 
 @njit
@@ -187,34 +330,108 @@ def deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, state):
 
 
 @njit
-def play_out(
-    seat,
-    first_turn,
+def finish_turn(
+    selector,
+    disaster,
+    random_turns,
+    state,
+    gstate,
+    pstate,
     cells,
     hands,
-    pstate,
     cs_hands,
-    gstate,
+    goods_of,
     tiles,
     req,
     effects,
     goods_tier,
     rules,
-    state,
+    options,
 ):
-    """Play random turns from ``first_turn`` to the end of the game (hands already dealt for
-    the current generation) and return the seat's final margin."""
+    """End of turn ``gstate[GS_TURN]``: a selected Disaster strikes, then the generation's
+    random disaster when this is its turn; hands pass left, or income at a generation's end."""
+    n_players = gstate[E.GS_N_PLAYERS]
+    turn = gstate[E.GS_TURN]
+    gen = gstate[E.GS_GEN]
+    t = turn % E.TURNS_PER_GENERATION
+    if selector >= 0 and n_players > 1:
+        strike(
+            selector,
+            disaster,
+            state,
+            gstate,
+            pstate,
+            cells,
+            hands,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            options,
+        )
+    if random_turns[gen - 1] == t:
+        kind = generation_disaster_kind(gen, tiles, rules)
+        if kind != K.DIS_NONE:
+            strike(
+                -1,
+                kind,
+                state,
+                gstate,
+                pstate,
+                cells,
+                hands,
+                cs_hands,
+                goods_of,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                options,
+            )
+    if t == E.TURNS_PER_GENERATION - 1:
+        for s in range(n_players):
+            pstate[s, E.PS_HAND_SIZE] = 0
+            pstate[s, E.PS_MONEY] += city_income(cells[s], tiles, effects)
+    else:
+        E.pass_left(hands, pstate, n_players)
+
+
+@njit
+def play_out(
+    seat,
+    random_turns,
+    deals,
+    state,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+):
+    """Play the turns after ``gstate[GS_TURN]`` to the end of the game (the arrays are the
+    playout's own copies) and return the seat's final margin. ``deals`` draws the hidden
+    tiles, ``state`` breaks the players' ties."""
     n_players = gstate[E.GS_N_PLAYERS]
     options = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int32)
     no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int32)
     goods_of = np.zeros(n_players, dtype=np.int64)
     selected = np.empty(n_players, dtype=np.int64)
-    for turn in range(first_turn, E.N_TURNS):
+    for turn in range(gstate[E.GS_TURN] + 1, E.N_TURNS):
         gen = turn // E.TURNS_PER_GENERATION + 1
-        t = turn % E.TURNS_PER_GENERATION
-        if t == 0:
-            deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, state)
+        gstate[E.GS_TURN] = turn
+        gstate[E.GS_GEN] = gen
+        if turn % E.TURNS_PER_GENERATION == 0:
+            deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, deals)
         for s in range(n_players):
             goods_of[s] = city_goods(cells[s], tiles)
         selector = -1
@@ -223,49 +440,73 @@ def play_out(
             selected[s] = -1
             if size == 0:
                 continue
-            slot = rng.randint(state, size)
+            for h in range(size):
+                options[h, E.OPT_TILE] = hands[s, h]
+                options[h, E.OPT_SLOT] = h
+            slot = policy(
+                E.D_SELECT,
+                options,
+                size,
+                s,
+                state,
+                gstate,
+                pstate,
+                cells,
+                hands,
+                cs_hands,
+                goods_of,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+            )
             selected[s] = hands[s, slot]
             E.remove_slot(hands[s], size, slot)
             pstate[s, E.PS_HAND_SIZE] = size - 1
             if tiles[selected[s], K.C_DISASTER] != K.DIS_NONE:
                 selector = s
+        for s in range(n_players):
+            if selected[s] < 0 or s == selector:
                 continue
-            k = random_action(
+            act(
                 s,
                 selected[s],
-                gen,
-                cells,
+                state,
+                gstate,
                 pstate,
+                cells,
+                hands,
                 cs_hands,
                 goods_of,
-                n_players,
                 tiles,
                 req,
-                goods_tier,
-                options,
-                state,
-            )
-            apply_action(
-                s, options, k, cells, pstate, cs_hands, stats, tiles, effects, no_events, gstate
-            )
-        if selector >= 0:
-            strike(
-                selector,
-                tiles[selected[selector], K.C_DISASTER],
-                cells,
-                pstate,
-                n_players,
-                tiles,
                 effects,
+                goods_tier,
+                rules,
                 options,
-                state,
+                stats,
+                no_events,
             )
-        if t == E.TURNS_PER_GENERATION - 1:
-            for s in range(n_players):
-                pstate[s, E.PS_HAND_SIZE] = 0
-                pstate[s, E.PS_MONEY] += city_income(cells[s], tiles, effects)
-        else:
-            E.pass_left(hands, pstate, n_players)
+        disaster = tiles[selected[selector], K.C_DISASTER] if selector >= 0 else K.DIS_NONE
+        finish_turn(
+            selector,
+            disaster,
+            random_turns,
+            state,
+            gstate,
+            pstate,
+            cells,
+            hands,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            options,
+        )
     return margin(seat, cells, pstate, n_players, tiles, effects, goods_tier, rules)
 
 
@@ -306,23 +547,37 @@ def candidate_value(
     rules,
 ):
     """Mean final margin of option k over the playouts."""
-    n_players = gstate[E.GS_N_PLAYERS]
-    weights = vp_weights()
     actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int32)
     no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int32)
-    ctx = np.empty(N_CTX, dtype=np.int64)
+    random_turns = np.empty(E.N_GENERATIONS, dtype=np.int64)
+    deals = np.zeros(2, dtype=np.uint64)
     state = np.zeros(2, dtype=np.uint64)
     n_playouts = max(int(params[R_PLAYOUTS]), 1)
+    turn = gstate[E.GS_TURN]
     total = 0.0
     for p in range(n_playouts):
-        rng.seed_state(state, base_seed + np.uint64(p))
+        rng.seed_state(deals, base_seed + np.uint64(2 * p))
+        rng.seed_state(state, base_seed + np.uint64(2 * p + 1))
+        my_gstate = gstate.copy()
         my_cells = cells.copy()
         my_hands = hands.copy()
         my_pstate = pstate.copy()
         my_cs = cs_hands.copy()
-        gen = max(gstate[E.GS_GEN], 1)
-        deal_unseen(gen, seat, my_cells, my_hands, my_pstate, n_players, tiles, rules, state)
+        deal_unseen(
+            my_gstate[E.GS_GEN],
+            seat,
+            my_cells,
+            my_hands,
+            my_pstate,
+            my_gstate[E.GS_N_PLAYERS],
+            tiles,
+            rules,
+            deals,
+        )
+        draw_random_turns(turn, my_gstate, rules, deals, random_turns)
+        selector = -1
+        disaster = K.DIS_NONE
         if decision == E.D_ACTION:
             apply_action(
                 seat,
@@ -335,92 +590,68 @@ def candidate_value(
                 tiles,
                 effects,
                 no_events,
-                gstate,
+                my_gstate,
             )
         else:
             tile = options[k, E.OPT_TILE]
             E.remove_slot(my_hands[seat], my_pstate[seat, E.PS_HAND_SIZE], options[k, E.OPT_SLOT])
             my_pstate[seat, E.PS_HAND_SIZE] -= 1
             if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-                strike(
-                    seat,
-                    tiles[tile, K.C_DISASTER],
-                    my_cells,
-                    my_pstate,
-                    n_players,
-                    tiles,
-                    effects,
-                    actions,
-                    state,
-                )
+                selector = seat
+                disaster = tiles[tile, K.C_DISASTER]
             else:
-                n = E.action_options(
+                act(
                     seat,
                     tile,
-                    gen,
-                    my_cells,
+                    state,
+                    my_gstate,
                     my_pstate,
+                    my_cells,
+                    my_hands,
                     my_cs,
                     goods_of,
-                    n_players,
                     tiles,
                     req,
-                    goods_tier,
-                    actions,
-                )
-                build_context(
-                    my_cells[seat].copy(),
-                    seat_money(my_pstate, seat),
-                    gstate,
-                    tiles,
                     effects,
                     goods_tier,
                     rules,
-                    ctx,
-                )
-                best = 0
-                best_value = -1e18
-                for a in range(n):
-                    value = action_value(
-                        weights, actions, a, my_cells[seat], tiles, effects, goods_tier, rules, ctx
-                    )
-                    if value > best_value:
-                        best_value = value
-                        best = a
-                apply_action(
-                    seat,
                     actions,
-                    best,
-                    my_cells,
-                    my_pstate,
-                    my_cs,
                     stats,
-                    tiles,
-                    effects,
                     no_events,
-                    gstate,
                 )
-        turn = gstate[E.GS_TURN]
-        if turn % E.TURNS_PER_GENERATION == E.TURNS_PER_GENERATION - 1:
-            for s in range(n_players):
-                my_pstate[s, E.PS_HAND_SIZE] = 0
-                my_pstate[s, E.PS_MONEY] += city_income(my_cells[s], tiles, effects)
-        else:
-            E.pass_left(my_hands, my_pstate, n_players)
-        total += play_out(
-            seat,
-            turn + 1,
+        finish_turn(
+            selector,
+            disaster,
+            random_turns,
+            state,
+            my_gstate,
+            my_pstate,
             my_cells,
             my_hands,
-            my_pstate,
             my_cs,
-            gstate,
+            goods_of,
             tiles,
             req,
             effects,
             goods_tier,
             rules,
+            actions,
+        )
+        total += play_out(
+            seat,
+            random_turns,
+            deals,
             state,
+            my_gstate,
+            my_pstate,
+            my_cells,
+            my_hands,
+            my_cs,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
         )
     return total / n_playouts
 
@@ -445,15 +676,18 @@ def choose_rollout(
     goods_tier,
     rules,
 ):
-    weights = vp_weights()
-    if (decision != E.D_SELECT and decision != E.D_ACTION) or gstate[E.GS_TURN] < 0:
-        return choose_evaluated(
-            weights,
-            rng_state,
+    n_candidates = min(max(int(params[R_CANDIDATES]), 1), n_options)
+    if (
+        (decision != E.D_SELECT and decision != E.D_ACTION)
+        or gstate[E.GS_TURN] < 0
+        or n_candidates == 1
+    ):
+        return policy(
             decision,
             options,
             n_options,
             seat,
+            rng_state,
             gstate,
             pstate,
             cells,
@@ -473,11 +707,11 @@ def choose_rollout(
     if decision == E.D_ACTION:
         for k in range(n_options):
             ranked[k] = action_value(
-                weights, options, k, city, tiles, effects, goods_tier, rules, ctx
+                POLICY, options, k, city, tiles, effects, goods_tier, rules, ctx
             )
     else:
         select_values(
-            weights,
+            POLICY,
             options,
             n_options,
             seat,
@@ -495,8 +729,7 @@ def choose_rollout(
             ctx,
             ranked,
         )
-    order = np.argsort(-ranked)
-    n_candidates = min(max(int(params[R_CANDIDATES]), 1), n_options)
+    order = np.argsort(-ranked, kind="mergesort")
     base_seed = rng.next_u64(rng_state)
     values = np.full(n_options, -1e18)
     for c in range(n_candidates):
