@@ -301,7 +301,7 @@ def run_games(jit):
         env["NUMBA_DISABLE_JIT"] = "1"
     script = PARITY_SCRIPT.format(tests=str(Path(__file__).parent))
     done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", script, json.dumps(PARITY_GAMES)],
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", script, json.dumps(PARITY_GAMES)],
         env=env,
         capture_output=True,
         text=True,
