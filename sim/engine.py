@@ -475,6 +475,20 @@ def summarize_city(cells, tiles, summary):
 
 
 @njit
+def mark_stale(summary):
+    """The summarized city changed: refresh_summary will summarize it again."""
+    summary[SM_OCCUPIED] = -1  # never a city's mask (25 bits)
+
+
+@njit
+def refresh_summary(city, tiles, summary):
+    """Summarize ``city`` again if it changed since (mark_stale); else keep the summary and its
+    cache of traced chains."""
+    if summary[SM_OCCUPIED] == -1:
+        summarize_city(city, tiles, summary)
+
+
+@njit
 def trade_routes(cells, tiles):
     """Bit 0: left Trade Route (tile at (2,0) with a west road); bit 1: right ((2,4), east)."""
     routes = 0
@@ -604,6 +618,8 @@ def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, 
 def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     """Append one option per legal square and affordable requirement option."""
     for cell in range(K.N_CELLS):
+        if cells_mask >> cell == 0:
+            break
         if not (cells_mask >> cell) & 1:
             continue
         for o in range(n_req):
@@ -658,6 +674,7 @@ def action_options(
     a cornerstone (never more cornerstones in the city than the generation number; replacing
     one keeps the count), or sell it. Returns the number of options (selling is always one)."""
     summary = np.empty(N_SUMMARY, dtype=np.int64)
+    summarize_city(cells[seat], tiles, summary)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     return fill_action_options(
         seat,
@@ -694,12 +711,12 @@ def fill_action_options(
     summary,
     req_costs,
 ):
-    """action_options with the caller's scratch arrays (``summary``: int64[N_SUMMARY],
-    ``req_costs``: int64[MAX_REQ_OPTIONS]): the game loop allocates them once per game."""
+    """action_options given the seat's city summary (``summary``, see refresh_summary) and a
+    scratch ``req_costs`` (int64[MAX_REQ_OPTIONS]): the game loop allocates both once per batch
+    and summarizes a city again only after it changed."""
     city = cells[seat]
     money = pstate[seat, PS_MONEY]
     routes = trade_routes(city, tiles)
-    summarize_city(city, tiles, summary)
     n = 0
     mask = tile_placements(
         seat,

@@ -526,13 +526,15 @@ def take_action(
     goods_tier,
     rules,
     options,
-    summary,
+    summaries,
     req_costs,
     stats,
     events,
 ):
     """Place the selected tile, discard it to place a cornerstone, or sell it."""
     selected = pstate[seat, E.PS_SELECTED]
+    summary = summaries[seat]
+    E.refresh_summary(cells[seat], tiles, summary)
     n = E.fill_action_options(
         seat,
         selected,
@@ -615,6 +617,7 @@ def take_action(
     else:
         E.log_event(events, gstate, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
     E.place_tile(seat, tile, cell, cells, pstate, stats[seat], tiles, effects, events, gstate)
+    E.mark_stale(summary)
     placement_effects(
         seat,
         tile,
@@ -660,6 +663,7 @@ def resolve_disaster(
     goods_tier,
     rules,
     options,
+    summaries,
     stats,
     events,
 ):
@@ -728,6 +732,7 @@ def resolve_disaster(
             cell = options[k, E.OPT_CELL]
             lost = city[cell]
             city[cell] = K.EMPTY
+            E.mark_stale(summaries[s])
             stats[s, R.P_DISASTER_TILES_LOST] += 1
             E.log_event(events, gstate, s, R.EV_DISASTER_SACRIFICE, lost, cell, 0, disaster, -1)
     gstate[E.GS_RESOLVING] = K.DIS_NONE
@@ -803,7 +808,7 @@ def play_generation(
     goods_tier,
     rules,
     options,
-    summary,
+    summaries,
     req_costs,
     stats,
     events,
@@ -887,7 +892,7 @@ def play_generation(
                 goods_tier,
                 rules,
                 options,
-                summary,
+                summaries,
                 req_costs,
                 stats,
                 events,
@@ -922,9 +927,7 @@ def play_generation(
             elif t == random_turn:
                 disaster = generation_disaster(gen, tiles)
                 if disaster != K.DIS_NONE:
-                    E.log_event(
-                        events, gstate, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1
-                    )
+                    E.log_event(events, gstate, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
             if disaster != K.DIS_NONE:
                 resolve_disaster(
                     spared,
@@ -945,6 +948,7 @@ def play_generation(
                     goods_tier,
                     rules,
                     options,
+                    summaries,
                     stats,
                     events,
                 )
@@ -980,7 +984,7 @@ def act_seat(
     goods_tier,
     rules,
     options,
-    summary,
+    summaries,
     req_costs,
     stats,
     events,
@@ -1013,7 +1017,7 @@ def act_seat(
         goods_tier,
         rules,
         options,
-        summary,
+        summaries,
         req_costs,
         stats,
         events,
@@ -1076,7 +1080,7 @@ def play_game(
     players_out,
     events_out,
     options,
-    summary,
+    summaries,
     req_costs,
 ):
     """Play one whole game and write its row of ``games_out``/``players_out`` (and events)."""
@@ -1099,6 +1103,8 @@ def play_game(
 
     gstate[E.GS_N_PLAYERS] = n_players
     gstate[E.GS_GAME_ROW] = row
+    for s in range(n_players):
+        E.mark_stale(summaries[s])
     pstate[:, E.PS_SELECTED] = -1
     deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
     rng.seed_state(deal, deal_seed)
@@ -1174,7 +1180,7 @@ def play_game(
             goods_tier,
             rules,
             options,
-            summary,
+            summaries,
             req_costs,
             stats,
             events_out,
@@ -1219,7 +1225,7 @@ def play_batch(
     """
     # Scratch of the decisions, allocated once: every row an option list uses is written first.
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    summary = np.zeros(E.N_SUMMARY, dtype=np.int64)
+    summaries = np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64)
     req_costs = np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64)
     for i in range(game_ids.shape[0]):
         play_game(
@@ -1241,7 +1247,7 @@ def play_batch(
             players_out,
             events_out,
             options,
-            summary,
+            summaries,
             req_costs,
         )
 
