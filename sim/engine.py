@@ -60,7 +60,8 @@ GS_N_EVENTS = 6
 GS_GAME_ROW = 7  # row of the game in the batch (events block)
 GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
 GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
-N_GSTATE = 10
+GS_BAD_CHOICE = 10  # 1 + the decision (D_*) at which a strategy chose a missing option, else 0
+N_GSTATE = 11
 
 # --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
 D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand

@@ -77,7 +77,11 @@ def decide(
         rules,
     )
     if k < 0 or k >= n:
-        raise ValueError("a strategy chose an option that does not exist")
+        # Recorded, and raised by play_game once the game is over: a raise here, at every
+        # inlined decision site, keeps Numba from pruning the turn loop's reference counts.
+        if gstate[E.GS_BAD_CHOICE] == 0:
+            gstate[E.GS_BAD_CHOICE] = 1 + decision
+        return 0
     return k
 
 
@@ -831,19 +835,22 @@ def play_generation(
     for t in range(E.TURNS_PER_GENERATION):
         gstate[E.GS_TURN] = (gen - 1) * E.TURNS_PER_GENERATION + t
         if n_players == 1:
-            hands[0, : pack_sizes[t]] = packs[t, : pack_sizes[t]]
+            for k in range(pack_sizes[t]):  # a slice copy would check shapes and may raise
+                hands[0, k] = packs[t, k]
             pstate[0, E.PS_HAND_SIZE] = pack_sizes[t]
         # One call site each for selecting and acting (every inlined copy costs compile time):
         # 1-2 players select and act in turn, the 2-player start seat changing every turn; 3-5
         # all select, then act in seat order buying from the cities as they were before.
         for step in range(2 * n_players):
+            # No `%` by n_players: a division by a variable may raise, which costs reference
+            # counts in this loop.
             if n_players <= 2:
                 j = step // 2
                 acting = step % 2 == 1
             else:
-                j = step % n_players
                 acting = step >= n_players
-            seat = (gstate[E.GS_TURN] + j) % n_players if n_players == 2 else j
+                j = step - n_players if acting else step
+            seat = (gstate[E.GS_TURN] + j) % 2 if n_players == 2 else j
             if not acting:
                 if pstate[seat, E.PS_HAND_SIZE] > 0:
                     select_tile(
@@ -1193,6 +1200,8 @@ def play_game(
     game_row[R.G_VARIANT] = rules[K.RO_VARIANT]
     game_row[R.G_DISASTERS_MASK] = gstate[E.GS_DISASTERS]
     game_row[R.G_N_EVENTS] = gstate[E.GS_N_EVENTS]
+    if gstate[E.GS_BAD_CHOICE] > 0:
+        raise ValueError("a strategy chose an option that does not exist")
 
 
 @njit
