@@ -20,7 +20,6 @@ from sim.effects import city_income, insured_against
 from sim.grid import city_goods
 from sim.jit import njit
 from sim.scoring import score_city
-from strategies.basic import choose_random
 from strategies.dispatch import choose
 from strategies.registry import RANDOM_ID
 
@@ -53,8 +52,9 @@ def decide(
         return 0
     which = seats[seat]
     if strategy_ids[which] == RANDOM_ID:
-        # Uniform choice needs no view of the state: skip the dispatch call and its arguments.
-        return choose_random(strat_rng[seat], n)
+        # choose_random, skipping the dispatch call and its arguments, and the view of the
+        # seat's stream (reference counts).
+        return rng.randint_row(strat_rng, seat, n)
     # One integer type for every call site, so the strategies compile once.
     k = choose(
         np.int64(strategy_ids[which]),
@@ -620,7 +620,8 @@ def take_action(
         E.log_event(events, gstate, seat, R.EV_CORNERSTONE, tile, cell, -cost, selected, -1)
     else:
         E.log_event(events, gstate, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
-    E.place_tile(seat, tile, cell, cells, pstate, stats[seat], tiles, effects, events, gstate)
+    E.count_placed(stats[seat], tile, tiles)
+    E.put_tile(seat, tile, cell, cells, pstate, tiles, effects, events, gstate)
     E.mark_stale(summary)
     placement_effects(
         seat,

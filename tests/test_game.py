@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -313,3 +314,22 @@ def run_games(jit):
 def test_parity_compiled_and_interpreted():
     """The same games give identical records compiled and with NUMBA_DISABLE_JIT=1."""
     assert run_games(jit=True) == run_games(jit=False)
+
+
+def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
+    """A strategy id the dispatch does not know answers -1 at every decision: the game loop
+    records it and play_batch raises once the game is over (never plays it silently)."""
+    unknown = SimpleNamespace(id=99, params=parse_strategy("random").params)
+    seats = np.array([[0, 1, 1]], dtype=np.int32)
+    with pytest.raises(ValueError, match="does not exist"):
+        batch(default_tables, seats, [unknown, parse_strategy("random")], [0], [0])
+    batch(default_tables, seats, [parse_strategy("greedy"), parse_strategy("random")], [0], [0])
+
+
+def test_randint_row_draws_as_randint_on_the_row():
+    """The game loop draws a seat's random choices from its row of the stream states."""
+    states = np.stack([rng.master_key(seed) for seed in range(3)])
+    alone = states[1].copy()
+    for n in (1, 2, 7, 40, 1000):
+        assert rng.randint_row(states, 1, n) == rng.randint(alone, n)
+    assert (states[1] == alone).all()
