@@ -60,8 +60,7 @@ GS_N_EVENTS = 6
 GS_GAME_ROW = 7  # row of the game in the batch (events block)
 GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
 GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
-GS_BAD_CHOICE = 10  # 1 + the decision (D_*) at which a strategy chose a missing option, else 0
-N_GSTATE = 11
+N_GSTATE = 10
 
 # --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
 D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand
@@ -233,7 +232,7 @@ def add_cornerstone(seat, tile, cs_hands, pstate):
     return True
 
 
-@njit(inline="always")  # a view passed in is then freed without reference counts
+@njit
 def remove_slot(row, n, slot):
     """Remove row[slot] from the first n entries, keeping the order of the others."""
     for k in range(slot, n - 1):
@@ -475,7 +474,7 @@ def summarize_city(cells, tiles, summary):
     reach_masks(summary, component, summary, SM_REACH)
 
 
-@njit(inline="always")
+@njit
 def mark_stale(summary):
     """The summarized city changed: refresh_summary will summarize it again."""
     summary[SM_OCCUPIED] = -1  # never a city's mask (25 bits)
@@ -489,7 +488,7 @@ def refresh_summary(city, tiles, summary):
         summarize_city(city, tiles, summary)
 
 
-@njit(inline="always")
+@njit
 def trade_routes(cells, tiles):
     """Bit 0: left Trade Route (tile at (2,0) with a west road); bit 1: right ((2,4), east)."""
     routes = 0
@@ -802,7 +801,7 @@ def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods
 
 
 # --- placing and removing tiles ------------------------------------------------------------
-@njit(inline="always")
+@njit
 def count_placed(stats, tile, tiles):
     types = tiles[tile, K.C_TYPES]
     if types & K.T_RESIDENTIAL:
@@ -819,14 +818,6 @@ def count_placed(stats, tile, tiles):
 
 @njit
 def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
-    """Put ``tile`` on ``cell`` and count it in the player's ``stats`` row (see put_tile).
-    Returns the replaced tile or EMPTY."""
-    count_placed(stats, tile, tiles)
-    return put_tile(seat, tile, cell, cells, pstate, tiles, effects, events, gstate)
-
-
-@njit
-def put_tile(seat, tile, cell, cells, pstate, tiles, effects, events, gstate):
     """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
     pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
     Requirements must have been paid already. Returns the replaced tile or EMPTY."""
@@ -835,6 +826,7 @@ def put_tile(seat, tile, cell, cells, pstate, tiles, effects, events, gstate):
     if old != K.EMPTY:
         log_event(events, gstate, seat, R.EV_REPLACED, old, cell, 0, tile, -1)
     city[cell] = tile
+    count_placed(stats, tile, tiles)
     coins = tiles[tile, K.C_COINS_ON_PLACE]
     for other in range(K.N_CELLS):
         holder = city[other]

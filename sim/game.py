@@ -20,6 +20,7 @@ from sim.effects import city_income, insured_against
 from sim.grid import city_goods
 from sim.jit import njit
 from sim.scoring import score_city
+from strategies.basic import choose_random
 from strategies.dispatch import choose
 from strategies.registry import RANDOM_ID
 
@@ -52,9 +53,8 @@ def decide(
         return 0
     which = seats[seat]
     if strategy_ids[which] == RANDOM_ID:
-        # choose_random, skipping the dispatch call and its arguments, and the view of the
-        # seat's stream (reference counts).
-        return rng.randint_row(strat_rng, seat, n)
+        # Uniform choice needs no view of the state: skip the dispatch call and its arguments.
+        return choose_random(strat_rng[seat], n)
     # One integer type for every call site, so the strategies compile once.
     k = choose(
         np.int64(strategy_ids[which]),
@@ -77,11 +77,7 @@ def decide(
         rules,
     )
     if k < 0 or k >= n:
-        # Recorded, and raised by play_game once the game is over: a raise here, at every
-        # inlined decision site, keeps Numba from pruning the turn loop's reference counts.
-        if gstate[E.GS_BAD_CHOICE] == 0:
-            gstate[E.GS_BAD_CHOICE] = 1 + decision
-        return 0
+        raise ValueError("a strategy chose an option that does not exist")
     return k
 
 
@@ -620,8 +616,7 @@ def take_action(
         E.log_event(events, gstate, seat, R.EV_CORNERSTONE, tile, cell, -cost, selected, -1)
     else:
         E.log_event(events, gstate, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
-    E.count_placed(stats[seat], tile, tiles)
-    E.put_tile(seat, tile, cell, cells, pstate, tiles, effects, events, gstate)
+    E.place_tile(seat, tile, cell, cells, pstate, stats[seat], tiles, effects, events, gstate)
     E.mark_stale(summary)
     placement_effects(
         seat,
@@ -836,22 +831,19 @@ def play_generation(
     for t in range(E.TURNS_PER_GENERATION):
         gstate[E.GS_TURN] = (gen - 1) * E.TURNS_PER_GENERATION + t
         if n_players == 1:
-            for k in range(pack_sizes[t]):  # a slice copy would check shapes and may raise
-                hands[0, k] = packs[t, k]
+            hands[0, : pack_sizes[t]] = packs[t, : pack_sizes[t]]
             pstate[0, E.PS_HAND_SIZE] = pack_sizes[t]
         # One call site each for selecting and acting (every inlined copy costs compile time):
         # 1-2 players select and act in turn, the 2-player start seat changing every turn; 3-5
         # all select, then act in seat order buying from the cities as they were before.
         for step in range(2 * n_players):
-            # No `%` by n_players: a division by a variable may raise, which costs reference
-            # counts in this loop.
             if n_players <= 2:
                 j = step // 2
                 acting = step % 2 == 1
             else:
+                j = step % n_players
                 acting = step >= n_players
-                j = step - n_players if acting else step
-            seat = (gstate[E.GS_TURN] + j) % 2 if n_players == 2 else j
+            seat = (gstate[E.GS_TURN] + j) % n_players if n_players == 2 else j
             if not acting:
                 if pstate[seat, E.PS_HAND_SIZE] > 0:
                     select_tile(
@@ -1201,8 +1193,6 @@ def play_game(
     game_row[R.G_VARIANT] = rules[K.RO_VARIANT]
     game_row[R.G_DISASTERS_MASK] = gstate[E.GS_DISASTERS]
     game_row[R.G_N_EVENTS] = gstate[E.GS_N_EVENTS]
-    if gstate[E.GS_BAD_CHOICE] > 0:
-        raise ValueError("a strategy chose an option that does not exist")
 
 
 @njit

@@ -83,40 +83,21 @@ def _rotl(x, k):
 
 @wraps_silently
 @njit
-def xoroshiro_step(s0, s1):
-    """One xoroshiro128+ step of the state (s0, s1): (output, next s0, next s1)."""
-    mixed = s1 ^ s0
-    return s0 + s1, _rotl(s0, _R24) ^ mixed ^ (mixed << _L16), _rotl(mixed, _R37)
-
-
-@njit
 def next_u64(state):
-    result, s0, s1 = xoroshiro_step(state[0], state[1])
-    state[0] = s0
-    state[1] = s1
+    s0 = state[0]
+    s1 = state[1]
+    result = s0 + s1
+    s1 ^= s0
+    state[0] = _rotl(s0, _R24) ^ s1 ^ (s1 << _L16)
+    state[1] = _rotl(s1, _R37)
     return result
 
 
 @njit
-def below(bits, n):
-    """Uniform integer in [0, n) for n >= 1 from 64 random bits (multiply-shift on the top 32)."""
-    return np.int64(((bits >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-
-
-@njit
 def randint(state, n):
-    """Uniform integer in [0, n) for n >= 1."""
-    return below(next_u64(state), n)
-
-
-@njit
-def randint_row(states, row, n):
-    """``randint(states[row], n)`` without taking a view of the row: in the game loop a view
-    costs two atomic reference counts that Numba cannot prune across calls."""
-    bits, s0, s1 = xoroshiro_step(states[row, 0], states[row, 1])
-    states[row, 0] = s0
-    states[row, 1] = s1
-    return below(bits, n)
+    """Uniform integer in [0, n) for n >= 1 (multiply-shift on the top 32 bits)."""
+    top = next_u64(state) >> np.uint64(32)
+    return np.int64((top * np.uint64(n)) >> np.uint64(32))
 
 
 @njit

@@ -317,19 +317,9 @@ def test_parity_compiled_and_interpreted():
 
 
 def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
-    """A strategy id the dispatch does not know answers -1 at every decision: the game loop
-    records it and play_batch raises once the game is over (never plays it silently)."""
+    """A strategy id the dispatch does not know answers -1: the game raises, never plays it."""
     unknown = SimpleNamespace(id=99, params=parse_strategy("random").params)
     seats = np.array([[0, 1, 1]], dtype=np.int32)
     with pytest.raises(ValueError, match="does not exist"):
         batch(default_tables, seats, [unknown, parse_strategy("random")], [0], [0])
     batch(default_tables, seats, [parse_strategy("greedy"), parse_strategy("random")], [0], [0])
-
-
-def test_randint_row_draws_as_randint_on_the_row():
-    """The game loop draws a seat's random choices from its row of the stream states."""
-    states = np.stack([rng.master_key(seed) for seed in range(3)])
-    alone = states[1].copy()
-    for n in (1, 2, 7, 40, 1000):
-        assert rng.randint_row(states, 1, n) == rng.randint(alone, n)
-    assert (states[1] == alone).all()
