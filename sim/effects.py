@@ -172,6 +172,8 @@ def tile_income(cell, cells, tiles, effects):
         return 0
     total = tiles[tile, K.C_INCOME]
     for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == K.EF_NONE:
+            break  # a tile's effect rows come first, unused rows after
         total += effect_income(
             effects[tile, k, 0],
             effects[tile, k, 1],

@@ -135,13 +135,15 @@ def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
 
 @njit(inline="always")
 def pass_left(hands, pstate, n_players):
-    """Hands pass left: seat s's hand goes to seat (s + 1) % P."""
-    last = hands[n_players - 1].copy()
+    """Hands pass left: seat s's hand goes to seat (s + 1) % P (rotated in place, no copy)."""
+    for k in range(hands.shape[1]):
+        last = hands[n_players - 1, k]
+        for s in range(n_players - 1, 0, -1):
+            hands[s, k] = hands[s - 1, k]
+        hands[0, k] = last
     last_size = pstate[n_players - 1, PS_HAND_SIZE]
     for s in range(n_players - 1, 0, -1):
-        hands[s] = hands[s - 1]
         pstate[s, PS_HAND_SIZE] = pstate[s - 1, PS_HAND_SIZE]
-    hands[0] = last
     pstate[0, PS_HAND_SIZE] = last_size
 
 
@@ -366,7 +368,12 @@ SM_REACH = 2  # 4 masks (N, E, S, W): squares where a road on that edge links to
 SM_TYPE = 6  # 6 masks: cells whose tile has type bit 1 << k (T_RESIDENTIAL .. T_DISASTER)
 SM_CORNERSTONES = 12  # cells holding a cornerstone
 SM_ROADS = 13  # 4 masks (N, E, S, W): cells whose tile has a road on that edge
-N_SUMMARY = 17
+# placement_mask's cache of SM_COMPONENT traced again without one cell (a replaced tile in the
+# chain): SM_FLOOD_KNOWN = cells whose trace is in SM_FLOOD_WITHOUT + cell, shared by every tile
+# listed against the same summary.
+SM_FLOOD_KNOWN = 17
+SM_FLOOD_WITHOUT = 18
+N_SUMMARY = SM_FLOOD_WITHOUT + K.N_CELLS
 N_TYPE_BITS = 6
 RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
 CENTER_BIT = 1 << K.CENTER_CELL
@@ -402,23 +409,33 @@ def flood_from_center(summary, removed):
 
 
 @njit
+def reach_mask(summary, component, direction):
+    """Squares where a new tile's road in ``direction`` (N, E, S, W) would link to a tile of
+    ``component``."""
+    if direction == 0:
+        return ((component & summary[SM_ROADS + 2]) << K.GRID) & ALL_CELLS
+    if direction == 1:
+        return (component & summary[SM_ROADS + 3] & ~COL0_CELLS) >> 1
+    if direction == 2:
+        return (component & summary[SM_ROADS + 0]) >> K.GRID
+    return ((component & summary[SM_ROADS + 1] & ~COL4_CELLS) << 1) & ALL_CELLS
+
+
+@njit
 def reach_masks(summary, component, out, at):
-    """Squares where a new tile's N/E/S/W road would link to a tile of ``component``: into
-    out[at .. at + 3]."""
-    out[at + 0] = ((component & summary[SM_ROADS + 2]) << K.GRID) & ALL_CELLS
-    out[at + 1] = (component & summary[SM_ROADS + 3] & ~COL0_CELLS) >> 1
-    out[at + 2] = (component & summary[SM_ROADS + 0]) >> K.GRID
-    out[at + 3] = ((component & summary[SM_ROADS + 1] & ~COL4_CELLS) << 1) & ALL_CELLS
+    """reach_mask of the 4 directions into out[at .. at + 3]."""
+    for d in range(4):
+        out[at + d] = reach_mask(summary, component, d)
 
 
 @njit
 def summarize_city(cells, tiles, summary):
+    # The masks grow in locals and are stored once: a store into ``summary`` inside the loop
+    # would be reloaded at every cell.
     occupied = 0
     cornerstones = 0
-    for k in range(4):
-        summary[SM_ROADS + k] = 0
-    for k in range(N_TYPE_BITS):
-        summary[SM_TYPE + k] = 0
+    road_n = road_e = road_s = road_w = 0
+    type0 = type1 = type2 = type3 = type4 = type5 = 0
     for cell in range(K.N_CELLS):
         tile = cells[cell]
         if tile == K.EMPTY:
@@ -427,19 +444,48 @@ def summarize_city(cells, tiles, summary):
         occupied |= bit
         roads = tiles[tile, K.C_ROADS]
         types = tiles[tile, K.C_TYPES]
-        for k in range(4):
-            if (roads >> k) & 1:
-                summary[SM_ROADS + k] |= bit
-        for k in range(N_TYPE_BITS):
-            if (types >> k) & 1:
-                summary[SM_TYPE + k] |= bit
+        road_n |= bit if roads & 1 else 0
+        road_e |= bit if roads & 2 else 0
+        road_s |= bit if roads & 4 else 0
+        road_w |= bit if roads & 8 else 0
+        type0 |= bit if types & 1 else 0
+        type1 |= bit if types & 2 else 0
+        type2 |= bit if types & 4 else 0
+        type3 |= bit if types & 8 else 0
+        type4 |= bit if types & 16 else 0
+        type5 |= bit if types & 32 else 0
         if tiles[tile, K.C_DECK] == K.DECK_CORNERSTONE:
             cornerstones |= bit
+    summary[SM_ROADS + 0] = road_n
+    summary[SM_ROADS + 1] = road_e
+    summary[SM_ROADS + 2] = road_s
+    summary[SM_ROADS + 3] = road_w
+    summary[SM_TYPE + 0] = type0
+    summary[SM_TYPE + 1] = type1
+    summary[SM_TYPE + 2] = type2
+    summary[SM_TYPE + 3] = type3
+    summary[SM_TYPE + 4] = type4
+    summary[SM_TYPE + 5] = type5
     summary[SM_OCCUPIED] = occupied
     summary[SM_CORNERSTONES] = cornerstones
+    summary[SM_FLOOD_KNOWN] = 0
     component = flood_from_center(summary, 0)
     summary[SM_COMPONENT] = component
     reach_masks(summary, component, summary, SM_REACH)
+
+
+@njit
+def mark_stale(summary):
+    """The summarized city changed: refresh_summary will summarize it again."""
+    summary[SM_OCCUPIED] = -1  # never a city's mask (25 bits)
+
+
+@njit
+def refresh_summary(city, tiles, summary):
+    """Summarize ``city`` again if it changed since (mark_stale); else keep the summary and its
+    cache of traced chains."""
+    if summary[SM_OCCUPIED] == -1:
+        summarize_city(city, tiles, summary)
 
 
 @njit
@@ -473,19 +519,23 @@ def placement_mask(cells, tiles, tile, summary):
             mask |= summary[SM_REACH + d]
     mask &= (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
     in_chain = mask & summary[SM_COMPONENT] & ~CENTER_BIT
-    if in_chain == 0:
-        return mask
-    reach = np.empty(4, dtype=np.int64)
     for cell in range(K.N_CELLS):
+        if in_chain == 0:
+            break
         bit = 1 << cell
-        if in_chain & bit:
-            reach_masks(summary, flood_from_center(summary, bit), reach, 0)
-            linked = False
-            for d in range(4):
-                if (roads >> d) & 1 and reach[d] & bit:
-                    linked = True
-            if not linked:
-                mask &= ~bit
+        if not in_chain & bit:
+            continue
+        in_chain &= ~bit
+        if not summary[SM_FLOOD_KNOWN] & bit:
+            summary[SM_FLOOD_WITHOUT + cell] = flood_from_center(summary, bit)
+            summary[SM_FLOOD_KNOWN] |= bit
+        without = summary[SM_FLOOD_WITHOUT + cell]
+        linked = False
+        for d in range(4):
+            if (roads >> d) & 1 and reach_mask(summary, without, d) & bit:
+                linked = True
+        if not linked:
+            mask &= ~bit
     return mask
 
 
@@ -568,6 +618,8 @@ def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, 
 def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     """Append one option per legal square and affordable requirement option."""
     for cell in range(K.N_CELLS):
+        if cells_mask >> cell == 0:
+            break
         if not (cells_mask >> cell) & 1:
             continue
         for o in range(n_req):
@@ -621,12 +673,50 @@ def action_options(
     """All legal actions with the selected (non-Disaster) tile: place it, discard it to place
     a cornerstone (never more cornerstones in the city than the generation number; replacing
     one keeps the count), or sell it. Returns the number of options (selling is always one)."""
+    summary = np.empty(N_SUMMARY, dtype=np.int64)
+    summarize_city(cells[seat], tiles, summary)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    return fill_action_options(
+        seat,
+        selected,
+        gen,
+        cells,
+        pstate,
+        cs_hands,
+        goods_of,
+        n_players,
+        tiles,
+        req,
+        goods_tier,
+        options,
+        summary,
+        req_costs,
+    )
+
+
+@njit
+def fill_action_options(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    summary,
+    req_costs,
+):
+    """action_options given the seat's city summary (``summary``, see refresh_summary) and a
+    scratch ``req_costs`` (int64[MAX_REQ_OPTIONS]): the game loop allocates both once per batch
+    and summarizes a city again only after it changed."""
     city = cells[seat]
     money = pstate[seat, PS_MONEY]
     routes = trade_routes(city, tiles)
-    summary = np.empty(N_SUMMARY, dtype=np.int64)
-    summarize_city(city, tiles, summary)
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     n = 0
     mask = tile_placements(
         seat,

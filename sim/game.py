@@ -526,12 +526,16 @@ def take_action(
     goods_tier,
     rules,
     options,
+    summaries,
+    req_costs,
     stats,
     events,
 ):
     """Place the selected tile, discard it to place a cornerstone, or sell it."""
     selected = pstate[seat, E.PS_SELECTED]
-    n = E.action_options(
+    summary = summaries[seat]
+    E.refresh_summary(cells[seat], tiles, summary)
+    n = E.fill_action_options(
         seat,
         selected,
         gstate[E.GS_GEN],
@@ -544,6 +548,8 @@ def take_action(
         req,
         goods_tier,
         options,
+        summary,
+        req_costs,
     )
     k = decide(
         seat,
@@ -611,6 +617,7 @@ def take_action(
     else:
         E.log_event(events, gstate, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
     E.place_tile(seat, tile, cell, cells, pstate, stats[seat], tiles, effects, events, gstate)
+    E.mark_stale(summary)
     placement_effects(
         seat,
         tile,
@@ -656,6 +663,7 @@ def resolve_disaster(
     goods_tier,
     rules,
     options,
+    summaries,
     stats,
     events,
 ):
@@ -724,6 +732,7 @@ def resolve_disaster(
             cell = options[k, E.OPT_CELL]
             lost = city[cell]
             city[cell] = K.EMPTY
+            E.mark_stale(summaries[s])
             stats[s, R.P_DISASTER_TILES_LOST] += 1
             E.log_event(events, gstate, s, R.EV_DISASTER_SACRIFICE, lost, cell, 0, disaster, -1)
     gstate[E.GS_RESOLVING] = K.DIS_NONE
@@ -799,6 +808,8 @@ def play_generation(
     goods_tier,
     rules,
     options,
+    summaries,
+    req_costs,
     stats,
     events,
 ):
@@ -822,123 +833,22 @@ def play_generation(
         if n_players == 1:
             hands[0, : pack_sizes[t]] = packs[t, : pack_sizes[t]]
             pstate[0, E.PS_HAND_SIZE] = pack_sizes[t]
-        selector = -1
-        for j in range(n_players):
-            # 2 players play in turn, the start player changing every turn; 3-5 select all
-            # before anyone acts and buy from the cities as they were before this turn.
-            seat = (gstate[E.GS_TURN] + j) % n_players if n_players == 2 else j
-            if pstate[seat, E.PS_HAND_SIZE] == 0:
-                continue
-            select_tile(
-                seat,
-                n_players > 1 or t < 3,
-                seats,
-                strategy_ids,
-                strategy_params,
-                strat_rng,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                options,
-                events,
-            )
+        # One call site each for selecting and acting (every inlined copy costs compile time):
+        # 1-2 players select and act in turn, the 2-player start seat changing every turn; 3-5
+        # all select, then act in seat order buying from the cities as they were before.
+        for step in range(2 * n_players):
             if n_players <= 2:
-                refresh_goods(cells, n_players, tiles, goods_of)
-                act_seat(
-                    seat,
-                    seats,
-                    strategy_ids,
-                    strategy_params,
-                    strat_rng,
-                    gstate,
-                    pstate,
-                    cells,
-                    hands,
-                    cs_hands,
-                    goods_of,
-                    cs_pile,
-                    cs_box,
-                    tiles,
-                    req,
-                    effects,
-                    goods_tier,
-                    rules,
-                    options,
-                    stats,
-                    events,
-                )
-        if n_players > 2:
-            refresh_goods(cells, n_players, tiles, goods_of)
-            for seat in range(n_players):
-                act_seat(
-                    seat,
-                    seats,
-                    strategy_ids,
-                    strategy_params,
-                    strat_rng,
-                    gstate,
-                    pstate,
-                    cells,
-                    hands,
-                    cs_hands,
-                    goods_of,
-                    cs_pile,
-                    cs_box,
-                    tiles,
-                    req,
-                    effects,
-                    goods_tier,
-                    rules,
-                    options,
-                    stats,
-                    events,
-                )
-        for seat in range(n_players):
-            selected = pstate[seat, E.PS_SELECTED]
-            if selected >= 0 and tiles[selected, K.C_DISASTER] != K.DIS_NONE:
-                selector = seat
-        if selector >= 0 and n_players > 1:
-            resolve_disaster(
-                selector,
-                tiles[pstate[selector, E.PS_SELECTED], K.C_DISASTER],
-                seats,
-                strategy_ids,
-                strategy_params,
-                strat_rng,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                options,
-                stats,
-                events,
-            )
-        if n_players == 1:
-            # Solo: a Disaster revealed in packs 4-7 cannot be selected and strikes.
-            for k in range(pstate[0, E.PS_HAND_SIZE]):
-                tile = hands[0, k]
-                if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-                    E.log_event(events, gstate, -1, R.EV_DISASTER_SELECT, tile, -1, 0, -1, -1)
-                    E.remove_slot(hands[0], pstate[0, E.PS_HAND_SIZE], k)
-                    pstate[0, E.PS_HAND_SIZE] -= 1
-                    resolve_disaster(
-                        -1,
-                        tiles[tile, K.C_DISASTER],
+                j = step // 2
+                acting = step % 2 == 1
+            else:
+                j = step % n_players
+                acting = step >= n_players
+            seat = (gstate[E.GS_TURN] + j) % n_players if n_players == 2 else j
+            if not acting:
+                if pstate[seat, E.PS_HAND_SIZE] > 0:
+                    select_tile(
+                        seat,
+                        n_players > 1 or t < 3,
                         seats,
                         strategy_ids,
                         strategy_params,
@@ -955,16 +865,72 @@ def play_generation(
                         goods_tier,
                         rules,
                         options,
-                        stats,
                         events,
                     )
-                    break
-        if t == random_turn:
-            disaster = generation_disaster(gen, tiles)
+                continue
+            if n_players <= 2 and pstate[seat, E.PS_SELECTED] < 0:
+                continue  # no tile left to select this turn
+            if n_players <= 2 or j == 0:
+                refresh_goods(cells, n_players, tiles, goods_of)
+            act_seat(
+                seat,
+                seats,
+                strategy_ids,
+                strategy_params,
+                strat_rng,
+                gstate,
+                pstate,
+                cells,
+                hands,
+                cs_hands,
+                goods_of,
+                cs_pile,
+                cs_box,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                options,
+                summaries,
+                req_costs,
+                stats,
+                events,
+            )
+        # The disasters of the turn, in order: the one a player selected (its selector spared),
+        # solo: the one revealed in packs 4-7, random-disasters variant: the generation's.
+        selector = -1
+        for seat in range(n_players):
+            selected = pstate[seat, E.PS_SELECTED]
+            if selected >= 0 and tiles[selected, K.C_DISASTER] != K.DIS_NONE:
+                selector = seat
+        for source in range(3):
+            spared = -1
+            disaster = K.DIS_NONE
+            if source == 0:
+                if selector >= 0 and n_players > 1:
+                    spared = selector
+                    disaster = tiles[pstate[selector, E.PS_SELECTED], K.C_DISASTER]
+            elif source == 1:
+                if n_players == 1:
+                    # Solo: a Disaster revealed in packs 4-7 cannot be selected and strikes.
+                    for k in range(pstate[0, E.PS_HAND_SIZE]):
+                        tile = hands[0, k]
+                        if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+                            E.log_event(
+                                events, gstate, -1, R.EV_DISASTER_SELECT, tile, -1, 0, -1, -1
+                            )
+                            E.remove_slot(hands[0], pstate[0, E.PS_HAND_SIZE], k)
+                            pstate[0, E.PS_HAND_SIZE] -= 1
+                            disaster = tiles[tile, K.C_DISASTER]
+                            break
+            elif t == random_turn:
+                disaster = generation_disaster(gen, tiles)
+                if disaster != K.DIS_NONE:
+                    E.log_event(events, gstate, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
             if disaster != K.DIS_NONE:
-                E.log_event(events, gstate, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
                 resolve_disaster(
-                    -1,
+                    spared,
                     disaster,
                     seats,
                     strategy_ids,
@@ -982,6 +948,7 @@ def play_generation(
                     goods_tier,
                     rules,
                     options,
+                    summaries,
                     stats,
                     events,
                 )
@@ -1017,6 +984,8 @@ def act_seat(
     goods_tier,
     rules,
     options,
+    summaries,
+    req_costs,
     stats,
     events,
 ):
@@ -1048,6 +1017,8 @@ def act_seat(
         goods_tier,
         rules,
         options,
+        summaries,
+        req_costs,
         stats,
         events,
     )
@@ -1108,6 +1079,9 @@ def play_game(
     games_out,
     players_out,
     events_out,
+    options,
+    summaries,
+    req_costs,
 ):
     """Play one whole game and write its row of ``games_out``/``players_out`` (and events)."""
     n_tiles = tiles.shape[0]
@@ -1122,7 +1096,6 @@ def play_game(
     decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64)
     deck_sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
     random_turns = np.full(E.N_GENERATIONS, -1, dtype=np.int64)
-    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     deal = np.zeros(2, dtype=np.uint64)
     strat_rng = np.zeros((n_players, 2), dtype=np.uint64)
     stats = players_out[row]
@@ -1130,6 +1103,8 @@ def play_game(
 
     gstate[E.GS_N_PLAYERS] = n_players
     gstate[E.GS_GAME_ROW] = row
+    for s in range(n_players):
+        E.mark_stale(summaries[s])
     pstate[:, E.PS_SELECTED] = -1
     deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
     rng.seed_state(deal, deal_seed)
@@ -1205,6 +1180,8 @@ def play_game(
             goods_tier,
             rules,
             options,
+            summaries,
+            req_costs,
             stats,
             events_out,
         )
@@ -1246,6 +1223,10 @@ def play_batch(
     MAX_PLAYERS, N_PLAYER_COLS] (unused seats -1); events_out: int32[n * MAX_EVENTS_PER_GAME,
     N_EVENT_COLS] or an empty array for no events.
     """
+    # Scratch of the decisions, allocated once: every row an option list uses is written first.
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+    summaries = np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64)
+    req_costs = np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64)
     for i in range(game_ids.shape[0]):
         play_game(
             i,
@@ -1265,6 +1246,9 @@ def play_batch(
             games_out,
             players_out,
             events_out,
+            options,
+            summaries,
+            req_costs,
         )
 
 

@@ -7,6 +7,9 @@ Stream 0 is the deal (chance drawn by the engine); stream 1 + s is seat s's stra
 state is a ``uint64[2]`` array advanced by xoroshiro128+.
 """
 
+import functools
+
+import numba
 import numpy as np
 
 from sim.jit import njit
@@ -27,11 +30,27 @@ _R37 = np.uint64(37)
 _L64 = np.uint64(64)
 
 
+def wraps_silently(function):
+    """uint64 arithmetic wraps modulo 2**64 by design. Compiled code wraps silently; under
+    NUMBA_DISABLE_JIT numpy scalars wrap the same way but warn, so the interpreted functions
+    run with overflow warnings off (compiled code is left as it is)."""
+    if not numba.config.DISABLE_JIT:
+        return function
+
+    @functools.wraps(function)
+    def wrapping(*args):
+        with np.errstate(over="ignore"):
+            return function(*args)
+
+    return wrapping
+
+
 def master_key(master_seed: int) -> np.ndarray:
     """The run's 128-bit key from its master seed (uint64[2])."""
     return np.random.SeedSequence(master_seed).generate_state(2, np.uint64)
 
 
+@wraps_silently
 @njit
 def splitmix64(x):
     z = x + _GOLDEN
@@ -62,6 +81,7 @@ def _rotl(x, k):
     return (x << k) | (x >> (_L64 - k))
 
 
+@wraps_silently
 @njit
 def next_u64(state):
     s0 = state[0]

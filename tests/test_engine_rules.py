@@ -77,6 +77,7 @@ class Scene:
         self.cs_pile = np.full(E.MAX_CS_PILE, -1, dtype=np.int64)
         self.cs_box = np.full(tables.n_tiles, -1, dtype=np.int64)
         self.options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+        self.summaries = np.zeros((len(self.cells), E.N_SUMMARY), dtype=np.int64)
         self.stats = np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
         self.events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int32)
         spec = parse_strategy(strategy)
@@ -169,6 +170,7 @@ class Scene:
             *self.view(),
             *self.catalog(),
             self.options,
+            self.summaries,
             self.stats,
             self.events,
         )
@@ -544,6 +546,8 @@ def test_disaster_spares_the_selector_and_the_insured(tables):
     assert (scene.cells[0] == before[0]).all() and scene.pstate[0, E.PS_MONEY] == 10
     assert (scene.cells[2] == before[2]).all() and scene.pstate[2, E.PS_MONEY] == 10
     assert (scene.cells[3] != before[3]).sum() == 1  # could not pay: one building lost
+    # the game loop summarizes a city again only after it changed: the sacrifice says so
+    assert scene.summaries[3, E.SM_OCCUPIED] == -1 and scene.summaries[0, E.SM_OCCUPIED] == 0
     assert scene.stats[3, R.P_DISASTERS_SACRIFICED] == 1
     paid = scene.stats[1, R.P_DISASTERS_PAID] == 1 and scene.pstate[1, E.PS_MONEY] == 6
     sacrificed = (scene.cells[1] != before[1]).sum() == 1

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -301,7 +302,7 @@ def run_games(jit):
         env["NUMBA_DISABLE_JIT"] = "1"
     script = PARITY_SCRIPT.format(tests=str(Path(__file__).parent))
     done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", script, json.dumps(PARITY_GAMES)],
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", script, json.dumps(PARITY_GAMES)],
         env=env,
         capture_output=True,
         text=True,
@@ -313,3 +314,12 @@ def run_games(jit):
 def test_parity_compiled_and_interpreted():
     """The same games give identical records compiled and with NUMBA_DISABLE_JIT=1."""
     assert run_games(jit=True) == run_games(jit=False)
+
+
+def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
+    """A strategy id the dispatch does not know answers -1: the game raises, never plays it."""
+    unknown = SimpleNamespace(id=99, params=parse_strategy("random").params)
+    seats = np.array([[0, 1, 1]], dtype=np.int32)
+    with pytest.raises(ValueError, match="does not exist"):
+        batch(default_tables, seats, [unknown, parse_strategy("random")], [0], [0])
+    batch(default_tables, seats, [parse_strategy("greedy"), parse_strategy("random")], [0], [0])
