@@ -9,6 +9,8 @@ from sim import constants as K
 from sim import engine as E
 from sim.grid import city_goods
 from sim.tables import make_rules
+from strategies.dispatch import choose
+from strategies.registry import parse_strategy
 
 
 @dataclass
@@ -70,6 +72,31 @@ class Position:
             options,
         )
         return options, int(n)
+
+    def decide(self, name: str, decision: int, options, n: int, seat: int = 0, seed: int = 0):
+        """The option the strategy spec ``name`` picks for ``seat`` (its stream from ``seed``)."""
+        spec = parse_strategy(name)
+        state = np.array([seed + 1, 7], dtype=np.uint64)
+        return choose(
+            spec.id,
+            spec.params,
+            state,
+            decision,
+            options,
+            n,
+            seat,
+            self.gstate,
+            self.pstate,
+            self.cells,
+            self.hands,
+            self.cs_hands,
+            self.goods_of,
+            self.tables.tiles,
+            self.tables.req,
+            self.tables.effects,
+            self.tables.goods_tier,
+            self.rules,
+        )
 
 
 def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards=None) -> Position:

@@ -182,33 +182,6 @@ def test_action_values_share_terms_without_changing_a_value(tables):
     assert shared > 0
 
 
-def decide(pos, name, decision, options, n, seat=0, seed=0):
-    spec = parse_strategy(name)
-    state = np.array([seed + 1, 7], dtype=np.uint64)
-    from strategies.dispatch import choose
-
-    return choose(
-        spec.id,
-        spec.params,
-        state,
-        decision,
-        options,
-        n,
-        seat,
-        pos.gstate,
-        pos.pstate,
-        pos.cells,
-        pos.hands,
-        pos.cs_hands,
-        pos.goods_of,
-        pos.tables.tiles,
-        pos.tables.req,
-        pos.tables.effects,
-        pos.tables.goods_tier,
-        pos.rules,
-    )
-
-
 @pytest.mark.parametrize("name", ("greedy", *ARCHETYPES))
 def test_residential_tile_goes_where_no_polluting_tile_is_near(tables, name):
     """Rules 001 "Pollution": a Residential tile loses 2 VP per orthogonally and 1 VP per
@@ -221,7 +194,7 @@ def test_residential_tile_goes_where_no_polluting_tile_is_near(tables, name):
     placements = {int(options[k, E.OPT_CELL]) for k in range(n) if options[k, E.OPT_KIND] == 0}
     assert {7, 11, 14, 17} <= placements
     for seed in range(5):
-        k = decide(pos, name, E.D_ACTION, options, n, seed=seed)
+        k = pos.decide(name, E.D_ACTION, options, n, seed=seed)
         assert options[k, E.OPT_KIND] == E.A_PLACE and options[k, E.OPT_CELL] == 11
 
 
@@ -236,7 +209,7 @@ def test_selects_the_tile_that_grows_the_neighborhood(tables, name):
     pos.give(0, ["Pawn Shop", "Duplexes"])
     options, n = pos.select_options(0)
     for seed in range(5):
-        k = decide(pos, name, E.D_SELECT, options, n, seed=seed)
+        k = pos.decide(name, E.D_SELECT, options, n, seed=seed)
         assert tables.tile_names[options[k, E.OPT_TILE]] == "Duplexes"
 
 
@@ -250,7 +223,7 @@ def test_merchant_prefers_income_and_builder_the_vp_now(tables):
     pos.give(0, ["Shopping Mall", "Elementary School"])
     options, n = pos.select_options(0)
     names = {
-        who: tables.tile_names[options[decide(pos, who, E.D_SELECT, options, n), E.OPT_TILE]]
+        who: tables.tile_names[options[pos.decide(who, E.D_SELECT, options, n), E.OPT_TILE]]
         for who in ("merchant", "builder")
     }
     assert names == {"merchant": "Shopping Mall", "builder": "Elementary School"}
@@ -270,10 +243,10 @@ def test_disaster_is_selected_when_it_hurts_the_opponent_most(tables, name):
     for cell in (7, 11, 13, 17):
         pos.place(1, "Villas", cell)
     pos.pstate[1, E.PS_MONEY] = 0
-    assert tables.tile_names[options[decide(pos, name, E.D_SELECT, options, n), 1]] == "Fire"
+    assert tables.tile_names[options[pos.decide(name, E.D_SELECT, options, n), 1]] == "Fire"
     for cell in (7, 11, 13, 17):
         pos.cells[1, cell] = K.EMPTY
-    assert tables.tile_names[options[decide(pos, name, E.D_SELECT, options, n), 1]] == "Pawn Shop"
+    assert tables.tile_names[options[pos.decide(name, E.D_SELECT, options, n), 1]] == "Pawn Shop"
 
 
 @pytest.mark.parametrize("name", ARCHETYPES)
@@ -286,7 +259,7 @@ def test_disaster_sacrifice_takes_the_cheapest_tile(tables, name):
     pos.place(0, "Pawn Shop", 14)
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     n = E.sacrifice_options(pos.cells[0], tables.tiles, K.DIS_FLOOD, 0, options)
-    k = decide(pos, name, E.D_SACRIFICE, options, n)
+    k = pos.decide(name, E.D_SACRIFICE, options, n)
     assert options[k, E.OPT_CELL] == 14
 
 

@@ -14,8 +14,6 @@ from sim import constants as K
 from sim import engine as E
 from sim.catalog import load_catalog
 from sim.tables import make_rules
-from strategies.dispatch import choose
-from strategies.registry import parse_strategy
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
 EVERYONE = ("greedy", *ARCHETYPES, "rollout")
@@ -26,31 +24,6 @@ ALL_DISASTERS_PAST = (1 << E.N_GENERATIONS) - 1
 @pytest.fixture(scope="module")
 def tables():
     return load_catalog()
-
-
-def decide(pos, name, decision, options, n, seat=0, seed=0):
-    spec = parse_strategy(name)
-    state = np.array([seed + 1, 7], dtype=np.uint64)
-    return choose(
-        spec.id,
-        spec.params,
-        state,
-        decision,
-        options,
-        n,
-        seat,
-        pos.gstate,
-        pos.pstate,
-        pos.cells,
-        pos.hands,
-        pos.cs_hands,
-        pos.goods_of,
-        pos.tables.tiles,
-        pos.tables.req,
-        pos.tables.effects,
-        pos.tables.goods_tier,
-        pos.rules,
-    )
 
 
 def placed_cells(options, n):
@@ -70,7 +43,7 @@ def test_residential_tile_completes_the_neighborhood(tables, name):
     options, n = pos.action_options(0, tables.tile_index("Senior Residences"))
     assert {7, 10, 12, 13, 17} <= placed_cells(options, n)
     for seed in range(3):
-        k = decide(pos, name, E.D_ACTION, options, n, seed=seed)
+        k = pos.decide(name, E.D_ACTION, options, n, seed=seed)
         assert options[k, E.OPT_KIND] == E.A_PLACE and options[k, E.OPT_CELL] == 10
 
 
@@ -85,7 +58,7 @@ def test_rollout_keeps_residential_tiles_away_from_pollution(tables, name):
     options, n = pos.action_options(0, tables.tile_index("Villas"))
     assert {7, 11, 14, 17} <= placed_cells(options, n)
     for seed in range(3):
-        k = decide(pos, name, E.D_ACTION, options, n, seed=seed)
+        k = pos.decide(name, E.D_ACTION, options, n, seed=seed)
         assert options[k, E.OPT_KIND] == E.A_PLACE and options[k, E.OPT_CELL] == 11
 
 
@@ -102,12 +75,12 @@ def test_rollout_takes_the_disaster_when_it_hurts_the_opponent_most(tables):
         pos.place(1, "Villas", cell)
     pos.pstate[1, E.PS_MONEY] = 0
     for seed in range(3):
-        k = decide(pos, "rollout", E.D_SELECT, options, n, seed=seed)
+        k = pos.decide("rollout", E.D_SELECT, options, n, seed=seed)
         assert tables.tile_names[options[k, E.OPT_TILE]] == "Fire"
     for cell in (7, 11, 13, 17):
         pos.cells[1, cell] = K.EMPTY
     for seed in range(3):
-        k = decide(pos, "rollout", E.D_SELECT, options, n, seed=seed)
+        k = pos.decide("rollout", E.D_SELECT, options, n, seed=seed)
         assert tables.tile_names[options[k, E.OPT_TILE]] == "Pawn Shop"
 
 
@@ -134,10 +107,10 @@ def test_pays_or_sacrifices_whichever_costs_less(tables, name):
     losing the shop."""
     pos, options, n = flood_position(tables, money=10, pawn_shop=False)
     assert n == 2 and options[0, E.OPT_KIND] == E.DR_PAY and options[0, E.OPT_COST] == 4
-    assert options[decide(pos, name, E.D_DISASTER, options, n), E.OPT_KIND] == E.DR_PAY
+    assert options[pos.decide(name, E.D_DISASTER, options, n), E.OPT_KIND] == E.DR_PAY
     pos, options, n = flood_position(tables, money=10, pawn_shop=True)
     assert n == 2 and options[0, E.OPT_COST] == 5
-    assert options[decide(pos, name, E.D_DISASTER, options, n), E.OPT_KIND] == E.DR_SACRIFICE
+    assert options[pos.decide(name, E.D_DISASTER, options, n), E.OPT_KIND] == E.DR_SACRIFICE
 
 
 @pytest.mark.parametrize("name", EVERYONE)
@@ -146,7 +119,7 @@ def test_sacrifices_the_tile_that_costs_least(tables, name):
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     n = E.sacrifice_options(pos.cells[0], tables.tiles, K.DIS_FLOOD, 0, options)
     assert n == 5
-    k = decide(pos, name, E.D_SACRIFICE, options, n)
+    k = pos.decide(name, E.D_SACRIFICE, options, n)
     assert tables.tile_names[options[k, E.OPT_TILE]] == "Pawn Shop"
 
 
@@ -172,7 +145,7 @@ def test_buys_from_the_cheaper_seller(tables, name):
     prices = {int(options[k, E.OPT_SEAT]): int(options[k, E.OPT_COST]) for k in range(n)}
     assert prices[1] + 1 == prices[2]
     for seed in range(3):
-        assert options[decide(pos, name, E.D_BUY, options, n, seed=seed), E.OPT_SEAT] == 1
+        assert options[pos.decide(name, E.D_BUY, options, n, seed=seed), E.OPT_SEAT] == 1
 
 
 @pytest.mark.parametrize("name", (*ARCHETYPES, "rollout"))
@@ -182,4 +155,4 @@ def test_buys_from_the_poorer_seller_between_equal_prices(tables, name):
     pos, options, n = buy_position(tables, 5, sellers=(1, 4), money=(20, 3))
     assert n == 2 and options[0, E.OPT_COST] == options[1, E.OPT_COST]
     for seed in range(3):
-        assert options[decide(pos, name, E.D_BUY, options, n, seed=seed), E.OPT_SEAT] == 4
+        assert options[pos.decide(name, E.D_BUY, options, n, seed=seed), E.OPT_SEAT] == 4
