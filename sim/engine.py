@@ -191,6 +191,16 @@ def build_deck(deck, n_players, tiles, rules, out):
 
 
 @njit
+def generation_disaster(gen, tiles):
+    """The Disaster kind printed in this generation's deck (DIS_NONE if it has none)."""
+    for t in range(tiles.shape[0]):
+        if tiles[t, K.C_DECK] == gen and tiles[t, K.C_REPLACES] < 0:
+            if tiles[t, K.C_DISASTER] != K.DIS_NONE:
+                return tiles[t, K.C_DISASTER]
+    return K.DIS_NONE
+
+
+@njit
 def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
     """Each player gets a distinct random board; its City Center goes on the center square."""
     order = np.arange(n_boards)

@@ -775,16 +775,6 @@ def deal_solo_packs(deck, n_deck, packs, pack_sizes):
 
 
 @njit
-def generation_disaster(gen, tiles):
-    """The Disaster kind printed in this generation's deck (DIS_NONE if it has none)."""
-    for t in range(tiles.shape[0]):
-        if tiles[t, K.C_DECK] == gen and tiles[t, K.C_REPLACES] < 0:
-            if tiles[t, K.C_DISASTER] != K.DIS_NONE:
-                return tiles[t, K.C_DISASTER]
-    return K.DIS_NONE
-
-
-@njit
 def play_generation(
     gen,
     deck,
@@ -925,7 +915,7 @@ def play_generation(
                             disaster = tiles[tile, K.C_DISASTER]
                             break
             elif t == random_turn:
-                disaster = generation_disaster(gen, tiles)
+                disaster = E.generation_disaster(gen, tiles)
                 if disaster != K.DIS_NONE:
                     E.log_event(events, gstate, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
             if disaster != K.DIS_NONE:

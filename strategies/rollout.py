@@ -41,7 +41,6 @@ from strategies.evaluate import (
     pick_best,
     seat_money,
     select_values,
-    upcoming_disasters,
 )
 
 # Parameter slots of rollout.
@@ -52,20 +51,6 @@ R_CANDIDATES = 1
 POLICY = np.array(next(a for a in ARCHETYPES if a.name == "builder").defaults())
 
 NO_TURN = -1
-
-
-@njit
-def generation_disaster_kind(gen, tiles, rules):
-    """DIS_* of the disaster printed in generation ``gen``'s deck (DIS_NONE if none): the
-    shared evaluation's upcoming disasters with every other generation's marked as past."""
-    scratch = np.zeros(E.N_GSTATE, dtype=np.int64)
-    scratch[E.GS_GEN] = gen
-    scratch[E.GS_DISASTERS] = ~(1 << (gen - 1))
-    kinds = upcoming_disasters(scratch, tiles, rules)
-    for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
-        if (kinds >> kind) & 1:
-            return kind
-    return K.DIS_NONE
 
 
 @njit
@@ -373,7 +358,7 @@ def finish_turn(
             options,
         )
     if random_turns[gen - 1] == t:
-        kind = generation_disaster_kind(gen, tiles, rules)
+        kind = E.generation_disaster(gen, tiles)
         if kind != K.DIS_NONE:
             strike(
                 -1,
