@@ -35,7 +35,7 @@ from sim.scoring import score_city
 from strategies.archetypes import ARCHETYPES
 from strategies.evaluate import (
     N_CTX,
-    action_value,
+    action_values,
     build_context,
     choose_evaluated,
     pick_best,
@@ -690,10 +690,9 @@ def choose_rollout(
     build_context(city, seat_money(pstate, seat), gstate, tiles, effects, goods_tier, rules, ctx)
     ranked = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
-        for k in range(n_options):
-            ranked[k] = action_value(
-                POLICY, options, k, city, tiles, effects, goods_tier, rules, ctx
-            )
+        action_values(
+            POLICY, options, n_options, False, city, tiles, effects, goods_tier, rules, ctx, ranked
+        )
     else:
         select_values(
             POLICY,
