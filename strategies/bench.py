@@ -2,7 +2,8 @@
 
 First one core: 4-player games with every seat on the same strategy, played by
 ``sim.bench.run_games`` (no events, no files) in one process, after a warm-up that loads (or
-pays) the compile cache. Then every core: the runner (``neom simulate``, one worker per core)
+pays) the compile cache; the best of a few replays of the same games is reported, the median
+beside it. Then every core: the runner (``neom simulate``, one worker per core)
 on ``--field`` (default greedy and three archetypes, seats rotated) writing a scratch run
 folder. Prints one line each and writes bench/strategies.json.
 """
@@ -15,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sim.bench import N_PLAYERS, cpu_model, run_games
+from sim.bench import N_PLAYERS, batch_rates, best_and_median, cpu_model, run_games
 from sim.catalog import load_catalog
 from sim.runner import RunConfig, run_simulation
 from strategies.archetypes import ARCHETYPES
@@ -42,7 +43,8 @@ def all_cores_rate(field: str, n_games: int, workers: int) -> float:
 def main(argv=None, pin: bool = False) -> int:
     """``pin``: time the single-core part on one core (the command does; tests do not)."""
     parser = argparse.ArgumentParser(prog="python -m strategies.bench", description=__doc__)
-    parser.add_argument("--games", type=int, default=2000, help="games per strategy")
+    parser.add_argument("--games", type=int, default=600, help="games per strategy and replay")
+    parser.add_argument("--replays", type=int, default=3, help="timed replays of those games")
     parser.add_argument("--quick", action="store_true", help="a short run (200 games each)")
     parser.add_argument(
         "--strategies", default=",".join(STRATEGIES), help="comma-separated strategy names"
@@ -52,7 +54,10 @@ def main(argv=None, pin: bool = False) -> int:
         "--field-games", type=int, default=8000, help="games of the all-cores run (0: skip it)"
     )
     args = parser.parse_args(argv)
+    if args.games < 1 or args.replays < 1:
+        parser.error("--games and --replays must be at least 1")
     n_games = 200 if args.quick else args.games
+    replays = 1 if args.quick else args.replays
     n_field = 800 if args.quick else args.field_games
     names = [name.strip() for name in args.strategies.split(",") if name.strip()]
 
@@ -68,10 +73,16 @@ def main(argv=None, pin: bool = False) -> int:
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     if pin and cores:
         os.sched_setaffinity(0, {min(cores)})
+    medians = {}
     for name in names:
-        seconds = run_games(tables, name, FIRST_GAME, n_games)
-        rates[name] = round(n_games / seconds, 1)
-        print(f"{name:>14}: {rates[name]:8,.1f} games/s ({n_games} games, 1 core)", flush=True)
+        best, median = best_and_median(batch_rates(tables, name, FIRST_GAME, n_games, replays))
+        rates[name] = round(best, 1)
+        medians[name] = round(median, 1)
+        print(
+            f"{name:>14}: {best:8,.1f} games/s (best of {replays} replays of {n_games} games, "
+            f"1 core; median {median:,.1f})",
+            flush=True,
+        )
     if pin and cores:
         os.sched_setaffinity(0, cores)
     workers = len(cores) if cores else os.cpu_count()
@@ -83,8 +94,10 @@ def main(argv=None, pin: bool = False) -> int:
         "cpu": cpu_model(),
         "catalog": tables.name,
         "games": n_games,
+        "replays": replays,
         "warm_up_seconds": round(warm, 2),
         "games_per_second": rates,
+        "games_per_second_median": medians,
         "field": args.field,
         "field_games": n_field,
         "field_workers": workers,
