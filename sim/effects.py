@@ -6,8 +6,8 @@ cell of the tile that owns the effect, so the engine and the scorer share one me
 Effects of tiles cut off from the City Center still count (rules 003: "you do not lose the
 effects or victory points of cut-off tiles"), so nothing here looks at connectivity.
 
-Adding an effect kind: one ``EF_*`` constant, one evaluator below wired into its dispatcher,
-one test in tests/test_effects.py.
+Adding an effect kind: one ``EF_*`` constant, one evaluator below wired into its dispatcher
+(a VP kind also in ``vp_reads_change``), one test in tests/test_effects.py.
 
 Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORNERSTONE`` and
 ``EF_SWAP_CORNERSTONE`` act once at placement on the draft state.
@@ -144,6 +144,30 @@ def tile_variable_vp(cell, cells, tiles, effects, goods_tier):
             goods_tier,
         )
     return total
+
+
+@njit
+def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, effects):
+    """Whether a VP effect of ``holder`` (on ``holder_cell``) can change when the tile on
+    ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
+    change. What each VP kind above reads: matching tiles in the city or around, goods, the
+    squares around (so an incremental score skips the holders this returns False for)."""
+    around = (
+        max(abs(holder_cell // K.GRID - cell // K.GRID), abs(holder_cell % K.GRID - cell % K.GRID))
+        == 1
+    )
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[holder, k, 0]
+        a = effects[holder, k, 1]
+        if kind == K.EF_VP_PER_TYPE_CITY and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_TYPE_ADJACENT and around and changed_types & a:
+            return True
+        if kind == K.EF_VP_PER_GOOD_TIER and goods_may_change:
+            return True
+        if kind == K.EF_VP_PLACEMENT and around and a & K.PL_NO_NEIGHBOURS:
+            return True
+    return False
 
 
 # --- Money effects ------------------------------------------------------------------------

@@ -16,7 +16,13 @@ import numpy as np
 from sim import constants as K
 from sim import engine as E
 from sim import rng
-from sim.effects import effect_coins_on_placed, insured_against, tile_income, tile_variable_vp
+from sim.effects import (
+    effect_coins_on_placed,
+    insured_against,
+    tile_income,
+    tile_variable_vp,
+    vp_reads_change,
+)
 from sim.grid import city_goods, neighbour, popcount, road_component, road_linked, surrounding_mask
 from sim.jit import njit
 from sim.scoring import (
@@ -378,27 +384,6 @@ def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_lux
 
 
 @njit
-def holder_reads(holder, holder_cell, cell, changed_types, goods_may_change, effects):
-    """Whether a VP effect of ``holder`` (on ``holder_cell``) can change when the tile on
-    ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
-    change. Skipping the others keeps ``score_delta`` exact (what each EF_VP_* kind of
-    sim.effects reads: matching tiles in the city or around, goods, the squares around)."""
-    around = (SURROUNDING_MASKS[holder_cell] >> cell) & 1
-    for k in range(K.MAX_EFFECTS):
-        kind = effects[holder, k, 0]
-        a = effects[holder, k, 1]
-        if kind == K.EF_VP_PER_TYPE_CITY and changed_types & a:
-            return True
-        if kind == K.EF_VP_PER_TYPE_ADJACENT and around and changed_types & a:
-            return True
-        if kind == K.EF_VP_PER_GOOD_TIER and goods_may_change:
-            return True
-        if kind == K.EF_VP_PLACEMENT and around and a & K.PL_NO_NEIGHBOURS:
-            return True
-    return False
-
-
-@njit
 def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
     on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
@@ -451,7 +436,7 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
         while not (holders >> other) & 1:
             other += 1
         holders &= ~(1 << other)
-        if holder_reads(city[other], other, cell, changed_types, goods_may_change, effects):
+        if vp_reads_change(city[other], other, cell, changed_types, goods_may_change, effects):
             delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
             delta -= ctx[CX_VAR_VP + other]
     if goods_may_change:

@@ -13,6 +13,7 @@ from sim.effects import (
     insured_against,
     tile_income,
     tile_variable_vp,
+    vp_reads_change,
 )
 
 RES, COM, IND, PUB, RSC = 0, 1, 2, 3, 4  # tile indices of the table below
@@ -190,3 +191,25 @@ def test_every_effect_kind_is_covered_by_a_test():
     }
     assert tested == set(K.EFFECT_NAMES.values())
     assert np.arange(1, K.N_EFFECT_KINDS).tolist() == sorted(tested)
+
+
+def test_vp_reads_change_names_what_each_vp_kind_reads():
+    """What an incremental score may skip: a VP effect counting tiles "in the city" reads a
+    change of its types anywhere, one counting "adjacent" tiles only on the 8 squares around
+    its owner; one per Good tier reads the goods; "alone" reads the squares around."""
+    in_city = tile("public", effects=[(K.EF_VP_PER_TYPE_CITY, K.T_RESIDENTIAL, 1, 0)])
+    adjacent = tile("public", effects=[(K.EF_VP_PER_TYPE_ADJACENT, K.T_RESIDENTIAL, 1, 0)])
+    per_tier = tile("public", effects=[(K.EF_VP_PER_GOOD_TIER, K.TIER_RAW, 1, 0)])
+    alone = tile("public", effects=[(K.EF_VP_PLACEMENT, K.PL_NO_NEIGHBOURS, 3, 0)])
+    _tiles, effects, _tier = tables_with(in_city, adjacent, per_tier, alone)  # 5, 6, 7, 8
+    owner, near, diagonal, far = 12, 13, 18, 0
+    res, com = K.T_RESIDENTIAL, K.T_COMMERCIAL
+
+    def reads(holder, cell, types, goods=False):
+        return vp_reads_change(holder, owner, cell, types, goods, effects)
+
+    assert reads(5, far, res) and not reads(5, far, com)
+    assert reads(6, near, res) and reads(6, diagonal, res)
+    assert not reads(6, far, res) and not reads(6, near, com)
+    assert reads(7, far, com, goods=True) and not reads(7, far, res)
+    assert reads(8, diagonal, com) and not reads(8, far, res)
