@@ -512,17 +512,24 @@ def trade_routes(cells, tiles):
 
 
 @njit
+def replaceable_cells(types, summary):
+    """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
+    one) and tiles sharing one of its types."""
+    replaceable = summary[SM_TYPE + RESOURCE_BIT]
+    for k in range(N_TYPE_BITS):
+        if (types >> k) & 1:
+            replaceable |= summary[SM_TYPE + k]
+    return replaceable
+
+
+@njit
 def placement_mask(cells, tiles, tile, summary):
     """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
     City Center is one) or a tile sharing a type with it; and the center square itself, or
     road-linked to a tile connected through road links to the center square. A replaced tile
     that is part of that chain is taken out and the chain traced again without it."""
-    types = tiles[tile, K.C_TYPES]
     roads = tiles[tile, K.C_ROADS]
-    replaceable = summary[SM_TYPE + RESOURCE_BIT]
-    for k in range(N_TYPE_BITS):
-        if (types >> k) & 1:
-            replaceable |= summary[SM_TYPE + k]
+    replaceable = replaceable_cells(tiles[tile, K.C_TYPES], summary)
     mask = CENTER_BIT
     for d in range(4):
         if (roads >> d) & 1:
@@ -754,6 +761,11 @@ def fill_action_options(
         if allowed == 0:
             break
         cs = cs_hands[seat, slot]
+        # At the limit a cornerstone may only replace one (the allowed squares are then all
+        # occupied): skip the full listing when it can replace none of them.
+        replaceable = replaceable_cells(tiles[cs, K.C_TYPES], summary)
+        if allowed != ALL_CELLS and (replaceable & allowed) == 0:
+            continue
         mask = (
             tile_placements(
                 seat,

@@ -409,6 +409,9 @@ def test_cornerstone_limit_per_generation(tables):
     options = scene.actions(0, "T Res NESW")
     cs_rows = options[options[:, E.OPT_KIND] == E.A_CORNERSTONE]
     assert set(cs_rows[:, E.OPT_CELL]) == {sq(1, 2)}  # only replacing it
+    # ... and only with a cornerstone that may replace it (003: a tile sharing a type): the
+    # Public Safety Department (Public), not the Merchant Union (Commercial).
+    assert set(cs_rows[:, E.OPT_TILE]) == {safety}
     scene.gstate[E.GS_GEN] = 2
     options = scene.actions(0, "T Res NESW")
     cs_rows = options[options[:, E.OPT_KIND] == E.A_CORNERSTONE]
