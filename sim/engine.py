@@ -754,17 +754,15 @@ def fill_action_options(
             options, n, A_PLACE, selected, -1, mask, req_costs, tiles[selected, K.C_N_REQ_OPTIONS]
         )
     cornerstone_cells = summary[SM_CORNERSTONES]
-    allowed = ALL_CELLS
-    if popcount(cornerstone_cells) >= gen:
-        allowed = cornerstone_cells
+    at_limit = popcount(cornerstone_cells) >= gen
+    allowed = cornerstone_cells if at_limit else ALL_CELLS
     for slot in range(pstate[seat, PS_N_CS]):
         if allowed == 0:
             break
         cs = cs_hands[seat, slot]
         # At the limit a cornerstone may only replace one (the allowed squares are then all
         # occupied): skip the full listing when it can replace none of them.
-        replaceable = replaceable_cells(tiles[cs, K.C_TYPES], summary)
-        if allowed != ALL_CELLS and (replaceable & allowed) == 0:
+        if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
             continue
         mask = (
             tile_placements(
