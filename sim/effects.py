@@ -14,7 +14,14 @@ Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORN
 """
 
 from sim import constants as K
-from sim.grid import city_goods, neighbour, road_linked, surrounding_mask
+from sim.grid import (
+    city_goods,
+    is_diagonal,
+    is_orthogonal,
+    neighbour,
+    road_linked,
+    surrounding_mask,
+)
 from sim.jit import njit
 
 ALL_CELLS = (1 << K.N_CELLS) - 1  # cell mask of the whole grid
@@ -152,10 +159,7 @@ def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, 
     ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
     change. What each VP kind above reads: matching tiles in the city or around, goods, the
     squares around (so an incremental score skips the holders this returns False for)."""
-    around = (
-        max(abs(holder_cell // K.GRID - cell // K.GRID), abs(holder_cell % K.GRID - cell % K.GRID))
-        == 1
-    )
+    around = is_orthogonal(holder_cell, cell) or is_diagonal(holder_cell, cell)
     for k in range(K.MAX_EFFECTS):
         kind = effects[holder, k, 0]
         a = effects[holder, k, 1]
