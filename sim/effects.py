@@ -1,8 +1,9 @@
 """Compiled evaluators of the tile-effect vocabulary (the ``EF_*`` kinds of ``sim.constants``).
 
 An effect is a row ``(kind, a, b, c)`` of ``effects[tile, k]``. Every evaluator takes the city
-(``cells``: int16[25] tile indices, ``EMPTY`` for an empty square), the tile table and the
-cell of the tile that owns the effect, so the engine and the scorer share one meaning per kind.
+(``cells``: int16[25] tile indices, ``EMPTY`` for an empty square, and its ``masks``:
+``sim.grid.city_masks``), the tile table and the cell of the tile that owns the effect, so the
+engine and the scorer share one meaning per kind.
 Effects of tiles cut off from the City Center still count (rules 003: "you do not lose the
 effects or victory points of cut-off tiles"), so nothing here looks at connectivity.
 
@@ -15,55 +16,52 @@ Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORN
 
 from sim import constants as K
 from sim.grid import (
-    city_goods,
+    ALL_CELLS,
+    M_GOODS,
+    M_OCCUPIED,
+    SURROUNDING_MASKS,
+    cells_of_types,
     is_diagonal,
     is_orthogonal,
     neighbour,
+    popcount,
     road_linked,
-    surrounding_mask,
 )
 from sim.jit import njit
 
-ALL_CELLS = (1 << K.N_CELLS) - 1  # cell mask of the whole grid
-
 
 @njit
-def count_tiles_of_types(cells, tiles, cell_mask, type_mask):
+def count_tiles_of_types(masks, cell_mask, type_mask):
     """Tiles on the cells of ``cell_mask`` with at least one type of ``type_mask`` (a two-type
     tile matching both types counts once)."""
-    count = 0
-    for cell in range(K.N_CELLS):
-        if (cell_mask >> cell) & 1 and cells[cell] != K.EMPTY:
-            if tiles[cells[cell], K.C_TYPES] & type_mask:
-                count += 1
-    return count
+    return popcount(cell_mask & cells_of_types(masks, type_mask))
 
 
 # --- VP effects ---------------------------------------------------------------------------
 
 
 @njit
-def vp_per_type_in_city(type_mask, vp, exclude_self, cell, cells, tiles):
+def vp_per_type_in_city(type_mask, vp, exclude_self, cell, masks):
     """EF_VP_PER_TYPE_CITY: ``vp`` per tile of these types anywhere in the city; the owner
     itself counts unless ``exclude_self``. The City Center counts as a Resource tile."""
     counted = ALL_CELLS
     if exclude_self:
         counted &= ~(1 << cell)
-    return vp * count_tiles_of_types(cells, tiles, counted, type_mask)
+    return vp * count_tiles_of_types(masks, counted, type_mask)
 
 
 @njit
-def vp_per_type_adjacent(type_mask, vp, cell, cells, tiles):
+def vp_per_type_adjacent(type_mask, vp, cell, masks):
     """EF_VP_PER_TYPE_ADJACENT: ``vp`` per tile of these types in the 8 surrounding squares
     (rules 002: "adjacent" on tiles means the 8 squares around, diagonals included)."""
-    return vp * count_tiles_of_types(cells, tiles, surrounding_mask(cell), type_mask)
+    return vp * count_tiles_of_types(masks, SURROUNDING_MASKS[cell], type_mask)
 
 
 @njit
-def vp_per_good_tier(tier, vp, cells, tiles, goods_tier):
+def vp_per_good_tier(tier, vp, masks, goods_tier):
     """EF_VP_PER_GOOD_TIER: ``vp`` per Good token of ``tier`` the city holds (each good once,
     however many tiles produce it)."""
-    goods = city_goods(cells, tiles)
+    goods = masks[M_GOODS]
     count = 0
     for good in range(goods_tier.shape[0]):
         if (goods >> good) & 1 and goods_tier[good] == tier:
@@ -85,7 +83,7 @@ def road_linked_neighbours(cell, cells, tiles):
 
 
 @njit
-def placement_holds(conditions, cell, cells, tiles):
+def placement_holds(conditions, cell, cells, tiles, masks):
     """True when every PL_* condition of ``conditions`` holds for ``cell``.
 
     PL_NO_NEIGHBOURS reads "placed alone": no tile in the 8 surrounding squares except tiles
@@ -101,39 +99,38 @@ def placement_holds(conditions, cell, cells, tiles):
     if conditions & K.PL_EDGE and not (on_edge_row or on_edge_col):
         return False
     if conditions & K.PL_NO_NEIGHBOURS:
-        others = surrounding_mask(cell) & ~road_linked_neighbours(cell, cells, tiles)
-        for other in range(K.N_CELLS):
-            if (others >> other) & 1 and cells[other] != K.EMPTY:
-                return False
+        others = SURROUNDING_MASKS[cell] & ~road_linked_neighbours(cell, cells, tiles)
+        if others & masks[M_OCCUPIED]:
+            return False
     return True
 
 
 @njit
-def vp_placement(conditions, vp, cell, cells, tiles):
+def vp_placement(conditions, vp, cell, cells, tiles, masks):
     """EF_VP_PLACEMENT: ``vp`` if all listed conditions hold for the owner's square (corner;
     edge = outer ring, corners included; alone = no tile around but road-linked ones)."""
-    if placement_holds(conditions, cell, cells, tiles):
+    if placement_holds(conditions, cell, cells, tiles, masks):
         return vp
     return 0
 
 
 @njit
-def effect_vp(kind, a, b, c, cell, cells, tiles, goods_tier):
+def effect_vp(kind, a, b, c, cell, cells, tiles, masks, goods_tier):
     """Variable VP of one effect row ``(kind, a, b, c)`` of the tile on ``cell``; 0 for kinds
     that do not give VP."""
     if kind == K.EF_VP_PER_TYPE_CITY:
-        return vp_per_type_in_city(a, b, c, cell, cells, tiles)
+        return vp_per_type_in_city(a, b, c, cell, masks)
     elif kind == K.EF_VP_PER_TYPE_ADJACENT:
-        return vp_per_type_adjacent(a, b, cell, cells, tiles)
+        return vp_per_type_adjacent(a, b, cell, masks)
     elif kind == K.EF_VP_PER_GOOD_TIER:
-        return vp_per_good_tier(a, b, cells, tiles, goods_tier)
+        return vp_per_good_tier(a, b, masks, goods_tier)
     elif kind == K.EF_VP_PLACEMENT:
-        return vp_placement(a, b, cell, cells, tiles)
+        return vp_placement(a, b, cell, cells, tiles, masks)
     return 0
 
 
 @njit
-def tile_variable_vp(cell, cells, tiles, effects, goods_tier):
+def tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier):
     """Sum of the VP effects of the tile on ``cell`` (0 for an empty square)."""
     tile = cells[cell]
     if tile == K.EMPTY:
@@ -148,6 +145,7 @@ def tile_variable_vp(cell, cells, tiles, effects, goods_tier):
             cell,
             cells,
             tiles,
+            masks,
             goods_tier,
         )
     return total
@@ -178,22 +176,22 @@ def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, 
 
 
 @njit
-def income_per_type(type_mask, coins, cells, tiles):
+def income_per_type(type_mask, coins, masks):
     """EF_INCOME_PER_TYPE: ``coins`` per tile of these types in the city (the owner included
     when it matches) at each income."""
-    return coins * count_tiles_of_types(cells, tiles, ALL_CELLS, type_mask)
+    return coins * count_tiles_of_types(masks, ALL_CELLS, type_mask)
 
 
 @njit
-def effect_income(kind, a, b, c, cell, cells, tiles):
-    """Extra income of one effect row of the tile on ``cell``; 0 for non-income kinds."""
+def effect_income(kind, a, b, c, masks):
+    """Extra income of one effect row; 0 for non-income kinds."""
     if kind == K.EF_INCOME_PER_TYPE:
-        return income_per_type(a, b, cells, tiles)
+        return income_per_type(a, b, masks)
     return 0
 
 
 @njit
-def tile_income(cell, cells, tiles, effects):
+def tile_income(cell, cells, tiles, masks, effects):
     """Coins the tile on ``cell`` pays at an income: printed income plus income effects."""
     tile = cells[cell]
     if tile == K.EMPTY:
@@ -207,19 +205,17 @@ def tile_income(cell, cells, tiles, effects):
             effects[tile, k, 1],
             effects[tile, k, 2],
             effects[tile, k, 3],
-            cell,
-            cells,
-            tiles,
+            masks,
         )
     return total
 
 
 @njit
-def city_income(cells, tiles, effects):
+def city_income(cells, tiles, masks, effects):
     """Coins the whole city pays at an end-of-generation income."""
     total = 0
     for cell in range(K.N_CELLS):
-        total += tile_income(cell, cells, tiles, effects)
+        total += tile_income(cell, cells, tiles, masks, effects)
     return total
 
 

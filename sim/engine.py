@@ -20,6 +20,7 @@ k seats to the buyer's left is reached through the buyer's left Trade Route.
 import numpy as np
 
 from sim import constants as K
+from sim import grid as G
 from sim import records as R
 from sim import rng
 from sim.effects import effect_coins_on_placed
@@ -106,9 +107,9 @@ DR_SACRIFICE = 1
 CRIME_CATEGORIES = (K.T_RESIDENTIAL, K.T_COMMERCIAL, K.T_INDUSTRIAL)
 CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
 
-ALL_CELLS = (1 << K.N_CELLS) - 1
-COL0_CELLS = sum(1 << (row * K.GRID) for row in range(K.GRID))
-COL4_CELLS = COL0_CELLS << (K.GRID - 1)
+ALL_CELLS = G.ALL_CELLS
+COL0_CELLS = G.COL0_CELLS
+COL4_CELLS = G.COL4_CELLS
 
 
 # --- events --------------------------------------------------------------------------------
@@ -370,21 +371,21 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
 
 
 # --- city geometry -------------------------------------------------------------------------
-# A city summary: int64[N_SUMMARY] of cell masks, computed in one pass so that the squares
-# where a tile may go are a few bit operations per tile (no search, no allocation).
-SM_OCCUPIED = 0
-SM_COMPONENT = 1  # cells road-linked to the tile on the center square (connected_cells)
-SM_REACH = 2  # 4 masks (N, E, S, W): squares where a road on that edge links to SM_COMPONENT
-SM_TYPE = 6  # 6 masks: cells whose tile has type bit 1 << k (T_RESIDENTIAL .. T_DISASTER)
-SM_CORNERSTONES = 12  # cells holding a cornerstone
-SM_ROADS = 13  # 4 masks (N, E, S, W): cells whose tile has a road on that edge
+# A city summary: int64[N_SUMMARY], the city's masks (sim.grid.city_masks) followed by the masks
+# of its road chains, so that the squares where a tile may go are a few bit operations per tile
+# (no search, no allocation).
+SM_OCCUPIED = G.M_OCCUPIED
+SM_TYPE = G.M_TYPE
+SM_ROADS = G.M_ROADS
+SM_CORNERSTONES = G.M_CORNERSTONES
+SM_COMPONENT = G.N_MASKS  # cells road-linked to the tile on the center square (connected_cells)
+SM_REACH = SM_COMPONENT + 1  # 4 masks (N, E, S, W): squares a road on that edge links to it
 # placement_mask's cache of SM_COMPONENT traced again without one cell (a replaced tile in the
 # chain): SM_FLOOD_KNOWN = cells whose trace is in SM_FLOOD_WITHOUT + cell, shared by every tile
 # listed against the same summary.
-SM_FLOOD_KNOWN = 17
-SM_FLOOD_WITHOUT = 18
+SM_FLOOD_KNOWN = SM_REACH + 4
+SM_FLOOD_WITHOUT = SM_FLOOD_KNOWN + 1
 N_SUMMARY = SM_FLOOD_WITHOUT + K.N_CELLS
-N_TYPE_BITS = 6
 RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
 CENTER_BIT = 1 << K.CENTER_CELL
 
@@ -397,25 +398,11 @@ def connected_cells(cells, tiles):
 
 @njit
 def flood_from_center(summary, removed):
-    """connected_cells from the summary's road masks, with the cells of ``removed`` taken out:
-    grows the chain one road link at a time in all four directions at once."""
+    """connected_cells from the summary's road masks, with the cells of ``removed`` taken out."""
     keep = ~removed
-    road_n = summary[SM_ROADS + 0] & keep
-    road_e = summary[SM_ROADS + 1] & keep
-    road_s = summary[SM_ROADS + 2] & keep
-    road_w = summary[SM_ROADS + 3] & keep
     if not summary[SM_OCCUPIED] & keep & CENTER_BIT:
         return 0
-    component = CENTER_BIT
-    frontier = CENTER_BIT
-    while frontier:
-        grow = ((frontier & road_n) >> K.GRID) & road_s
-        grow |= ((frontier & road_e & ~COL4_CELLS) << 1) & road_w
-        grow |= ((frontier & road_s) << K.GRID) & road_n
-        grow |= ((frontier & road_w & ~COL0_CELLS) >> 1) & road_e
-        frontier = grow & ~component
-        component |= frontier
-    return component
+    return G.road_flood(summary, CENTER_BIT, keep)
 
 
 @njit
@@ -440,44 +427,7 @@ def reach_masks(summary, component, out, at):
 
 @njit
 def summarize_city(cells, tiles, summary):
-    # The masks grow in locals and are stored once: a store into ``summary`` inside the loop
-    # would be reloaded at every cell.
-    occupied = 0
-    cornerstones = 0
-    road_n = road_e = road_s = road_w = 0
-    type0 = type1 = type2 = type3 = type4 = type5 = 0
-    for cell in range(K.N_CELLS):
-        tile = cells[cell]
-        if tile == K.EMPTY:
-            continue
-        bit = 1 << cell
-        occupied |= bit
-        roads = tiles[tile, K.C_ROADS]
-        types = tiles[tile, K.C_TYPES]
-        road_n |= bit if roads & 1 else 0
-        road_e |= bit if roads & 2 else 0
-        road_s |= bit if roads & 4 else 0
-        road_w |= bit if roads & 8 else 0
-        type0 |= bit if types & 1 else 0
-        type1 |= bit if types & 2 else 0
-        type2 |= bit if types & 4 else 0
-        type3 |= bit if types & 8 else 0
-        type4 |= bit if types & 16 else 0
-        type5 |= bit if types & 32 else 0
-        if tiles[tile, K.C_DECK] == K.DECK_CORNERSTONE:
-            cornerstones |= bit
-    summary[SM_ROADS + 0] = road_n
-    summary[SM_ROADS + 1] = road_e
-    summary[SM_ROADS + 2] = road_s
-    summary[SM_ROADS + 3] = road_w
-    summary[SM_TYPE + 0] = type0
-    summary[SM_TYPE + 1] = type1
-    summary[SM_TYPE + 2] = type2
-    summary[SM_TYPE + 3] = type3
-    summary[SM_TYPE + 4] = type4
-    summary[SM_TYPE + 5] = type5
-    summary[SM_OCCUPIED] = occupied
-    summary[SM_CORNERSTONES] = cornerstones
+    G.city_masks(cells, tiles, summary)
     summary[SM_FLOOD_KNOWN] = 0
     component = flood_from_center(summary, 0)
     summary[SM_COMPONENT] = component
@@ -516,7 +466,7 @@ def replaceable_cells(types, summary):
     """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
     one) and tiles sharing one of its types."""
     replaceable = summary[SM_TYPE + RESOURCE_BIT]
-    for k in range(N_TYPE_BITS):
+    for k in range(G.N_TYPE_BITS):
         if (types >> k) & 1:
             replaceable |= summary[SM_TYPE + k]
     return replaceable

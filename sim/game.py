@@ -19,7 +19,7 @@ from sim import rng
 from sim.effects import city_income, insured_against
 from sim.grid import city_goods
 from sim.jit import njit
-from sim.scoring import score_city
+from sim.scoring import score_masks
 from strategies.basic import choose_random
 from strategies.dispatch import choose
 from strategies.registry import RANDOM_ID
@@ -747,9 +747,10 @@ def release_pending(pstate, n_players):
 
 
 @njit
-def collect_income(n_players, pstate, cells, tiles, effects, stats, events, gstate):
+def collect_income(n_players, pstate, cells, tiles, effects, summaries, stats, events, gstate):
     for s in range(n_players):
-        income = city_income(cells[s], tiles, effects)
+        E.refresh_summary(cells[s], tiles, summaries[s])
+        income = city_income(cells[s], tiles, summaries[s], effects)
         if income != 0:
             pstate[s, E.PS_MONEY] += income
             stats[s, R.P_INCOME_TOTAL] += income
@@ -950,7 +951,7 @@ def play_generation(
         else:
             E.pass_left(hands, pstate, n_players)
         release_pending(pstate, n_players)
-    collect_income(n_players, pstate, cells, tiles, effects, stats, events, gstate)
+    collect_income(n_players, pstate, cells, tiles, effects, summaries, stats, events, gstate)
 
 
 @njit(inline="always")
@@ -1016,13 +1017,16 @@ def act_seat(
 
 # --- a whole game --------------------------------------------------------------------------
 @njit
-def final_scoring(n_players, pstate, cells, tiles, effects, goods_tier, rules, stats, game_row):
+def final_scoring(
+    n_players, pstate, cells, tiles, effects, goods_tier, rules, summaries, stats, game_row
+):
     score = np.empty(K.N_SCORE, dtype=np.int32)
     totals = np.empty(n_players, dtype=np.int64)
     ranks = np.empty(n_players, dtype=np.int64)
     for s in range(n_players):
         money = pstate[s, E.PS_MONEY]
-        score_city(cells[s], money, tiles, effects, goods_tier, rules, score)
+        E.refresh_summary(cells[s], tiles, summaries[s])
+        score_masks(cells[s], summaries[s], money, tiles, effects, goods_tier, rules, score)
         for key in range(K.N_SCORE):
             stats[s, R.P_SCORE_TILES + key] = score[key]
         totals[s] = score[K.S_TOTAL]
@@ -1176,7 +1180,9 @@ def play_game(
             events_out,
         )
 
-    final_scoring(n_players, pstate, cells, tiles, effects, goods_tier, rules, stats, game_row)
+    final_scoring(
+        n_players, pstate, cells, tiles, effects, goods_tier, rules, summaries, stats, game_row
+    )
     game_row[R.G_GAME_ID] = game_id
     game_row[R.G_DEAL_SEED] = int64_bits(deal_seed)
     game_row[R.G_N_PLAYERS] = n_players

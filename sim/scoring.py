@@ -1,15 +1,33 @@
 """Final scoring of one city, compiled (rules 001 "Game End and Scoring"; readings in RULES.md).
 
-``score_city`` is called at the end of every game and by greedy strategies for every candidate
-move, so it allocates nothing but the road search's small stack.
+``score_masks`` scores a city from its squares and masks (``sim.grid.city_masks``), so callers
+that keep a city's masks (the engine's summaries, the strategies' contexts) score it without a
+walk per tile; ``score_city`` computes the masks first.
 """
+
+import numpy as np
 
 from sim import constants as K
 from sim.effects import tile_variable_vp
-from sim.grid import city_goods, is_orthogonal, popcount, road_component, surrounding_mask
+from sim.grid import (
+    ALL_CELLS,
+    DIAGONAL_MASKS,
+    M_GOODS,
+    M_POLLUTING,
+    M_POWER,
+    M_TYPE,
+    N_MASKS,
+    ORTHOGONAL_MASKS,
+    city_masks,
+    lowest_cell,
+    popcount,
+    road_flood,
+)
 from sim.jit import njit
 
 VP_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # only these tiles' VP values score
+RESIDENTIAL_BIT = 0  # K.T_RESIDENTIAL == 1 << RESIDENTIAL_BIT
+PUBLIC_BIT = 3  # K.T_PUBLIC == 1 << PUBLIC_BIT
 GHOST_TOWN_NONE = -10
 GHOST_TOWN_ONE = -4
 NO_POWER = -5
@@ -26,42 +44,32 @@ def neighborhood_value(size):
 
 
 @njit
-def pollution_at(cell, cells, tiles):
+def pollution_at(cell, polluting):
     """VP lost by the Residential tile on ``cell``: 2 per orthogonally and 1 per diagonally
-    adjacent Polluting tile (its own pollution does not count)."""
-    around = surrounding_mask(cell)
-    lost = 0
-    for other in range(K.N_CELLS):
-        if (around >> other) & 1 and cells[other] != K.EMPTY:
-            if tiles[cells[other], K.C_POLLUTING]:
-                if is_orthogonal(cell, other):
-                    lost += POLLUTION_ORTHOGONAL
-                else:
-                    lost += POLLUTION_DIAGONAL
-    return lost
+    adjacent Polluting tile (cell mask ``polluting``; its own pollution does not count)."""
+    return POLLUTION_ORTHOGONAL * popcount(ORTHOGONAL_MASKS[cell] & polluting) + (
+        POLLUTION_DIAGONAL * popcount(DIAGONAL_MASKS[cell] & polluting)
+    )
 
 
 @njit
-def neighborhoods_vp(cells, tiles, residential_cells, through_any):
+def neighborhoods_vp(masks, residential_cells, through_any):
     """Sum of neighborhood values; a neighborhood is the Residential tiles of one road-linked
     component (chains through any tile, or only through Residential tiles)."""
-    through_types = 0 if through_any else K.T_RESIDENTIAL
+    keep = ALL_CELLS if through_any else residential_cells
     remaining = residential_cells
     total = 0
     while remaining:
-        start = 0
-        while not (remaining >> start) & 1:
-            start += 1
-        component = road_component(cells, tiles, start, through_types)
+        start = remaining & -remaining
+        component = road_flood(masks, start, keep)
         total += neighborhood_value(popcount(component & residential_cells))
         remaining &= ~component
     return total
 
 
 @njit
-def goods_vp(cells, tiles, goods_tier):
-    """Each good the city produces scores once by its tier (TIER_VP)."""
-    goods = city_goods(cells, tiles)
+def goods_vp(goods, goods_tier):
+    """Each good of the mask ``goods`` (the city's Good tokens) scores once by its tier."""
     total = 0
     for good in range(goods_tier.shape[0]):
         if (goods >> good) & 1:
@@ -77,34 +85,40 @@ def score_city(cells, money, tiles, effects, goods_tier, rules, out):
     ``tiles``/``effects``/``goods_tier``: the compiled catalogue; ``rules``: int32[N_RULES].
     Penalties (pollution, ghost town, power) are negative; S_TOTAL is the sum of the others.
     """
+    masks = np.empty(N_MASKS, dtype=np.int64)
+    city_masks(cells, tiles, masks)
+    score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out)
+
+
+@njit
+def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
+    """``score_city`` of a city whose masks (``sim.grid.city_masks``) are ``masks``."""
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
     tiles_vp = 0
-    pollution = 0
-    residential_cells = 0
-    n_residential = 0
-    has_power = False
-    for cell in range(K.N_CELLS):
+    scored = masks[M_TYPE + RESIDENTIAL_BIT] | masks[M_TYPE + PUBLIC_BIT]
+    while scored:
+        cell = lowest_cell(scored)
+        scored &= scored - 1
         tile = cells[cell]
-        if tile == K.EMPTY:
-            continue
-        types = tiles[tile, K.C_TYPES]
-        if tiles[tile, K.C_POWER]:
-            has_power = True
-        if types & VP_TYPES:
-            tiles_vp += tiles[tile, K.C_VP]
-            tiles_vp += tile_variable_vp(cell, cells, tiles, effects, goods_tier)
-            if no_disasters:
-                tiles_vp += tiles[tile, K.C_VP_NO_DISASTERS]
-        if types & K.T_RESIDENTIAL:
-            residential_cells |= 1 << cell
-            n_residential += 1
-            pollution -= pollution_at(cell, cells, tiles)
+        tiles_vp += tiles[tile, K.C_VP]
+        tiles_vp += tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier)
+        if no_disasters:
+            tiles_vp += tiles[tile, K.C_VP_NO_DISASTERS]
+    residential_cells = masks[M_TYPE + RESIDENTIAL_BIT]
+    n_residential = popcount(residential_cells)
+    pollution = 0
+    if masks[M_POLLUTING]:
+        remaining = residential_cells
+        while remaining:
+            pollution -= pollution_at(lowest_cell(remaining), masks[M_POLLUTING])
+            remaining &= remaining - 1
+    has_power = masks[M_POWER] != 0
 
     out[K.S_TILES] = tiles_vp
     out[K.S_NEIGHBORHOODS] = neighborhoods_vp(
-        cells, tiles, residential_cells, rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
+        masks, residential_cells, rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
     )
-    out[K.S_GOODS] = goods_vp(cells, tiles, goods_tier)
+    out[K.S_GOODS] = goods_vp(masks[M_GOODS], goods_tier)
     out[K.S_MONEY] = money // 2
     out[K.S_POLLUTION] = pollution
     if n_residential == 0:

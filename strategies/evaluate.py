@@ -23,7 +23,19 @@ from sim.effects import (
     tile_variable_vp,
     vp_reads_change,
 )
-from sim.grid import city_goods, neighbour, popcount, road_component, road_linked, surrounding_mask
+from sim.grid import (
+    M_GOODS,
+    N_MASKS,
+    ORTHOGONAL_MASKS,
+    SURROUNDING_MASKS,
+    add_tile,
+    city_goods,
+    component_of,
+    neighbour,
+    popcount,
+    remove_tile,
+    road_linked,
+)
 from sim.jit import njit
 from sim.scoring import (
     GHOST_TOWN_NONE,
@@ -35,7 +47,7 @@ from sim.scoring import (
     goods_vp,
     neighborhood_value,
     neighborhoods_vp,
-    score_city,
+    score_masks,
 )
 from strategies.archetypes import (
     W_CORNERSTONE,
@@ -86,25 +98,10 @@ CX_VAR_VP = CX_LABEL_RES + K.N_CELLS  # 25 cells: variable VP of VP holders
 CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
 CX_ROUTES = CX_INCOME + K.N_CELLS  # active Trade Routes (sim.engine.trade_routes)
 CX_SUMMARY = CX_ROUTES + 1  # the city's summary (sim.engine.summarize_city), once per decision
-N_CTX = CX_SUMMARY + E.N_SUMMARY
+CX_SAVED_MASKS = CX_SUMMARY + E.N_SUMMARY  # the summary's masks while a move is tried (try_move)
+N_CTX = CX_SAVED_MASKS + N_MASKS
 
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
-
-
-def _cell_masks(mask_of):
-    """A cell mask per square, from a sim.grid function (its plain Python form when compiled):
-    looked up in the hot loops instead of recomputed per candidate."""
-    mask_of = getattr(mask_of, "py_func", mask_of)
-    return np.array([mask_of(cell) for cell in range(K.N_CELLS)], dtype=np.int64)
-
-
-def _orthogonal_mask(cell):
-    step = getattr(neighbour, "py_func", neighbour)
-    return sum(1 << other for other in (step(cell, d) for d in range(4)) if other >= 0)
-
-
-ORTHOGONAL_MASKS = _cell_masks(_orthogonal_mask)
-SURROUNDING_MASKS = _cell_masks(surrounding_mask)
 
 
 @njit
@@ -192,9 +189,10 @@ def context_summary(ctx):
 def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
     and its Trade Routes (all greedy needs)."""
+    summary = context_summary(ctx)
+    E.summarize_city(city, tiles, summary)
     score = np.empty(K.N_SCORE, dtype=np.int32)
-    score_city(city, money, tiles, effects, goods_tier, rules, score)
-    E.summarize_city(city, tiles, context_summary(ctx))
+    score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
     residential = 0
     polluting = 0
     vp_holders = 0
@@ -217,7 +215,9 @@ def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
             effects, tile, K.EF_VP_PER_TYPE_CITY, VP_EFFECT_KINDS_MAX
         ):
             vp_holders |= bit
-            ctx[CX_VAR_VP + cell] = tile_variable_vp(cell, city, tiles, effects, goods_tier)
+            ctx[CX_VAR_VP + cell] = tile_variable_vp(
+                cell, city, tiles, summary, effects, goods_tier
+            )
     ctx[CX_RESIDENTIAL] = residential
     ctx[CX_POLLUTING] = polluting
     ctx[CX_VP_HOLDERS] = vp_holders
@@ -229,7 +229,7 @@ def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     ctx[CX_MONEY] = money
     ctx[CX_SCORE] = score[K.S_TOTAL]
     ctx[CX_ROUTES] = E.trade_routes(city, tiles)
-    label_components(city, tiles, rules, residential, ctx)
+    label_components(city, summary, rules, residential, ctx)
 
 
 @njit
@@ -257,7 +257,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
             income_holders |= bit
         if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
             coin_holders |= bit
-        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, effects)
+        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, summary, effects)
     ctx[CX_INCOME_HOLDERS] = income_holders
     ctx[CX_COIN_HOLDERS] = coin_holders
     kinds = upcoming_disasters(gstate, tiles, rules)
@@ -268,7 +268,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
 
 
 @njit
-def label_components(city, tiles, rules, residential, ctx):
+def label_components(city, masks, rules, residential, ctx):
     """Label the road-linked components that make Neighborhoods, with their Residential
     counts: all tiles when chains may pass through any tile, else Residential tiles only."""
     through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
@@ -283,7 +283,7 @@ def label_components(city, tiles, rules, residential, ctx):
     for cell in range(K.N_CELLS):
         if not (candidates >> cell) & 1 or ctx[CX_LABEL + cell] >= 0:
             continue
-        component = road_component(city, tiles, cell, through_types)
+        component = component_of(masks, cell, through_types)
         for other in range(K.N_CELLS):
             if (component >> other) & 1:
                 ctx[CX_LABEL + other] = label
@@ -314,13 +314,14 @@ def money_value(params, coins, ctx):
 
 
 @njit
-def neighborhoods_after(new, cell, old, city, tiles, rules, residential_after, ctx):
-    """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` already
-    holds the change. Merging road-linked components of an empty square is read off the
-    labels; a replaced or removed tile may split a component, so that case is recounted."""
+def neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential_after, ctx):
+    """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` and its
+    ``masks`` already hold the change. Merging road-linked components of an empty square is
+    read off the labels; a replaced or removed tile may split a component, so that case is
+    recounted."""
     through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
     if old != K.EMPTY or new == K.EMPTY:
-        return neighborhoods_vp(city, tiles, residential_after, through_any)
+        return neighborhoods_vp(masks, residential_after, through_any)
     new_residential = (tiles[new, K.C_TYPES] & K.T_RESIDENTIAL) != 0
     if not through_any and not new_residential:
         return ctx[CX_NEIGHBORHOODS]
@@ -418,10 +419,10 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
     money = ctx[CX_MONEY]
     delta += (money + coins) // 2 - money // 2
 
-    city[cell] = new
+    masks = try_move(new, cell, city, tiles, ctx)
     delta -= ctx[CX_VAR_VP + cell]
     if new != K.EMPTY and tiles[new, K.C_TYPES] & VP_TYPES:
-        delta += tile_variable_vp(cell, city, tiles, effects, goods_tier)
+        delta += tile_variable_vp(cell, city, tiles, masks, effects, goods_tier)
     goods_may_change = (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
         new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
     )
@@ -437,14 +438,37 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
             other += 1
         holders &= ~(1 << other)
         if vp_reads_change(city[other], other, cell, changed_types, goods_may_change, effects):
-            delta += tile_variable_vp(other, city, tiles, effects, goods_tier)
+            delta += tile_variable_vp(other, city, tiles, masks, effects, goods_tier)
             delta -= ctx[CX_VAR_VP + other]
     if goods_may_change:
-        delta += goods_vp(city, tiles, goods_tier) - ctx[CX_GOODS_VP]
-    neighborhoods = neighborhoods_after(new, cell, old, city, tiles, rules, residential, ctx)
+        delta += goods_vp(masks[M_GOODS], goods_tier) - ctx[CX_GOODS_VP]
+    neighborhoods = neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential, ctx)
     delta += neighborhoods - ctx[CX_NEIGHBORHOODS]
-    city[cell] = old
+    undo_move(old, cell, city, ctx)
     return delta, neighborhoods
+
+
+@njit
+def try_move(new, cell, city, tiles, ctx):
+    """Put ``new`` (EMPTY: nothing) on ``cell`` in ``city`` and in the masks of the context's
+    summary, which it returns; ``undo_move`` puts both back."""
+    masks = context_summary(ctx)
+    for m in range(N_MASKS):
+        ctx[CX_SAVED_MASKS + m] = masks[m]
+    old = city[cell]
+    city[cell] = new
+    if old != K.EMPTY:
+        remove_tile(masks, cell, old, city, tiles)
+    if new != K.EMPTY:
+        add_tile(masks, cell, new, tiles)
+    return masks
+
+
+@njit
+def undo_move(old, cell, city, ctx):
+    city[cell] = old
+    for m in range(N_MASKS):
+        ctx[CX_SUMMARY + m] = ctx[CX_SAVED_MASKS + m]
 
 
 @njit
@@ -480,8 +504,8 @@ def income_delta(new, cell, city, tiles, effects, ctx):
         changed_types |= tiles[old, K.C_TYPES]
     if new != K.EMPTY:
         changed_types |= tiles[new, K.C_TYPES]
-    city[cell] = new
-    delta = tile_income(cell, city, tiles, effects) - ctx[CX_INCOME + cell]
+    masks = try_move(new, cell, city, tiles, ctx)
+    delta = tile_income(cell, city, tiles, masks, effects) - ctx[CX_INCOME + cell]
     holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
     for other in range(K.N_CELLS):
         if not holders:
@@ -491,8 +515,8 @@ def income_delta(new, cell, city, tiles, effects, ctx):
         holders &= ~(1 << other)
         # EF_INCOME_PER_TYPE counts the city's tiles of its types: only those can change it.
         if counts_types(city[other], K.EF_INCOME_PER_TYPE, changed_types, effects):
-            delta += tile_income(other, city, tiles, effects) - ctx[CX_INCOME + other]
-    city[cell] = old
+            delta += tile_income(other, city, tiles, masks, effects) - ctx[CX_INCOME + other]
+    undo_move(old, cell, city, ctx)
     return delta
 
 

@@ -29,7 +29,7 @@ from sim import engine as E
 from sim import records as R
 from sim import rng
 from sim.effects import city_income, insured_against
-from sim.grid import city_goods
+from sim.grid import city_goods, masks_of
 from sim.jit import njit
 from sim.scoring import score_city
 from strategies.archetypes import ARCHETYPES
@@ -380,7 +380,9 @@ def finish_turn(
     if t == E.TURNS_PER_GENERATION - 1:
         for s in range(n_players):
             pstate[s, E.PS_HAND_SIZE] = 0
-            pstate[s, E.PS_MONEY] += city_income(cells[s], tiles, effects)
+            pstate[s, E.PS_MONEY] += city_income(
+                cells[s], tiles, masks_of(cells[s], tiles), effects
+            )
     else:
         E.pass_left(hands, pstate, n_players)
 

@@ -15,6 +15,7 @@ from sim.effects import (
     tile_variable_vp,
     vp_reads_change,
 )
+from sim.grid import masks_of
 
 RES, COM, IND, PUB, RSC = 0, 1, 2, 3, 4  # tile indices of the table below
 SHOP_EW = 5  # the first extra tile of tables_with in the placement test
@@ -38,7 +39,8 @@ def tables_with(*extra):
 
 def vp_of(row, cell, cells, tables):
     tiles, _effects, goods_tier = tables
-    return effect_vp(row[0], row[1], row[2], row[3], cell, cells, tiles, goods_tier)
+    masks = masks_of(cells, tiles)
+    return effect_vp(row[0], row[1], row[2], row[3], cell, cells, tiles, masks, goods_tier)
 
 
 def test_vp_per_type_in_city_counts_every_matching_tile():
@@ -125,8 +127,9 @@ def test_tile_variable_vp_sums_the_tiles_effect_rows():
     )
     tiles, effects, goods_tier = tables_with(park)
     cells = city({(0, 2): 5, (0, 1): RES, (1, 3): RES})
-    assert tile_variable_vp(2, cells, tiles, effects, goods_tier) == 2 + 4
-    assert tile_variable_vp(3, cells, tiles, effects, goods_tier) == 0  # empty square
+    masks = masks_of(cells, tiles)
+    assert tile_variable_vp(2, cells, tiles, masks, effects, goods_tier) == 2 + 4
+    assert tile_variable_vp(3, cells, tiles, masks, effects, goods_tier) == 0  # empty square
 
 
 def test_income_per_type_adds_coins_per_matching_tile():
@@ -136,10 +139,11 @@ def test_income_per_type_adds_coins_per_matching_tile():
     tiles, effects, _ = tables_with(postal)
     cells = city({(2, 2): RSC, (2, 1): COM, (2, 3): COM, (1, 2): 5})
     row = (K.EF_INCOME_PER_TYPE, K.T_COMMERCIAL, 2, 0)
-    assert effect_income(*row, 7, cells, tiles) == 2 * 2
-    assert effect_income(K.EF_VP_PER_TYPE_CITY, K.T_COMMERCIAL, 2, 0, 7, cells, tiles) == 0
-    assert tile_income(7, cells, tiles, effects) == 1 + 2 * 2
-    assert city_income(cells, tiles, effects) == 2 * SHOP_INCOME + 1 + 2 * 2
+    masks = masks_of(cells, tiles)
+    assert effect_income(*row, masks) == 2 * 2
+    assert effect_income(K.EF_VP_PER_TYPE_CITY, K.T_COMMERCIAL, 2, 0, masks) == 0
+    assert tile_income(7, cells, tiles, masks, effects) == 1 + 2 * 2
+    assert city_income(cells, tiles, masks, effects) == 2 * SHOP_INCOME + 1 + 2 * 2
 
 
 def test_coins_on_type_placed_pays_for_matching_placed_tiles():
@@ -171,8 +175,9 @@ def test_placement_time_kinds_give_no_vp_income_or_coins(kind):
     engine's job); at scoring and income they are worth nothing."""
     tiles, _effects, goods_tier = tables_with()
     cells = city({(2, 2): RSC, (2, 3): COM})
-    assert effect_vp(kind, 0, 0, 0, 12, cells, tiles, goods_tier) == 0
-    assert effect_income(kind, 0, 0, 0, 12, cells, tiles) == 0
+    masks = masks_of(cells, tiles)
+    assert effect_vp(kind, 0, 0, 0, 12, cells, tiles, masks, goods_tier) == 0
+    assert effect_income(kind, 0, 0, 0, masks) == 0
     assert effect_coins_on_placed(kind, 0, 0, 0, COM, tiles) == 0
 
 

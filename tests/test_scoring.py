@@ -14,7 +14,17 @@ from hypothesis import strategies as st
 from plain_scoring import build_tables, city, plain_score, tile
 
 from sim import constants as K
-from sim.grid import popcount, road_component, surrounding_mask
+from sim.grid import (
+    M_GOODS,
+    N_MASKS,
+    add_tile,
+    city_goods,
+    masks_of,
+    popcount,
+    remove_tile,
+    road_component,
+    surrounding_mask,
+)
 from sim.scoring import neighborhood_value, score_city
 from sim.tables import make_rules
 
@@ -51,6 +61,35 @@ def test_grid_reading():
     assert road_component(linked, tiles, K.CENTER_CELL, 0) == (1 << 12) | (1 << 7)
     one_sided = city({(2, 2): 0, (1, 2): 2})
     assert road_component(one_sided, tiles, K.CENTER_CELL, 0) == 1 << 12
+
+
+def test_masks_follow_each_placement_and_removal():
+    """A city's masks kept up to date tile by tile (add_tile, remove_tile: what a strategy does
+    to try a move) equal the masks computed afresh from its squares, goods included."""
+    tables = build_tables(
+        [
+            tile("residential", roads="NS"),
+            tile(("commercial", "industrial"), roads="EW", produces=(1,), polluting=True),
+            tile("public", roads="NESW", power=True),
+            tile("resource", roads="N", produces=(0,)),
+        ]
+    )
+    tiles = tables[0]
+    rng = np.random.default_rng(5)
+    cells = np.full(K.N_CELLS, K.EMPTY, dtype=np.int16)
+    kept = masks_of(cells, tiles)
+    for _ in range(300):
+        cell = int(rng.integers(K.N_CELLS))
+        old = cells[cell]
+        new = K.EMPTY if rng.random() < 0.3 else int(rng.integers(len(tiles)))
+        cells[cell] = new
+        if old != K.EMPTY:
+            remove_tile(kept, cell, old, cells, tiles)
+        if new != K.EMPTY:
+            add_tile(kept, cell, new, tiles)
+        assert kept.tolist() == masks_of(cells, tiles).tolist()
+        assert kept[M_GOODS] == city_goods(cells, tiles)
+    assert len(kept) == N_MASKS
 
 
 # --- Tiles --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from sim import constants as K
 from sim import engine as E
 from sim.catalog import load_catalog
 from sim.effects import city_income
+from sim.grid import masks_of
 from sim.scoring import score_city
 from sim.tables import make_rules
 from strategies.evaluate import (
@@ -80,6 +81,10 @@ def test_score_delta_is_the_exact_change_of_score_city(tables, rules):
     assert checked > 300
 
 
+def income(city, tables):
+    return city_income(city, tables.tiles, masks_of(city, tables.tiles), tables.effects)
+
+
 def test_income_delta_is_the_exact_change_of_city_income(tables):
     rng = np.random.default_rng(9)
     rules = make_rules()
@@ -96,9 +101,7 @@ def test_income_delta_is_the_exact_change_of_city_income(tables):
             cell = int(rng.integers(0, K.N_CELLS))
             after = city.copy()
             after[cell] = tile
-            expected = city_income(after, tables.tiles, tables.effects) - city_income(
-                city, tables.tiles, tables.effects
-            )
+            expected = income(after, tables) - income(city, tables)
             assert income_delta(tile, cell, city, tables.tiles, tables.effects, ctx) == expected
 
 
