@@ -15,9 +15,9 @@ from sim.grid import (
     M_GOODS,
     M_POLLUTING,
     M_POWER,
-    M_TYPE,
     N_MASKS,
     ORTHOGONAL_MASKS,
+    cells_of_types,
     city_masks,
     lowest_cell,
     popcount,
@@ -26,8 +26,6 @@ from sim.grid import (
 from sim.jit import njit
 
 VP_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # only these tiles' VP values score
-RESIDENTIAL_BIT = 0  # K.T_RESIDENTIAL == 1 << RESIDENTIAL_BIT
-PUBLIC_BIT = 3  # K.T_PUBLIC == 1 << PUBLIC_BIT
 GHOST_TOWN_NONE = -10
 GHOST_TOWN_ONE = -4
 NO_POWER = -5
@@ -95,7 +93,7 @@ def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
     """``score_city`` of a city whose masks (``sim.grid.city_masks``) are ``masks``."""
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
     tiles_vp = 0
-    scored = masks[M_TYPE + RESIDENTIAL_BIT] | masks[M_TYPE + PUBLIC_BIT]
+    scored = cells_of_types(masks, VP_TYPES)
     while scored:
         cell = lowest_cell(scored)
         scored &= scored - 1
@@ -104,7 +102,7 @@ def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
         tiles_vp += tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier)
         if no_disasters:
             tiles_vp += tiles[tile, K.C_VP_NO_DISASTERS]
-    residential_cells = masks[M_TYPE + RESIDENTIAL_BIT]
+    residential_cells = cells_of_types(masks, K.T_RESIDENTIAL)
     n_residential = popcount(residential_cells)
     pollution = 0
     if masks[M_POLLUTING]:

@@ -25,12 +25,16 @@ from sim.effects import (
 )
 from sim.grid import (
     M_GOODS,
+    M_POLLUTING,
+    M_POWER,
     N_MASKS,
     ORTHOGONAL_MASKS,
     SURROUNDING_MASKS,
     add_tile,
+    cells_of_types,
     city_goods,
     component_of,
+    lowest_cell,
     neighbour,
     popcount,
     remove_tile,
@@ -193,37 +197,25 @@ def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     E.summarize_city(city, tiles, summary)
     score = np.empty(K.N_SCORE, dtype=np.int32)
     score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
-    residential = 0
-    polluting = 0
+    residential = cells_of_types(summary, K.T_RESIDENTIAL)
     vp_holders = 0
-    n_power = 0
-    goods = 0
     for cell in range(K.N_CELLS):
         ctx[CX_VAR_VP + cell] = 0
-        tile = city[cell]
-        if tile == K.EMPTY:
-            continue
-        bit = 1 << cell
-        if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
-            residential |= bit
-        if tiles[tile, K.C_POLLUTING]:
-            polluting |= bit
-        if tiles[tile, K.C_POWER]:
-            n_power += 1
-        goods |= tiles[tile, K.C_PRODUCES]
-        if tiles[tile, K.C_TYPES] & VP_TYPES and has_effect_kinds(
-            effects, tile, K.EF_VP_PER_TYPE_CITY, VP_EFFECT_KINDS_MAX
-        ):
-            vp_holders |= bit
+    scored = cells_of_types(summary, VP_TYPES)
+    while scored:
+        cell = lowest_cell(scored)
+        scored &= scored - 1
+        if has_effect_kinds(effects, city[cell], K.EF_VP_PER_TYPE_CITY, VP_EFFECT_KINDS_MAX):
+            vp_holders |= 1 << cell
             ctx[CX_VAR_VP + cell] = tile_variable_vp(
                 cell, city, tiles, summary, effects, goods_tier
             )
     ctx[CX_RESIDENTIAL] = residential
-    ctx[CX_POLLUTING] = polluting
+    ctx[CX_POLLUTING] = summary[M_POLLUTING]
     ctx[CX_VP_HOLDERS] = vp_holders
     ctx[CX_N_RESIDENTIAL] = popcount(residential)
-    ctx[CX_N_POWER] = n_power
-    ctx[CX_GOODS] = goods
+    ctx[CX_N_POWER] = popcount(summary[M_POWER])
+    ctx[CX_GOODS] = summary[M_GOODS]
     ctx[CX_NEIGHBORHOODS] = score[K.S_NEIGHBORHOODS]
     ctx[CX_GOODS_VP] = score[K.S_GOODS]
     ctx[CX_MONEY] = money
