@@ -465,11 +465,7 @@ def trade_routes(cells, tiles):
 def replaceable_cells(types, summary):
     """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
     one) and tiles sharing one of its types."""
-    replaceable = summary[SM_TYPE + RESOURCE_BIT]
-    for k in range(G.N_TYPE_BITS):
-        if (types >> k) & 1:
-            replaceable |= summary[SM_TYPE + k]
-    return replaceable
+    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, types)
 
 
 @njit

@@ -17,7 +17,7 @@ from sim import engine as E
 from sim import records as R
 from sim import rng
 from sim.effects import city_income, insured_against
-from sim.grid import city_goods
+from sim.grid import M_GOODS, city_goods
 from sim.jit import njit
 from sim.scoring import score_masks
 from strategies.basic import choose_random
@@ -1031,7 +1031,7 @@ def final_scoring(
             stats[s, R.P_SCORE_TILES + key] = score[key]
         totals[s] = score[K.S_TOTAL]
         stats[s, R.P_MONEY] = money
-        stats[s, R.P_GOODS_MASK] = city_goods(cells[s], tiles)
+        stats[s, R.P_GOODS_MASK] = summaries[s, M_GOODS]
         stats[s, R.P_TRADE_ROUTES] = E.trade_routes(cells[s], tiles)
     winners = E.ranks_and_winners(totals, n_players, ranks)
     best = totals[0]
