@@ -22,6 +22,7 @@ from sim.jit import njit
 from sim.scoring import score_masks
 from strategies.basic import choose_random
 from strategies.dispatch import choose
+from strategies.evaluate import memo_size
 from strategies.registry import RANDOM_ID
 
 
@@ -36,6 +37,7 @@ def decide(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -75,6 +77,7 @@ def decide(
         effects,
         goods_tier,
         rules,
+        memos[seat],
     )
     if k < 0 or k >= n:
         raise ValueError("a strategy chose an option that does not exist")
@@ -104,6 +107,7 @@ def keep_cornerstone(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -139,6 +143,7 @@ def keep_cornerstone(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -173,6 +178,7 @@ def draft(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -211,6 +217,7 @@ def draft(
                 strategy_ids,
                 strategy_params,
                 strat_rng,
+                memos,
                 gstate,
                 pstate,
                 cells,
@@ -241,6 +248,7 @@ def draft(
                 strategy_ids,
                 strategy_params,
                 strat_rng,
+                memos,
                 gstate,
                 pstate,
                 cells,
@@ -273,6 +281,7 @@ def select_tile(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -312,6 +321,7 @@ def select_tile(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -341,6 +351,7 @@ def pay_requirements(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -389,6 +400,7 @@ def pay_requirements(
             strategy_ids,
             strategy_params,
             strat_rng,
+            memos,
             gstate,
             pstate,
             cells,
@@ -420,6 +432,7 @@ def placement_effects(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -453,6 +466,7 @@ def placement_effects(
             strategy_ids,
             strategy_params,
             strat_rng,
+            memos,
             gstate,
             pstate,
             cells,
@@ -485,6 +499,7 @@ def placement_effects(
             strategy_ids,
             strategy_params,
             strat_rng,
+            memos,
             gstate,
             pstate,
             cells,
@@ -512,6 +527,7 @@ def take_action(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -560,6 +576,7 @@ def take_action(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -590,6 +607,7 @@ def take_action(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -625,6 +643,7 @@ def take_action(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -651,6 +670,7 @@ def resolve_disaster(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -684,6 +704,7 @@ def resolve_disaster(
             strategy_ids,
             strategy_params,
             strat_rng,
+            memos,
             gstate,
             pstate,
             cells,
@@ -717,6 +738,7 @@ def resolve_disaster(
                 strategy_ids,
                 strategy_params,
                 strat_rng,
+                memos,
                 gstate,
                 pstate,
                 cells,
@@ -785,6 +807,7 @@ def play_generation(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -844,6 +867,7 @@ def play_generation(
                         strategy_ids,
                         strategy_params,
                         strat_rng,
+                        memos,
                         gstate,
                         pstate,
                         cells,
@@ -869,6 +893,7 @@ def play_generation(
                 strategy_ids,
                 strategy_params,
                 strat_rng,
+                memos,
                 gstate,
                 pstate,
                 cells,
@@ -927,6 +952,7 @@ def play_generation(
                     strategy_ids,
                     strategy_params,
                     strat_rng,
+                    memos,
                     gstate,
                     pstate,
                     cells,
@@ -961,6 +987,7 @@ def act_seat(
     strategy_ids,
     strategy_params,
     strat_rng,
+    memos,
     gstate,
     pstate,
     cells,
@@ -994,6 +1021,7 @@ def act_seat(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -1076,6 +1104,7 @@ def play_game(
     options,
     summaries,
     req_costs,
+    memos,
 ):
     """Play one whole game and write its row of ``games_out``/``players_out`` (and events)."""
     n_tiles = tiles.shape[0]
@@ -1130,6 +1159,7 @@ def play_game(
         strategy_ids,
         strategy_params,
         strat_rng,
+        memos,
         gstate,
         pstate,
         cells,
@@ -1160,6 +1190,7 @@ def play_game(
             strategy_ids,
             strategy_params,
             strat_rng,
+            memos,
             gstate,
             pstate,
             cells,
@@ -1219,10 +1250,12 @@ def play_batch(
     MAX_PLAYERS, N_PLAYER_COLS] (unused seats -1); events_out: int32[n * MAX_EVENTS_PER_GAME,
     N_EVENT_COLS] or an empty array for no events.
     """
-    # Scratch of the decisions, allocated once: every row an option list uses is written first.
+    # Scratch of the decisions, allocated once: every row an option list uses is written first;
+    # a memo is only read back for the city and money it was written for.
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     summaries = np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64)
     req_costs = np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    memos = np.zeros((R.MAX_PLAYERS, memo_size(tiles.shape[0])), dtype=np.int64)
     for i in range(game_ids.shape[0]):
         play_game(
             i,
@@ -1245,6 +1278,7 @@ def play_batch(
             options,
             summaries,
             req_costs,
+            memos,
         )
 
 

@@ -6,6 +6,8 @@ after each candidate choice and takes the best; ties are broken by the strategy'
 stream. It looks only at its own city, hand and cornerstones. For speed the city is scored
 once per decision and each candidate adds its exact score change
 (``strategies.evaluate.score_delta``, tested equal to the difference of two ``score_city``).
+Both are kept in the seat's memo (``strategies.evaluate.memo_holds``): the action decision sees
+the city and money its selection saw, so it reuses the selection's context and changes.
 """
 
 import numpy as np
@@ -19,15 +21,40 @@ from strategies.evaluate import (
     CX_MONEY,
     CX_ROUTES,
     CX_SCORE,
-    N_CTX,
+    MEMO_TRIED,
+    N_TERMS,
     build_score_context,
     context_summary,
+    memo_context,
+    memo_holds,
     pick_best,
     score_delta,
 )
-from strategies.registry import GREEDY_MONEY_WEIGHT
+from strategies.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
 
 NO_VALUE = -1e18
+
+
+@njit
+def greedy_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
+    """The score context of ``city`` with ``money``, kept in the seat's memo: built there
+    unless the memo already holds it (``strategies.evaluate.memo_holds``)."""
+    ctx = memo_context(memo)
+    if not memo_holds(memo, GREEDY_ID, params, city, money, gstate, tiles.shape[0]):
+        build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    return ctx
+
+
+@njit
+def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
+    """``score_delta`` of ``tile`` on ``cell`` without coins, for the memo's city (``ctx``
+    from ``greedy_context``), computed once. Greedy keeps it as an integer in the first slot
+    of the square's row of the memo's parts (``memo_parts`` reads those rows as floats)."""
+    stored = MEMO_TRIED + tiles.shape[0] + (tile * K.N_CELLS + cell) * N_TERMS
+    if not (memo[MEMO_TRIED + tile] >> cell) & 1:
+        memo[stored] = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
+        memo[MEMO_TRIED + tile] |= 1 << cell
+    return memo[stored]
 
 
 @njit
@@ -64,12 +91,12 @@ def coins_value(params, coins, ctx):
 
 
 @njit
-def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx):
+def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo):
     """Value of the city with ``tile`` on ``cell`` for ``cost`` coins (its one-off coins
     included)."""
     coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
-    delta = score_delta(tile, cell, coins, city, tiles, effects, goods_tier, rules, ctx)
-    return value_after(params, delta, coins, ctx)
+    change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+    return value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
 
 
 @njit
@@ -88,6 +115,7 @@ def best_placement_value(
     rules,
     ctx,
     req_costs,
+    memo,
 ):
     """Best value of placing ``tile`` anywhere legal at its cheapest requirement option, or
     NO_VALUE when it cannot be placed. ``req_costs``: scratch of MAX_REQ_OPTIONS."""
@@ -115,7 +143,7 @@ def best_placement_value(
     for cell in range(K.N_CELLS):
         if (mask >> cell) & 1:
             value = placed_value(
-                params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx
+                params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo
             )
             best = max(best, value)
     return best
@@ -161,9 +189,10 @@ def greedy_values(
     goods_tier,
     rules,
     values,
+    memo,
 ):
     """Greedy's value of each option into ``values`` (``city``: a scratch copy of the seat's
-    city)."""
+    city; ``memo``: the seat's, see memo_context)."""
     money = pstate[seat, E.PS_MONEY]
     if decision == E.D_BUY:
         for k in range(n_options):
@@ -174,8 +203,7 @@ def greedy_values(
         for k in range(n_options):
             values[k] = 1.0 if k == 0 else 0.0
         return
-    ctx = np.empty(N_CTX, dtype=np.int64)
-    build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    ctx = greedy_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     n_players = gstate[E.GS_N_PLAYERS]
     if decision == E.D_SELECT:
@@ -200,6 +228,7 @@ def greedy_values(
                 rules,
                 ctx,
                 req_costs,
+                memo,
             )
             values[k] = max(sell, place)
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
@@ -219,6 +248,7 @@ def greedy_values(
                 rules,
                 ctx,
                 req_costs,
+                memo,
             )
     elif decision == E.D_ACTION:
         # The requirement options of one tile on one square differ only in cost: their score
@@ -233,7 +263,7 @@ def greedy_values(
             tile = options[k, E.OPT_TILE]
             cell = options[k, E.OPT_CELL]
             if tile != last_tile or cell != last_cell:
-                change = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
+                change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
                 last_tile = tile
                 last_cell = cell
             coins = tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
@@ -280,6 +310,7 @@ def choose_greedy(
     effects,
     goods_tier,
     rules,
+    memo,
 ):
     values = np.empty(n_options, dtype=np.float64)
     greedy_values(
@@ -298,5 +329,6 @@ def choose_greedy(
         goods_tier,
         rules,
         values,
+        memo,
     )
     return pick_best(values, n_options, rng_state)

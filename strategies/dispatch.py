@@ -3,8 +3,10 @@
 ``choose`` gets the legal options of one decision (see the D_* and OPT_* constants of
 ``sim.engine``) and a read-only view of the state: the game counters, every player's public
 state and city, the goods each city offers, and the deciding seat's own hand and cornerstones.
-It returns the index of the chosen option. Add a strategy: an id in ``strategies.registry`` and
-one ``elif`` here.
+``memo`` is the seat's scratch kept across its decisions (``strategies.evaluate.memo_holds``):
+a strategy may keep there what it computed for a state, and recomputes whatever the state no
+longer matches. It returns the index of the chosen option. Add a strategy: an id in
+``strategies.registry`` and one ``elif`` here.
 """
 
 from sim.jit import njit
@@ -35,6 +37,7 @@ def choose(
     effects,
     goods_tier,
     rules,
+    memo,
 ):
     if strategy_id == RANDOM_ID:
         return basic.choose_random(rng_state, n_options)
@@ -55,6 +58,7 @@ def choose(
             effects,
             goods_tier,
             rules,
+            memo,
         )
     elif strategy_id == EVALUATED_ID:
         return choose_evaluated(
@@ -75,6 +79,7 @@ def choose(
             effects,
             goods_tier,
             rules,
+            memo,
         )
     elif strategy_id == ROLLOUT_ID:
         return choose_rollout(

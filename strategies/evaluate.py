@@ -71,6 +71,7 @@ from strategies.archetypes import (
     W_RESERVE,
     W_VP,
 )
+from strategies.registry import EVALUATED_ID, N_PARAMS
 
 NO_VALUE = -1e18
 TIE = 1e-9
@@ -106,6 +107,80 @@ CX_SAVED_MASKS = CX_SUMMARY + E.N_SUMMARY  # the summary's masks while a move is
 N_CTX = CX_SAVED_MASKS + N_MASKS
 
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
+
+# --- a seat's memo: int64[memo_size(n_tiles)], kept across the seat's decisions ------------------
+# A seat's selection and its action see the same city, money and turn, so the action can reuse
+# the context and the value parts of every (tile, square) the selection tried. The memo holds
+# them with the state they were computed for (its key); a decision whose state differs from the
+# key writes it afresh, so no value ever depends on what the memo held before.
+MEMO_STRATEGY = 0  # id of the strategy that wrote it + 1 (0: empty)
+MEMO_MONEY = 1
+MEMO_TURN = 2
+MEMO_GEN = 3
+MEMO_DISASTERS = 4
+MEMO_PARAMS = 5  # the strategy's parameters (float64 bits)
+MEMO_CITY = MEMO_PARAMS + N_PARAMS
+MEMO_CTX = MEMO_CITY + K.N_CELLS
+MEMO_TRIED = MEMO_CTX + N_CTX  # per tile: cell mask of the squares whose parts are stored
+# then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
+N_TERMS = 10  # len(move_terms(...))
+
+
+@njit
+def memo_size(n_tiles):
+    return MEMO_TRIED + n_tiles * (1 + K.N_CELLS * N_TERMS)
+
+
+@njit
+def memo_holds(memo, strategy_id, params, city, money, gstate, n_tiles):
+    """Whether ``memo`` was written by this strategy for this state (city, money, turn,
+    generation, past disasters). If not, it is keyed to it with nothing tried, and the caller
+    writes the context (``memo_context``)."""
+    stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_PARAMS].view(np.float64)
+    same = (
+        memo[MEMO_STRATEGY] == strategy_id + 1
+        and memo[MEMO_MONEY] == money
+        and memo[MEMO_TURN] == gstate[E.GS_TURN]
+        and memo[MEMO_GEN] == gstate[E.GS_GEN]
+        and memo[MEMO_DISASTERS] == gstate[E.GS_DISASTERS]
+    )
+    for k in range(N_PARAMS):
+        if not same:
+            break
+        same = stored_params[k] == params[k]
+    for cell in range(K.N_CELLS):
+        if not same:
+            break
+        same = memo[MEMO_CITY + cell] == city[cell]
+    if not same:
+        memo[MEMO_STRATEGY] = strategy_id + 1
+        memo[MEMO_MONEY] = money
+        memo[MEMO_TURN] = gstate[E.GS_TURN]
+        memo[MEMO_GEN] = gstate[E.GS_GEN]
+        memo[MEMO_DISASTERS] = gstate[E.GS_DISASTERS]
+        for k in range(N_PARAMS):
+            stored_params[k] = params[k]
+        for cell in range(K.N_CELLS):
+            memo[MEMO_CITY + cell] = city[cell]
+        memo[MEMO_TRIED : MEMO_TRIED + n_tiles] = 0
+    return same
+
+
+@njit
+def memo_context(memo):
+    """The memo's context (a view)."""
+    return memo[MEMO_CTX : MEMO_CTX + N_CTX]
+
+
+@njit
+def memo_parts(memo, n_tiles):
+    """The memo's stored parts, one row of N_TERMS per (tile, square) (a view)."""
+    rows = n_tiles * K.N_CELLS
+    return (
+        memo[MEMO_TRIED + n_tiles : MEMO_TRIED + n_tiles + rows * N_TERMS]
+        .view(np.float64)
+        .reshape((rows, N_TERMS))
+    )
 
 
 @njit
@@ -637,6 +712,23 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
 
 
 @njit
+def memo_move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx, memo):
+    """``move_terms`` of placing ``new`` on ``cell``, computed once per memo state (``ctx``:
+    the memo's context); an empty ``memo`` (another city's context) computes them each time."""
+    if memo.shape[0] == 0:
+        return move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    parts = memo_parts(memo, tiles.shape[0])
+    row = new * K.N_CELLS + cell
+    if not (memo[MEMO_TRIED + new] >> cell) & 1:
+        terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+        for q in range(N_TERMS):
+            parts[row, q] = terms[q]
+        memo[MEMO_TRIED + new] |= 1 << cell
+    p = parts[row]
+    return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+
+
+@njit
 def terms_value(params, coins, terms, ctx):
     """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
     terms added in one fixed order (a skipped term adds 0.0)."""
@@ -729,6 +821,7 @@ def action_values(
     rules,
     ctx,
     values,
+    memo,
 ):
     """``action_value`` of every option (``cornerstones_only``: of the cornerstone options,
     NO_VALUE for the others) into ``values``. The requirement options of one tile on one square
@@ -747,7 +840,9 @@ def action_values(
         tile = options[k, E.OPT_TILE]
         cell = options[k, E.OPT_CELL]
         if tile != last_tile or cell != last_cell:
-            terms = move_terms(params, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+            terms = memo_move_terms(
+                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
+            )
             last_tile = tile
             last_cell = cell
         values[k] = terms_value(params, -options[k, E.OPT_COST], terms, ctx)
@@ -771,6 +866,7 @@ def best_placement(
     goods_tier,
     rules,
     ctx,
+    memo,
 ):
     """Best value of placing ``tile`` in ``city`` (whose context is ``ctx``: summary and Trade
     Routes come from it) at its cheapest requirement option, or NO_VALUE when it cannot go
@@ -805,10 +901,10 @@ def best_placement(
     best = NO_VALUE
     for cell in range(K.N_CELLS):
         if (mask >> cell) & 1:
-            value = move_value(
-                params, tile, cell, -cost, city, tiles, effects, goods_tier, rules, ctx
+            terms = memo_move_terms(
+                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
             )
-            best = max(best, value)
+            best = max(best, terms_value(params, -cost, terms, ctx))
     return best
 
 
@@ -889,18 +985,37 @@ def choose_evaluated(
     effects,
     goods_tier,
     rules,
+    memo,
 ):
     """The option of highest value under the weights ``params`` (one entry per decision kind
-    of sim.engine; ties broken by the strategy's random stream)."""
+    of sim.engine; ties broken by the strategy's random stream). ``memo``: the seat's (see
+    memo_holds), or an empty array for none."""
     n_players = gstate[E.GS_N_PLAYERS]
     city = cells[seat].copy()
     money = seat_money(pstate, seat)
-    ctx = np.empty(N_CTX, dtype=np.int64)
-    build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    if memo.shape[0] == 0:
+        ctx = np.empty(N_CTX, dtype=np.int64)
+        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    else:
+        ctx = memo_context(memo)
+        if not memo_holds(memo, EVALUATED_ID, params, city, money, gstate, tiles.shape[0]):
+            build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    no_memo = memo[:0]
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
         action_values(
-            params, options, n_options, False, city, tiles, effects, goods_tier, rules, ctx, values
+            params,
+            options,
+            n_options,
+            False,
+            city,
+            tiles,
+            effects,
+            goods_tier,
+            rules,
+            ctx,
+            values,
+            memo,
         )
     elif decision == E.D_SELECT:
         select_values(
@@ -921,6 +1036,7 @@ def choose_evaluated(
             city,
             ctx,
             values,
+            memo,
         )
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
         deny = decision == E.D_DRAFT and params[W_DENY] != 0 and n_players > 1
@@ -955,6 +1071,7 @@ def choose_evaluated(
                 goods_tier,
                 rules,
                 ctx,
+                memo,
             )
             if deny:
                 values[k] += params[W_DENY] * max(
@@ -973,6 +1090,7 @@ def choose_evaluated(
                         goods_tier,
                         rules,
                         left_ctx,
+                        no_memo,
                     ),
                     0.0,
                 )
@@ -994,6 +1112,7 @@ def choose_evaluated(
                 goods_tier,
                 rules,
                 ctx,
+                memo,
             )
             values[k] = -max(value, WORST_CORNERSTONE)
     elif decision == E.D_BUY:
@@ -1053,6 +1172,7 @@ def select_values(
     city,
     ctx,
     values,
+    memo,
 ):
     """Each selectable tile's value: the best of placing it, selling it, or discarding it to
     place a cornerstone, plus W_DENY times the left neighbour's best use of it; the Disaster
@@ -1078,6 +1198,7 @@ def select_values(
             rules,
             city,
             ctx,
+            memo,
         ),
     )
     deny = params[W_DENY] != 0 and n_players > 1
@@ -1113,6 +1234,7 @@ def select_values(
                 goods_tier,
                 rules,
                 ctx,
+                memo,
             ),
         )
         if deny:
@@ -1131,6 +1253,7 @@ def select_values(
                 goods_tier,
                 rules,
                 left_ctx,
+                memo[:0],
             )
             best += params[W_DENY] * max(gift, 0.0)
         values[k] = best
@@ -1154,6 +1277,7 @@ def cornerstone_value(
     rules,
     city,
     ctx,
+    memo,
 ):
     """Best value of discarding a selected tile to place a cornerstone (the same for every
     tile of the hand), from the engine's own list of legal actions; NO_VALUE if none."""
@@ -1181,7 +1305,7 @@ def cornerstone_value(
         )
         values = np.empty(n, dtype=np.float64)
         action_values(
-            params, actions, n, True, city, tiles, effects, goods_tier, rules, ctx, values
+            params, actions, n, True, city, tiles, effects, goods_tier, rules, ctx, values, memo
         )
         for a in range(n):
             best = max(best, values[a])

@@ -106,6 +106,7 @@ def policy(
         effects,
         goods_tier,
         rules,
+        np.empty(0, dtype=np.int64),
     )
 
 
@@ -691,9 +692,21 @@ def choose_rollout(
     ctx = np.empty(N_CTX, dtype=np.int64)
     build_context(city, seat_money(pstate, seat), gstate, tiles, effects, goods_tier, rules, ctx)
     ranked = np.empty(n_options, dtype=np.float64)
+    no_memo = np.empty(0, dtype=np.int64)
     if decision == E.D_ACTION:
         action_values(
-            POLICY, options, n_options, False, city, tiles, effects, goods_tier, rules, ctx, ranked
+            POLICY,
+            options,
+            n_options,
+            False,
+            city,
+            tiles,
+            effects,
+            goods_tier,
+            rules,
+            ctx,
+            ranked,
+            no_memo,
         )
     else:
         select_values(
@@ -714,6 +727,7 @@ def choose_rollout(
             city,
             ctx,
             ranked,
+            no_memo,
         )
     order = np.argsort(-ranked, kind="mergesort")
     base_seed = rng.next_u64(rng_state)

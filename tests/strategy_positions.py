@@ -10,6 +10,7 @@ from sim import engine as E
 from sim.grid import city_goods
 from sim.tables import make_rules
 from strategies.dispatch import choose
+from strategies.evaluate import memo_size
 from strategies.registry import parse_strategy
 
 
@@ -96,6 +97,7 @@ class Position:
             self.tables.effects,
             self.tables.goods_tier,
             self.rules,
+            np.zeros(memo_size(len(self.tables.tiles)), dtype=np.int64),
         )
 
 

@@ -14,9 +14,11 @@ from sim.scoring import score_city
 from sim.tables import make_rules
 from strategies.evaluate import (
     N_CTX,
+    action_values,
     build_context,
     choose_evaluated,
     income_delta,
+    memo_size,
     score_delta,
 )
 from strategies.registry import parse_strategy
@@ -134,6 +136,7 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
     rules = make_rules()
     score = np.empty(K.N_SCORE, dtype=np.int32)
     values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
     args = (tables.tiles, tables.effects, tables.goods_tier, rules)
     checked = 0
     for pos, selected in grown_positions(tables, np.random.default_rng(12), 30):
@@ -142,7 +145,7 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
         money = int(pos.pstate[0, E.PS_MONEY])
         basic.greedy_values(
             params, E.D_ACTION, options, n, 0, pos.gstate, pos.pstate, pos.goods_of, city,
-            tables.tiles, tables.req, tables.effects, tables.goods_tier, rules, values,
+            tables.tiles, tables.req, tables.effects, tables.goods_tier, rules, values, memo,
         )  # fmt: skip
         for k in range(n):
             after = city.copy()
@@ -154,6 +157,70 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
             assert values[k] == basic.city_value(after, money + coins, params, *args, score)
             checked += 1
     assert checked > 100
+
+
+def test_a_memo_serves_only_the_state_it_was_written_for(tables):
+    """A seat's memo (``memo_holds``): the action reuses what the selection computed for the
+    same city, money and turn, and any other state starts afresh, so the values of greedy
+    and of every archetype never depend on what the memo held before: an action valued after
+    a selection, with a memo carried over from other positions, equals one valued afresh."""
+    from strategies import basic
+    from strategies.evaluate import MEMO_TRIED, memo_context, memo_holds, select_values
+
+    rules = make_rules()
+    n_tiles = len(tables.tiles)
+    tried = slice(MEMO_TRIED, MEMO_TRIED + n_tiles)
+    fresh_values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    scratch = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    no_memo = np.empty(0, dtype=np.int64)
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    args = (tables.tiles, tables.effects, tables.goods_tier, rules)
+    reused = 0
+    for name in ("greedy",) + ARCHETYPES:
+        spec = parse_strategy(name)
+        memo = np.zeros(memo_size(n_tiles), dtype=np.int64)
+        for pos, selected in grown_positions(tables, np.random.default_rng(14), 12):
+            hand, n_hand = pos.select_options(0)
+            options, n = pos.action_options(0, selected)
+            city = pos.cells[0].copy()
+            if name == "greedy":
+                money = int(pos.pstate[0, E.PS_MONEY])
+                state = (0, pos.gstate, pos.pstate, pos.goods_of, city, tables.tiles, tables.req)
+                rest = (tables.effects, tables.goods_tier, rules)
+                for decision, opts, count, out, m in (
+                    (E.D_SELECT, hand, n_hand, scratch, memo),
+                    (E.D_ACTION, options, n, values, memo),
+                    (E.D_ACTION, options, n, fresh_values, np.zeros_like(memo)),
+                ):
+                    basic.greedy_values(spec.params, decision, opts, count, *state, *rest, out, m)
+            else:
+                money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
+                if not memo_holds(memo, spec.id, spec.params, city, money, pos.gstate, n_tiles):
+                    build_context(city, money, pos.gstate, *args[:3], rules, memo_context(memo))
+                state = (0, pos.gstate, pos.pstate, pos.cells, pos.cs_hands, pos.goods_of)
+                tables_args = (tables.tiles, tables.req, tables.effects, tables.goods_tier, rules)
+                select_values(
+                    spec.params, hand, n_hand, *state, *tables_args, city, memo_context(memo),
+                    scratch, memo,
+                )  # fmt: skip
+                action_values(
+                    spec.params, options, n, False, city, *args, memo_context(memo), values, memo
+                )
+                build_context(city, money, pos.gstate, *args[:3], rules, ctx)
+                action_values(
+                    spec.params, options, n, False, city, *args, ctx, fresh_values, no_memo
+                )
+            assert values[:n].tolist() == fresh_values[:n].tolist()
+            stored = memo[tried].copy()
+            if not stored.any():
+                continue  # nothing but selling to value
+            reused += 1
+            assert memo_holds(memo, spec.id, spec.params, city, money, pos.gstate, n_tiles)
+            assert memo[tried].tolist() == stored.tolist()  # the same state: kept
+            assert not memo_holds(memo, spec.id, spec.params, city, money + 1, pos.gstate, n_tiles)
+            assert not memo[tried].any()  # another money: forgotten
+    assert reused > 20
 
 
 def test_action_values_share_terms_without_changing_a_value(tables):
@@ -173,7 +240,7 @@ def test_action_values_share_terms_without_changing_a_value(tables):
             money = int(pos.pstate[0, E.PS_MONEY])
             args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
             build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
-            action_values(params, options, n, False, city, *args, values)
+            action_values(params, options, n, False, city, *args, values, np.empty(0, np.int64))
             for k in range(n):
                 assert values[k] == action_value(params, options, k, city, *args)
                 same_square = (
@@ -296,6 +363,7 @@ def test_choose_evaluated_is_deterministic_for_a_stream(tables):
                 tables.effects,
                 tables.goods_tier,
                 pos.rules,
+                np.empty(0, dtype=np.int64),
             )
         )
     assert len(picks) == 1
