@@ -13,6 +13,7 @@ from sim import records as R
 from sim import rng
 from sim.catalog import compile_catalog, with_extra_tiles
 from sim.tables import make_rules
+from strategies.evaluate import memo_size
 from strategies.registry import parse_strategy
 
 EXTRA_TILES = [
@@ -87,6 +88,7 @@ class Scene:
         self.strat_rng = np.zeros((n_players, 2), dtype=np.uint64)
         for s in range(n_players):
             rng.seed_state(self.strat_rng[s], s + 1)
+        self.memos = np.zeros((n_players, memo_size(tables.n_tiles)), dtype=np.int64)
         self.rules = make_rules()
 
     def put(self, seat, cell, name):
@@ -99,7 +101,7 @@ class Scene:
         G.refresh_goods(self.cells, self.n, self.t.tiles, self.goods_of)
 
     def strategy(self):
-        return (self.seats, self.strategy_ids, self.strategy_params, self.strat_rng)
+        return (self.seats, self.strategy_ids, self.strategy_params, self.strat_rng, self.memos)
 
     def view(self):
         return (self.gstate, self.pstate, self.cells, self.hands, self.cs_hands, self.goods_of)
