@@ -24,7 +24,14 @@ from sim import grid as G
 from sim import records as R
 from sim import rng
 from sim.effects import effect_coins_on_placed
-from sim.grid import popcount, road_component, surrounding_mask
+from sim.grid import (
+    ALL_CELLS,
+    COL0_CELLS,
+    COL4_CELLS,
+    popcount,
+    road_component,
+    surrounding_mask,
+)
 from sim.jit import njit
 
 START_MONEY = 6
@@ -106,10 +113,6 @@ DR_SACRIFICE = 1
 # Crime Spree takes one tile of each of these types, in this order.
 CRIME_CATEGORIES = (K.T_RESIDENTIAL, K.T_COMMERCIAL, K.T_INDUSTRIAL)
 CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
-
-ALL_CELLS = G.ALL_CELLS
-COL0_CELLS = G.COL0_CELLS
-COL4_CELLS = G.COL4_CELLS
 
 
 # --- events --------------------------------------------------------------------------------
