@@ -30,7 +30,6 @@ from sim.grid import (
     COL4_CELLS,
     popcount,
     road_component,
-    surrounding_mask,
 )
 from sim.jit import njit
 
@@ -868,29 +867,32 @@ def protected_cells(city, tiles, protection):
     for cell in range(K.N_CELLS):
         tile = city[cell]
         if tile != K.EMPTY and tiles[tile, K.C_PROTECTS] & protection:
-            mask |= (1 << cell) | surrounding_mask(cell)
+            mask |= (1 << cell) | G.SURROUNDING_MASKS[cell]
     return mask
 
 
 @njit
 def disaster_cost(city, tiles, disaster):
+    """Coins to pay a disaster off (``disaster_cost_of`` for a city given by its squares)."""
+    return disaster_cost_of(
+        G.masks_of(city, tiles),
+        protected_cells(city, tiles, K.PROT_FIRE),
+        protected_cells(city, tiles, K.PROT_POLICE),
+        disaster,
+    )
+
+
+@njit
+def disaster_cost_of(masks, fire_cover, police_cover, disaster):
     """Coins to pay a disaster off: Flood 1 per Residential/Commercial/Industrial/Public tile;
     Fire 1 per such tile not protected from Fire; Crime Spree 2 per Residential/Commercial/
-    Industrial tile not protected by police."""
+    Industrial tile not protected by police. ``masks``: the city's (sim.grid.city_masks);
+    the covers: its ``protected_cells``."""
     if disaster == K.DIS_FLOOD:
-        charged, per_tile, protected = K.T_BUILDING, 1, 0
-    elif disaster == K.DIS_FIRE:
-        charged, per_tile = K.T_BUILDING, 1
-        protected = protected_cells(city, tiles, K.PROT_FIRE)
-    else:
-        charged, per_tile = CRIME_TYPES, 2
-        protected = protected_cells(city, tiles, K.PROT_POLICE)
-    cost = 0
-    for cell in range(K.N_CELLS):
-        tile = city[cell]
-        if tile != K.EMPTY and tiles[tile, K.C_TYPES] & charged and not (protected >> cell) & 1:
-            cost += per_tile
-    return cost
+        return popcount(G.cells_of_types(masks, K.T_BUILDING))
+    if disaster == K.DIS_FIRE:
+        return popcount(G.cells_of_types(masks, K.T_BUILDING) & ~fire_cover)
+    return 2 * popcount(G.cells_of_types(masks, CRIME_TYPES) & ~police_cover)
 
 
 @njit

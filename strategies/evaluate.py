@@ -232,12 +232,15 @@ def upcoming_disasters(gstate, tiles, rules):
 
 
 @njit
-def exposure(city, tiles, kinds):
-    """Coins the disasters of ``kinds`` would cost the city now."""
+def exposure(ctx, kinds):
+    """Coins the disasters of ``kinds`` would cost the city of ``ctx`` now (read from its
+    summary's masks and its Fire and police covers, filled before)."""
     total = 0
     for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
         if (kinds >> kind) & 1:
-            total += E.disaster_cost(city, tiles, kind)
+            total += E.disaster_cost_of(
+                context_summary(ctx), ctx[CX_FIRE_COVER], ctx[CX_POLICE_COVER], kind
+            )
     return total
 
 
@@ -329,7 +332,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     ctx[CX_COIN_HOLDERS] = coin_holders
     kinds = upcoming_disasters(gstate, tiles, rules)
     ctx[CX_UPCOMING] = kinds
-    ctx[CX_EXPOSURE] = exposure(city, tiles, kinds)
+    ctx[CX_EXPOSURE] = exposure(ctx, kinds)
     ctx[CX_TURN] = gstate[E.GS_TURN]
     ctx[CX_GEN] = gstate[E.GS_GEN]
 

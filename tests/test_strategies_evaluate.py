@@ -13,6 +13,7 @@ from sim.grid import masks_of
 from sim.scoring import score_city
 from sim.tables import make_rules
 from strategies.evaluate import (
+    CX_EXPOSURE,
     N_CTX,
     action_values,
     build_context,
@@ -105,6 +106,53 @@ def test_income_delta_is_the_exact_change_of_city_income(tables):
             after[cell] = tile
             expected = income(after, tables) - income(city, tables)
             assert income_delta(tile, cell, city, tables.tiles, tables.effects, ctx) == expected
+
+
+def plain_disaster_cost(city, tables, disaster):
+    """The rule, square by square: Flood 1 coin per Residential, Commercial, Industrial or
+    Public tile; Fire 1 per such tile outside the 3x3 square of every Fire-protecting tile;
+    Crime Spree 2 per Residential, Commercial or Industrial tile outside every police one."""
+    tiles = tables.tiles
+    charged = K.T_BUILDING if disaster != K.DIS_CRIME else E.CRIME_TYPES
+    protection = {K.DIS_FIRE: K.PROT_FIRE, K.DIS_CRIME: K.PROT_POLICE}.get(disaster, 0)
+    guards = [
+        c
+        for c in range(K.N_CELLS)
+        if city[c] != K.EMPTY and tiles[city[c], K.C_PROTECTS] & protection
+    ]
+    cost = 0
+    for cell in range(K.N_CELLS):
+        if city[cell] == K.EMPTY or not tiles[city[cell], K.C_TYPES] & charged:
+            continue
+        covered = any(abs(cell // 5 - g // 5) <= 1 and abs(cell % 5 - g % 5) <= 1 for g in guards)
+        if not covered:
+            cost += 2 if disaster == K.DIS_CRIME else 1
+    return cost
+
+
+def test_context_exposure_is_what_the_disasters_to_come_would_cost(tables):
+    """A context's disaster exposure (read from its masks and covers) is the coins the
+    disasters still to come would cost the city now, counted square by square."""
+    rng = np.random.default_rng(4)
+    rules = make_rules()
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    gstate[E.GS_GEN] = 1
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    decks = (tables.tiles[:, K.C_DECK] >= K.DECK_GEN1) & (tables.tiles[:, K.C_DECK] <= K.DECK_GEN3)
+    kinds = set(tables.tiles[decks & (tables.tiles[:, K.C_REPLACES] < 0), K.C_DISASTER]) - {
+        K.DIS_NONE
+    }
+    assert kinds, "the default catalogue deals disasters"
+    costs = []
+    for trial in range(60):
+        city = np.full(K.N_CELLS, K.EMPTY, dtype=np.int16)
+        city[K.CENTER_CELL] = tables.board_center[trial % len(tables.board_center)]
+        grow_city(tables, city, int(rng.integers(0, 19)), rng)
+        build_context(city, 0, gstate, tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
+        expected = sum(plain_disaster_cost(city, tables, kind) for kind in kinds)
+        assert ctx[CX_EXPOSURE] == expected
+        costs.append(expected)
+    assert max(costs) > min(costs)
 
 
 def grown_positions(tables, rng, n_positions):
