@@ -7,6 +7,10 @@ engine and the scorer share one meaning per kind.
 Effects of tiles cut off from the City Center still count (rules 003: "you do not lose the
 effects or victory points of cut-off tiles"), so nothing here looks at connectivity.
 
+The evaluators read for every move a strategy tries (``tile_variable_vp``, ``vp_reads_change``,
+``tile_income``) are inlined: a compiled call passing five arrays costs more than their work
+(docs/engine.md, fifth round).
+
 Adding an effect kind: one ``EF_*`` constant, one evaluator below wired into its dispatcher
 (a VP kind also in ``vp_reads_change``), one test in tests/test_effects.py.
 
@@ -129,7 +133,7 @@ def effect_vp(kind, a, b, c, cell, cells, tiles, masks, goods_tier):
     return 0
 
 
-@njit
+@njit(inline="always")
 def tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier):
     """Sum of the VP effects of the tile on ``cell`` (0 for an empty square)."""
     tile = cells[cell]
@@ -137,6 +141,8 @@ def tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier):
         return 0
     total = 0
     for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == K.EF_NONE:
+            continue  # most tiles have no VP effect: skip the call
         total += effect_vp(
             effects[tile, k, 0],
             effects[tile, k, 1],
@@ -151,7 +157,7 @@ def tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier):
     return total
 
 
-@njit
+@njit(inline="always")
 def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, effects):
     """Whether a VP effect of ``holder`` (on ``holder_cell``) can change when the tile on
     ``cell`` changes: a tile of ``changed_types`` leaves or arrives, the city's goods may
@@ -190,7 +196,7 @@ def effect_income(kind, a, b, c, masks):
     return 0
 
 
-@njit
+@njit(inline="always")
 def tile_income(cell, cells, tiles, masks, effects):
     """Coins the tile on ``cell`` pays at an income: printed income plus income effects."""
     tile = cells[cell]

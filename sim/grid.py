@@ -123,7 +123,9 @@ def city_masks(cells, tiles, masks):
             add_tile(masks, cell, cells[cell], tiles)
 
 
-@njit
+# add_tile and remove_tile are inlined: the strategies patch masks with them for every move
+# they try (strategies.evaluate.try_move).
+@njit(inline="always")
 def add_tile(masks, cell, tile, tiles):
     """Add ``tile`` on the empty square ``cell`` to the masks."""
     bit = 1 << cell
@@ -145,7 +147,7 @@ def add_tile(masks, cell, tile, tiles):
     masks[M_GOODS] |= tiles[tile, K.C_PRODUCES]
 
 
-@njit
+@njit(inline="always")
 def remove_tile(masks, cell, tile, cells, tiles):
     """Take ``tile`` on ``cell`` out of the masks; ``cells`` no longer holds it (the goods are
     then those of the remaining tiles)."""

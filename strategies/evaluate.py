@@ -383,7 +383,11 @@ def money_value(params, coins, ctx):
     )
 
 
-@njit
+# The helpers of a candidate move's value (neighborhoods_after, score_delta_and_neighborhoods,
+# try_move, undo_move, coins_on_placing, income_delta) are inlined: they run for every move
+# tried, and a compiled call passing the context's arrays costs more than their work
+# (docs/engine.md, fifth round).
+@njit(inline="always")
 def neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential_after, ctx):
     """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` and its
     ``masks`` already hold the change. Merging road-linked components of an empty square is
@@ -463,7 +467,7 @@ def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     )[0]
 
 
-@njit
+@njit(inline="always")
 def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
     old = city[cell]
@@ -518,7 +522,7 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
     return delta, neighborhoods
 
 
-@njit
+@njit(inline="always")
 def try_move(new, cell, city, tiles, ctx):
     """Put ``new`` (EMPTY: nothing) on ``cell`` in ``city`` and in the masks of the context's
     summary, which it returns; ``undo_move`` puts both back."""
@@ -534,14 +538,14 @@ def try_move(new, cell, city, tiles, ctx):
     return masks
 
 
-@njit
+@njit(inline="always")
 def undo_move(old, cell, city, ctx):
     city[cell] = old
     for m in range(N_MASKS):
         ctx[CX_SUMMARY + m] = ctx[CX_SAVED_MASKS + m]
 
 
-@njit
+@njit(inline="always")
 def coins_on_placing(tile, cell, city, tiles, effects, ctx):
     """Coins placing ``tile`` on ``cell`` pays at once: its own and other tiles' effects."""
     coins = tiles[tile, K.C_COINS_ON_PLACE]
@@ -565,7 +569,7 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
     return coins
 
 
-@njit
+@njit(inline="always")
 def income_delta(new, cell, city, tiles, effects, ctx):
     """Change of the city's income when ``new`` (EMPTY: removal) goes on ``cell``."""
     old = city[cell]
