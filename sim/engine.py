@@ -15,6 +15,10 @@ that every call site passes one integer type and each function compiles once):
 
 Seats: "left" is the next seat. Hands pass from seat s to seat (s + 1) % P, and a seller at
 k seats to the buyer's left is reached through the buyer's left Trade Route.
+
+Small functions called several times a turn (a listing's prerequisites, requirement costs and
+rows, ``remove_slot``) are inlined: a compiled call passing their arrays costs more than their
+work (docs/engine.md, fifth round).
 """
 
 import numpy as np
@@ -245,7 +249,7 @@ def add_cornerstone(seat, tile, cs_hands, pstate):
     return True
 
 
-@njit
+@njit(inline="always")
 def remove_slot(row, n, slot):
     """Remove row[slot] from the first n entries, keeping the order of the others."""
     for k in range(slot, n - 1):
@@ -504,7 +508,7 @@ def placement_mask(cells, tiles, tile, summary):
     return mask
 
 
-@njit
+@njit(inline="always")
 def has_prerequisites(cells, tiles, tile):
     for k in range(K.MAX_PREREQS):
         needed = tiles[tile, K.C_PREREQ0 + k]
@@ -535,7 +539,7 @@ def purchase_price(buyer, seller, n_players, base, routes):
     return min(left_price, right_price)
 
 
-@njit
+@njit(inline="always")
 def cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes):
     """Lowest price of ``good`` among the other players producing it, -1 if none does."""
     best = -1
@@ -549,7 +553,7 @@ def cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes):
     return best
 
 
-@njit
+@njit(inline="always")
 def purchase_cost(buyer, missing, goods_of, n_players, goods_tier, routes):
     """Coins to buy every good of the mask ``missing`` at its cheapest, -1 if one is unsold."""
     total = 0
@@ -562,7 +566,7 @@ def purchase_cost(buyer, missing, goods_of, n_players, goods_tier, routes):
     return total
 
 
-@njit
+@njit(inline="always")
 def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, money):
     """Coins needed to meet requirement option ``option`` of ``tile``: its coin cost plus the
     cheapest purchase of each good the city lacks. -1 if a good has no seller or the total
@@ -579,7 +583,7 @@ def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, 
     return total
 
 
-@njit
+@njit(inline="always")
 def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     """Append one option per legal square and affordable requirement option."""
     for cell in range(K.N_CELLS):

@@ -217,7 +217,7 @@ def road_component(cells, tiles, start, through_types):
     return component_of(masks_of(cells, tiles), start, through_types)
 
 
-@njit
+@njit(inline="always")  # every seat's goods are refreshed every turn
 def city_goods(cells, tiles):
     """Goods mask of everything the city's tiles produce (its Good tokens)."""
     goods = 0
