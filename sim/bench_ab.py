@@ -14,6 +14,7 @@ the seed, so both sides play the same games if their rules agree.
 """
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -22,7 +23,10 @@ from pathlib import Path
 
 # Runs inside each checkout: only sim.bench.run_games, which every version of the project has.
 WORKER = """
-import sys
+import os, sys
+core = int(os.environ["NEOM_AB_CORE"])
+if core >= 0:
+    os.sched_setaffinity(0, {core})
 from sim.bench import run_games
 from sim.catalog import load_catalog
 tables = load_catalog()
@@ -52,12 +56,15 @@ def start_worker(checkout: Path, strategies: list[str], core: int) -> subprocess
         os.environ,
         PYTHONPATH=str(checkout),
         NUMBA_CACHE_DIR=str(checkout / ".numba_cache"),
+        NEOM_AB_CORE=str(core),
     )
-    command = [sys.executable, "-c", WORKER, *strategies]
-    if core >= 0:
-        command = ["taskset", "-c", str(core), *command]
     return subprocess.Popen(
-        command, env=env, cwd=checkout, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WORKER, *strategies],
+        env=env,
+        cwd=checkout,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -90,7 +97,8 @@ def compare(
         return rates
     finally:
         for worker in workers:
-            worker.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # a worker that stopped on an error
+                worker.stdin.close()
             worker.wait()
 
 
@@ -101,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", default="random:500,greedy:60,builder:30")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument(
-        "--core", type=int, default=1, help="core to pin both workers to (-1: none)"
+        "--core", type=int, default=1, help="core both workers are pinned to (-1: none)"
     )
     args = parser.parse_args(argv)
     if args.rounds < 1:

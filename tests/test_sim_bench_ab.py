@@ -33,3 +33,8 @@ def test_bad_jobs_are_refused_by_name(jobs):
 def test_a_folder_without_the_project_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="not a checkout"):
         bench_ab.main([str(tmp_path), str(ROOT), "--rounds", "1"])
+
+
+def test_a_worker_that_cannot_start_is_named(tmp_path):
+    with pytest.raises(SystemExit, match="did not start"):
+        bench_ab.compare([ROOT], [("no_such_strategy", 1)], rounds=1, core=-1)
