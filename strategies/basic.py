@@ -45,7 +45,9 @@ def greedy_context(memo, params, city, money, gstate, tiles, effects, goods_tier
     return ctx
 
 
-@njit
+# memo_change, placed_value, score_delta and the value helpers are inlined: they run for every
+# square greedy tries, and a compiled call passing their arrays costs more than their work.
+@njit(inline="always")
 def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
     """``score_delta`` of ``tile`` on ``cell`` without coins, for the memo's city (``ctx``
     from ``greedy_context``), computed once. Greedy keeps it as an integer in the first slot
@@ -69,7 +71,7 @@ def city_value(city, money, params, tiles, effects, goods_tier, rules, score):
     return score[K.S_TOTAL] + (params[GREEDY_MONEY_WEIGHT] - 1.0) * score[K.S_MONEY]
 
 
-@njit
+@njit(inline="always")
 def value_after(params, delta, coins, ctx):
     """``city_value`` after a move that changes the score of the decision's city (``ctx``) by
     ``delta``, money included, and its money by ``coins``."""
@@ -77,20 +79,20 @@ def value_after(params, delta, coins, ctx):
     return (ctx[CX_SCORE] + delta) + (params[GREEDY_MONEY_WEIGHT] - 1.0) * money_vp
 
 
-@njit
+@njit(inline="always")
 def money_vp_change(coins, ctx):
     """Change of the money VP when the decision's money changes by ``coins``."""
     money = ctx[CX_MONEY]
     return (money + coins) // 2 - money // 2
 
 
-@njit
+@njit(inline="always")
 def coins_value(params, coins, ctx):
     """Value of the city unchanged with ``coins`` more (negative: paid)."""
     return value_after(params, money_vp_change(coins, ctx), coins, ctx)
 
 
-@njit
+@njit(inline="always")
 def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo):
     """Value of the city with ``tile`` on ``cell`` for ``cost`` coins (its one-off coins
     included)."""

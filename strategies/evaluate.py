@@ -458,7 +458,7 @@ def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_lux
     return total
 
 
-@njit
+@njit(inline="always")
 def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
     on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
