@@ -1,26 +1,57 @@
 """neom-sim: the NEOM catalogue, compiled game core and runner."""
 
+import ast
 import hashlib
 import os
 import sys
 from pathlib import Path
 
 __version__ = "0.1.0"
+PACKAGES = ("sim", "strategies")
+
+
+def _compiled_sources(root: Path) -> list[Path]:
+    """The source files compiled code depends on: the jit decorator's module, every module of
+    sim/ and strategies/ that imports it, and every module of those packages they import,
+    directly or not (their constants are frozen into the compiled code). Drivers such as the
+    CLI, the runner or the benchmarks are left out, so editing them recompiles nothing."""
+    files = {f"{p.parent.name}.{p.stem}": p for pkg in PACKAGES for p in (root / pkg).glob("*.py")}
+    pending = [name for name, path in files.items() if "from sim.jit import" in path.read_text()]
+    pending.append("sim.jit")
+    needed = set()
+    while pending:
+        name = pending.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for node in ast.walk(ast.parse(files[name].read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            pending.extend(t for t in targets if t in files)
+    return sorted(files[name] for name in needed)
+
+
+def _sources_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in _compiled_sources(root):
+        digest.update(f"{path.parent.name}/{path.name}".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _numba_cache_dir() -> str:
-    """A compile-cache folder named after a digest of the compiled packages' sources.
+    """A compile-cache folder named after a digest of the compiled code's sources.
 
     Numba's cache notices edits only in a function's own file, not in the modules it calls, so a
-    cached game loop could silently run an old engine. Keying the folder on every source file
-    makes any edit start a fresh cache. Set before numba is first imported (sim.jit).
+    cached game loop could silently run an old engine. Keying the folder on every source the
+    compiled code depends on makes any such edit start a fresh cache. Set before numba is first
+    imported (sim.jit).
     """
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for package in ("sim", "strategies"):
-        for path in sorted((root / package).glob("*.py")):
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
     # Worker processes inherit the keyed folder: remember the base so they do not nest it.
     base = (
         os.environ.get("NEOM_NUMBA_CACHE_BASE")
@@ -28,7 +59,7 @@ def _numba_cache_dir() -> str:
         or str(root / ".numba_cache")
     )
     os.environ["NEOM_NUMBA_CACHE_BASE"] = base
-    return os.path.join(base, digest.hexdigest()[:16])
+    return os.path.join(base, _sources_digest(root))
 
 
 if "numba" not in sys.modules:

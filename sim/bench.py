@@ -23,7 +23,7 @@ import numpy as np
 from sim import records as R
 from sim import rng
 from sim.catalog import load_catalog
-from sim.game import play_batch
+from sim.game import STRATEGY_ID_DTYPE, play_batch
 from sim.tables import make_rules
 from strategies.registry import parse_strategy
 
@@ -56,7 +56,7 @@ def run_games(tables, strategy: str, first: int, n_games: int, seed: int = 1) ->
         ids,
         np.zeros((n_games, N_PLAYERS), dtype=np.int32),
         N_PLAYERS,
-        np.array([spec.id], dtype=np.int64),
+        np.array([spec.id], dtype=STRATEGY_ID_DTYPE),
         spec.params.reshape(1, -1),
         tables.tiles,
         tables.req,

@@ -25,6 +25,9 @@ from strategies.dispatch import choose
 from strategies.evaluate import memo_size
 from strategies.registry import RANDOM_ID
 
+# Every caller passes strategy ids in this dtype, so play_batch compiles once, not once per dtype.
+STRATEGY_ID_DTYPE = np.int32
+
 
 # --- decisions -----------------------------------------------------------------------------
 @njit(inline="always")
@@ -1245,7 +1248,7 @@ def play_batch(
     deal_indices[i], its seats' strategies, the tables and the rules).
 
     key: uint64[2] (sim.rng.master_key); game_ids, deal_indices: int64[n]; seat_strategy:
-    int32[n, n_players] indices into strategy_ids (int64/int32[m]) and strategy_params
+    int32[n, n_players] indices into strategy_ids (STRATEGY_ID_DTYPE[m]) and strategy_params
     (float64[m, N_PARAMS]); games_out: int64[n, N_GAME_COLS]; players_out: int32[n,
     MAX_PLAYERS, N_PLAYER_COLS] (unused seats -1); events_out: int32[n * MAX_EVENTS_PER_GAME,
     N_EVENT_COLS] or an empty array for no events.
@@ -1304,7 +1307,7 @@ def play_one(
         raise ValueError(f"{n_players} players need {n_players} strategies, got {len(strategies)}")
     rules = make_rules(variant, neighborhood_through_any, solo_tileset)
     key = rng.master_key(seed)
-    strategy_ids = np.array([spec.id for spec in strategies], dtype=np.int64)
+    strategy_ids = np.array([spec.id for spec in strategies], dtype=STRATEGY_ID_DTYPE)
     strategy_params = np.stack([spec.params for spec in strategies]).astype(np.float64)
     seat_strategy = np.arange(n_players, dtype=np.int32).reshape(1, n_players)
     games = np.zeros((1, R.N_GAME_COLS), dtype=np.int64)

@@ -27,7 +27,7 @@ from sim import constants as K
 from sim import records as R
 from sim.catalog import DEFAULT_CATALOG, load_catalog
 from sim.errors import UserError
-from sim.game import play_batch
+from sim.game import STRATEGY_ID_DTYPE, play_batch
 from sim.rng import master_key
 from sim.seeding import SEAT_MODES, assign_seats, check_game_count
 from sim.store import (
@@ -211,7 +211,7 @@ def make_plan(config: RunConfig):
         batch_size=config.batch_size,
         seats=config.seats,
         n_players=config.players,
-        strategy_ids=np.array([spec.id for spec in specs], dtype=np.int32),
+        strategy_ids=np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE),
         strategy_params=np.array([spec.params for spec in specs], dtype=np.float64),
         strategy_names=tuple(spec.spec for spec in specs),
         tiles=tables.tiles,

@@ -15,7 +15,7 @@ import numpy as np
 from sim import constants as K
 from sim import records as R
 from sim import rng
-from sim.game import play_batch
+from sim.game import STRATEGY_ID_DTYPE, play_batch
 from sim.tables import make_rules
 
 
@@ -63,7 +63,7 @@ def play_match(
     n_players = len(lineup)
     rules = make_rules(variant)
     key = rng.master_key(seed)
-    ids = np.array([spec.id for spec in specs], dtype=np.int64)
+    ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs]).astype(np.float64)
     seats = rotated_seats(n_games, lineup)
     deals = np.arange(first_deal, first_deal + n_games, dtype=np.int64)

@@ -83,7 +83,7 @@ class Scene:
         self.events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int32)
         spec = parse_strategy(strategy)
         self.seats = np.arange(n_players, dtype=np.int32)
-        self.strategy_ids = np.full(n_players, spec.id, dtype=np.int64)
+        self.strategy_ids = np.full(n_players, spec.id, dtype=G.STRATEGY_ID_DTYPE)
         self.strategy_params = np.tile(spec.params, (n_players, 1))
         self.strat_rng = np.zeros((n_players, 2), dtype=np.uint64)
         for s in range(n_players):

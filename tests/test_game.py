@@ -19,7 +19,7 @@ from sim import engine as E
 from sim import records as R
 from sim import rng
 from sim.catalog import compile_catalog, load_catalog
-from sim.game import play_batch, play_one
+from sim.game import STRATEGY_ID_DTYPE, play_batch, play_one
 from sim.tables import make_rules
 from strategies.registry import parse_strategy
 
@@ -210,7 +210,7 @@ def batch(tables, seat_strategy, specs, game_ids, deal_indices, events=False, va
         np.asarray(deal_indices, dtype=np.int64),
         np.asarray(seat_strategy, dtype=np.int32),
         len(seat_strategy[0]),
-        np.array([s.id for s in specs], dtype=np.int64),
+        np.array([s.id for s in specs], dtype=STRATEGY_ID_DTYPE),
         np.stack([s.params for s in specs]),
         tables.tiles,
         tables.req,
@@ -323,3 +323,25 @@ def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
     with pytest.raises(ValueError, match="does not exist"):
         batch(default_tables, seats, [unknown, parse_strategy("random")], [0], [0])
     batch(default_tables, seats, [parse_strategy("greedy"), parse_strategy("random")], [0], [0])
+
+
+def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
+    """play_batch compiles once per dtype of its arguments: the runner, the benchmark and the
+    matches must all pass strategy ids as STRATEGY_ID_DTYPE, or a machine compiles it twice."""
+    from sim import bench, runner
+    from strategies import arena
+
+    seen = []
+
+    def record(*args):
+        seen.append(args[5].dtype)
+
+    for module in (bench, runner, arena):
+        monkeypatch.setattr(module, "play_batch", record)
+    tables = load_catalog()
+    bench.run_games(tables, "greedy", 0, 1)
+    arena.play_match(tables, [parse_strategy("random")], [0, 0], 1, seed=1)
+    config = runner.RunConfig(out=tmp_path / "run", strategies=("random",) * 4, games=4)
+    plan = runner.make_plan(config)[0]
+    runner.play_games(plan, plan.game_ids(0))
+    assert seen == [STRATEGY_ID_DTYPE] * 3
