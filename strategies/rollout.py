@@ -48,7 +48,16 @@ R_PLAYOUTS = 0
 R_CANDIDATES = 1
 
 # The weights of the builder archetype: candidate ranking, playout players, other decisions.
+# Numba freezes a global array as a read-only constant, and a read-only array is another type:
+# handed to the shared evaluation as is, it would compile that whole evaluation a second time
+# (minutes). The kernels pass ``policy_weights()``, a writable copy.
 POLICY = np.array(next(a for a in ARCHETYPES if a.name == "builder").defaults())
+
+
+@njit
+def policy_weights():
+    return POLICY.copy()
+
 
 NO_TURN = -1
 
@@ -89,7 +98,7 @@ def policy(
 ):
     """The playout players' choice: the builder's evaluation."""
     return choose_evaluated(
-        POLICY,
+        policy_weights(),
         state,
         decision,
         options,
@@ -695,7 +704,7 @@ def choose_rollout(
     no_memo = np.empty(0, dtype=np.int64)
     if decision == E.D_ACTION:
         action_values(
-            POLICY,
+            policy_weights(),
             options,
             n_options,
             False,
@@ -710,7 +719,7 @@ def choose_rollout(
         )
     else:
         select_values(
-            POLICY,
+            policy_weights(),
             options,
             n_options,
             seat,
