@@ -60,6 +60,10 @@ def policy_weights():
 
 
 NO_TURN = -1
+# No seat: nobody selected the Disaster, or a random disaster spares nobody. A NumPy scalar, not
+# a literal -1: Numba compiles a callee again for a literal argument (even one a loop later
+# replaces), and finish_turn and strike are large.
+NO_SEAT = np.int64(-1)
 
 
 @njit
@@ -371,7 +375,7 @@ def finish_turn(
         kind = E.generation_disaster(gen, tiles)
         if kind != K.DIS_NONE:
             strike(
-                -1,
+                NO_SEAT,
                 kind,
                 state,
                 gstate,
@@ -431,7 +435,7 @@ def play_out(
             deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, deals)
         for s in range(n_players):
             goods_of[s] = city_goods(cells[s], tiles)
-        selector = -1
+        selector = NO_SEAT
         for s in range(n_players):
             size = pstate[s, E.PS_HAND_SIZE]
             selected[s] = -1
@@ -573,7 +577,7 @@ def candidate_value(
             deals,
         )
         draw_random_turns(turn, my_gstate, rules, deals, random_turns)
-        selector = -1
+        selector = NO_SEAT
         disaster = K.DIS_NONE
         if decision == E.D_ACTION:
             apply_action(
