@@ -326,9 +326,11 @@ def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
 
 
 def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
-    """play_batch compiles once per dtype of its arguments: the runner, the benchmark and the
-    matches must all pass strategy ids as STRATEGY_ID_DTYPE, or a machine compiles it twice."""
+    """play_batch compiles once per dtype of its arguments: the runner, the benchmark, the
+    matches and ``play_one`` must all pass strategy ids as STRATEGY_ID_DTYPE, or a machine
+    compiles it twice."""
     from sim import bench, runner
+    from sim import game as G
     from strategies import arena
 
     seen = []
@@ -336,7 +338,7 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     def record(*args):
         seen.append(args[5].dtype)
 
-    for module in (bench, runner, arena):
+    for module in (bench, runner, arena, G):
         monkeypatch.setattr(module, "play_batch", record)
     tables = load_catalog()
     bench.run_games(tables, "greedy", 0, 1)
@@ -344,4 +346,5 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     config = runner.RunConfig(out=tmp_path / "run", strategies=("random",) * 4, games=4)
     plan = runner.make_plan(config)[0]
     runner.play_games(plan, plan.game_ids(0))
-    assert seen == [STRATEGY_ID_DTYPE] * 3
+    play_one(tables, 2, [parse_strategy("random")] * 2, seed=1)
+    assert seen == [STRATEGY_ID_DTYPE] * 4
