@@ -205,7 +205,7 @@ def tile_income(cell, cells, tiles, masks, effects):
     total = tiles[tile, K.C_INCOME]
     for k in range(K.MAX_EFFECTS):
         if effects[tile, k, 0] == K.EF_NONE:
-            break  # a tile's effect rows come first, unused rows after
+            continue  # an unused row: skip the call, as tile_variable_vp does
         total += effect_income(
             effects[tile, k, 0],
             effects[tile, k, 1],

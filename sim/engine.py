@@ -807,7 +807,7 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
         for k in range(K.MAX_EFFECTS):
             kind = effects[holder, k, 0]
             if kind == K.EF_NONE:
-                break
+                continue
             coins += effect_coins_on_placed(
                 kind,
                 effects[holder, k, 1],
