@@ -6,8 +6,9 @@ after each candidate choice and takes the best; ties are broken by the strategy'
 stream. It looks only at its own city, hand and cornerstones. For speed the city is scored
 once per decision and each candidate adds its exact score change
 (``strategies.evaluate.score_delta``, tested equal to the difference of two ``score_city``).
-Both are kept in the seat's memo (``strategies.evaluate.memo_holds``): the action decision sees
-the city and money its selection saw, so it reuses the selection's context and changes.
+Both are kept in the seat's memo, keyed on the city alone (``greedy_context``): the action
+reuses its selection's context and changes, and so does every later decision of the seat
+while its city stays the same (selling, paying, a new turn).
 """
 
 import numpy as np
@@ -18,6 +19,7 @@ from sim import rng
 from sim.jit import njit
 from sim.scoring import score_city
 from strategies.evaluate import (
+    ANY_STATE,
     CX_MONEY,
     CX_ROUTES,
     CX_SCORE,
@@ -29,6 +31,7 @@ from strategies.evaluate import (
     memo_holds,
     pick_best,
     score_delta,
+    set_context_money,
 )
 from strategies.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
 
@@ -36,12 +39,18 @@ NO_VALUE = -1e18
 
 
 @njit
-def greedy_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
-    """The score context of ``city`` with ``money``, kept in the seat's memo: built there
-    unless the memo already holds it (``strategies.evaluate.memo_holds``)."""
+def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules):
+    """The score context of ``city`` with ``money``, kept in the seat's memo.
+
+    Greedy's score changes without coins depend on the city alone (the batch's tables and
+    rules are fixed), so the memo is keyed on the city only (``memo_holds``): it outlives
+    the turn, and a seat that sold or paid keeps its context and every square it valued, with
+    only the money brought up to date."""
     ctx = memo_context(memo)
-    if not memo_holds(memo, GREEDY_ID, params, city, money, gstate, tiles.shape[0]):
+    if not memo_holds(memo, GREEDY_ID, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
         build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    else:
+        set_context_money(ctx, money)
     return ctx
 
 
@@ -205,7 +214,7 @@ def greedy_values(
         for k in range(n_options):
             values[k] = 1.0 if k == 0 else 0.0
         return
-    ctx = greedy_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
+    ctx = greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     n_players = gstate[E.GS_N_PLAYERS]
     if decision == E.D_SELECT:

@@ -109,21 +109,22 @@ N_CTX = CX_SAVED_MASKS + N_MASKS
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 
 # --- a seat's memo: int64[memo_size(n_tiles)], kept across the seat's decisions ------------------
-# A seat's selection and its action see the same city, money and turn, so the action can reuse
-# the context and the value parts of every (tile, square) the selection tried. The memo holds
-# them with the state they were computed for (its key); a decision whose state differs from the
-# key writes it afresh, so no value ever depends on what the memo held before.
+# The value parts of a (tile, square) depend on the city, the generation and the disasters past,
+# not on the money or the turn (those enter when the parts are added up). A seat's memo keeps
+# the context and the parts of every (tile, square) it tried with the state they were computed
+# for (its key): the action reuses its selection's, and so does every later decision while the
+# city stays the same (a seat that sold or paid). A decision whose state differs from the key
+# writes it afresh, so no value ever depends on what the memo held before.
 MEMO_STRATEGY = 0  # id of the strategy that wrote it + 1 (0: empty)
-MEMO_MONEY = 1
-MEMO_TURN = 2
-MEMO_GEN = 3
-MEMO_DISASTERS = 4
-MEMO_PARAMS = 5  # the strategy's parameters (float64 bits)
+MEMO_GEN = 1
+MEMO_DISASTERS = 2
+MEMO_PARAMS = 3  # the strategy's parameters (float64 bits)
 MEMO_CITY = MEMO_PARAMS + N_PARAMS
 MEMO_CTX = MEMO_CITY + K.N_CELLS
 MEMO_TRIED = MEMO_CTX + N_CTX  # per tile: cell mask of the squares whose parts are stored
 # then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
 N_TERMS = 10  # len(move_terms(...))
+ANY_STATE = np.int64(-1)  # a memo_holds key part the strategy's values do not depend on
 
 
 @njit
@@ -132,17 +133,16 @@ def memo_size(n_tiles):
 
 
 @njit
-def memo_holds(memo, strategy_id, params, city, money, gstate, n_tiles):
-    """Whether ``memo`` was written by this strategy for this state (city, money, turn,
-    generation, past disasters). If not, it is keyed to it with nothing tried, and the caller
-    writes the context (``memo_context``)."""
+def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
+    """Whether ``memo`` was written by this strategy for this city, generation and past
+    disasters. If not, it is keyed to them with nothing tried, and the caller writes the
+    context (``memo_context``). A strategy whose values do not depend on the generation or the
+    disasters passes ``ANY_STATE`` for them, so its memo outlives their changes."""
     stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_PARAMS].view(np.float64)
     same = (
         memo[MEMO_STRATEGY] == strategy_id + 1
-        and memo[MEMO_MONEY] == money
-        and memo[MEMO_TURN] == gstate[E.GS_TURN]
-        and memo[MEMO_GEN] == gstate[E.GS_GEN]
-        and memo[MEMO_DISASTERS] == gstate[E.GS_DISASTERS]
+        and memo[MEMO_GEN] == gen
+        and memo[MEMO_DISASTERS] == disasters
     )
     for k in range(N_PARAMS):
         if not same:
@@ -154,16 +154,21 @@ def memo_holds(memo, strategy_id, params, city, money, gstate, n_tiles):
         same = memo[MEMO_CITY + cell] == city[cell]
     if not same:
         memo[MEMO_STRATEGY] = strategy_id + 1
-        memo[MEMO_MONEY] = money
-        memo[MEMO_TURN] = gstate[E.GS_TURN]
-        memo[MEMO_GEN] = gstate[E.GS_GEN]
-        memo[MEMO_DISASTERS] = gstate[E.GS_DISASTERS]
+        memo[MEMO_GEN] = gen
+        memo[MEMO_DISASTERS] = disasters
         for k in range(N_PARAMS):
             stored_params[k] = params[k]
         for cell in range(K.N_CELLS):
             memo[MEMO_CITY + cell] = city[cell]
         memo[MEMO_TRIED : MEMO_TRIED + n_tiles] = 0
     return same
+
+
+@njit
+def set_context_money(ctx, money):
+    """Bring a kept context's money, and the score's money VP with it, up to ``money``."""
+    ctx[CX_SCORE] += money // 2 - ctx[CX_MONEY] // 2
+    ctx[CX_MONEY] = money
 
 
 @njit
@@ -626,7 +631,6 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     placing = 0
     if new != K.EMPTY:
         placing = coins_on_placing(new, cell, city, tiles, effects, ctx)
-    share = remaining_share(ctx)
     delta, neighborhoods = score_delta_and_neighborhoods(
         new, cell, 0, city, tiles, effects, goods_tier, rules, ctx
     )
@@ -651,11 +655,11 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
         goods -= goods_by_tier(
             lost, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
         )
-        goods_term = goods * share
+        goods_term = goods
 
     neighborhood_term = 0.0
     if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
-        neighborhood_term = params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS]) * share
+        neighborhood_term = params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS])
 
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
     pollution_term = 0.0
@@ -664,7 +668,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
         diag = SURROUNDING_MASKS[cell] & ~orth
         aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
         aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
-        pollution_term = params[W_POLLUTION] * aimed * share
+        pollution_term = params[W_POLLUTION] * aimed
 
     power_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
@@ -678,9 +682,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
             other = neighbour(cell, direction)
             if other >= 0 and (roads >> direction) & 1 and (empty >> other) & 1:
                 frontier |= 1 << other
-        frontier_term = (
-            params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER])) * share
-        )
+        frontier_term = params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER]))
 
     kinds = ctx[CX_UPCOMING]
     added = 0
@@ -742,14 +744,15 @@ def terms_value(params, coins, terms, ctx):
     coins += int(terms[1])
     money = ctx[CX_MONEY]
     delta = int(terms[0]) + (money + coins) // 2 - money // 2
+    share = remaining_share(ctx)
     value = params[W_VP] * delta
-    value += params[W_MONEY] * coins * remaining_share(ctx)
+    value += params[W_MONEY] * coins * share
     value += terms[2]
-    value += terms[3]
-    value += terms[4]
-    value -= terms[5]
+    value += terms[3] * share
+    value += terms[4] * share
+    value -= terms[5] * share
     value += terms[6]
-    value += terms[7]
+    value += terms[7] * share
     if ctx[CX_UPCOMING] != 0:
         added = int(terms[8])
         covered = int(terms[9])
@@ -974,6 +977,28 @@ def seat_money(pstate, seat):
 
 
 @njit
+def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
+    """The context of ``city`` kept in the seat's memo: built there unless the memo holds it
+    (``memo_holds``: same city, generation and disasters past), else brought up to the money
+    and the turn."""
+    ctx = memo_context(memo)
+    if not memo_holds(
+        memo,
+        EVALUATED_ID,
+        params,
+        city,
+        gstate[E.GS_GEN],
+        gstate[E.GS_DISASTERS],
+        tiles.shape[0],
+    ):
+        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    else:
+        set_context_money(ctx, money)
+        ctx[CX_TURN] = gstate[E.GS_TURN]
+    return ctx
+
+
+@njit
 def choose_evaluated(
     params,
     rng_state,
@@ -1004,9 +1029,9 @@ def choose_evaluated(
         ctx = np.empty(N_CTX, dtype=np.int64)
         build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
     else:
-        ctx = memo_context(memo)
-        if not memo_holds(memo, EVALUATED_ID, params, city, money, gstate, tiles.shape[0]):
-            build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+        ctx = evaluated_context(
+            memo, params, city, money, gstate, tiles, effects, goods_tier, rules
+        )
     no_memo = memo[:0]
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:

@@ -209,11 +209,18 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
 
 def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     """A seat's memo (``memo_holds``): the action reuses what the selection computed for the
-    same city, money and turn, and any other state starts afresh, so the values of greedy
-    and of every archetype never depend on what the memo held before: an action valued after
-    a selection, with a memo carried over from other positions, equals one valued afresh."""
+    same city, and so does a later turn with other money while the city stays the same; any
+    other city (or, for the archetypes, generation or disasters past) starts afresh. So the
+    values of greedy and of every archetype never depend on what the memo held before: an
+    action valued with a memo carried over from earlier decisions equals one valued afresh."""
     from strategies import basic
-    from strategies.evaluate import MEMO_TRIED, memo_context, memo_holds, select_values
+    from strategies.evaluate import (
+        ANY_STATE,
+        MEMO_TRIED,
+        evaluated_context,
+        memo_holds,
+        select_values,
+    )
 
     rules = make_rules()
     n_tiles = len(tables.tiles)
@@ -224,50 +231,61 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     no_memo = np.empty(0, dtype=np.int64)
     ctx = np.empty(N_CTX, dtype=np.int64)
     args = (tables.tiles, tables.effects, tables.goods_tier, rules)
+    tables_args = (tables.tiles, tables.req, tables.effects, tables.goods_tier, rules)
+
+    def select_then_act(spec, pos, selected, memo):
+        """Value the selection, then the action with ``memo`` into ``values`` and afresh
+        into ``fresh_values``; returns the number of action options."""
+        hand, n_hand = pos.select_options(0)
+        options, n = pos.action_options(0, selected)
+        city = pos.cells[0].copy()
+        if spec.id == basic.GREEDY_ID:
+            state = (0, pos.gstate, pos.pstate, pos.goods_of, city, tables.tiles, tables.req)
+            for decision, opts, count, out, m in (
+                (E.D_SELECT, hand, n_hand, scratch, memo),
+                (E.D_ACTION, options, n, values, memo),
+                (E.D_ACTION, options, n, fresh_values, np.zeros_like(memo)),
+            ):
+                basic.greedy_values(spec.params, decision, opts, count, *state, *args[1:], out, m)
+            return n
+        money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
+        kept = evaluated_context(memo, spec.params, city, money, pos.gstate, *args)
+        state = (0, pos.gstate, pos.pstate, pos.cells, pos.cs_hands, pos.goods_of)
+        select_values(
+            spec.params, hand, n_hand, *state, *tables_args, city, kept, scratch, memo
+        )  # fmt: skip
+        action_values(spec.params, options, n, False, city, *args, kept, values, memo)
+        build_context(city, money, pos.gstate, *args[:3], rules, ctx)
+        action_values(spec.params, options, n, False, city, *args, ctx, fresh_values, no_memo)
+        return n
+
     reused = 0
     for name in ("greedy",) + ARCHETYPES:
         spec = parse_strategy(name)
         memo = np.zeros(memo_size(n_tiles), dtype=np.int64)
         for pos, selected in grown_positions(tables, np.random.default_rng(14), 12):
-            hand, n_hand = pos.select_options(0)
-            options, n = pos.action_options(0, selected)
             city = pos.cells[0].copy()
             if name == "greedy":
-                money = int(pos.pstate[0, E.PS_MONEY])
-                state = (0, pos.gstate, pos.pstate, pos.goods_of, city, tables.tiles, tables.req)
-                rest = (tables.effects, tables.goods_tier, rules)
-                for decision, opts, count, out, m in (
-                    (E.D_SELECT, hand, n_hand, scratch, memo),
-                    (E.D_ACTION, options, n, values, memo),
-                    (E.D_ACTION, options, n, fresh_values, np.zeros_like(memo)),
-                ):
-                    basic.greedy_values(spec.params, decision, opts, count, *state, *rest, out, m)
+                key = (ANY_STATE, ANY_STATE)
             else:
-                money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
-                if not memo_holds(memo, spec.id, spec.params, city, money, pos.gstate, n_tiles):
-                    build_context(city, money, pos.gstate, *args[:3], rules, memo_context(memo))
-                state = (0, pos.gstate, pos.pstate, pos.cells, pos.cs_hands, pos.goods_of)
-                tables_args = (tables.tiles, tables.req, tables.effects, tables.goods_tier, rules)
-                select_values(
-                    spec.params, hand, n_hand, *state, *tables_args, city, memo_context(memo),
-                    scratch, memo,
-                )  # fmt: skip
-                action_values(
-                    spec.params, options, n, False, city, *args, memo_context(memo), values, memo
-                )
-                build_context(city, money, pos.gstate, *args[:3], rules, ctx)
-                action_values(
-                    spec.params, options, n, False, city, *args, ctx, fresh_values, no_memo
-                )
+                key = (pos.gstate[E.GS_GEN], pos.gstate[E.GS_DISASTERS])
+            n = select_then_act(spec, pos, selected, memo)
             assert values[:n].tolist() == fresh_values[:n].tolist()
             stored = memo[tried].copy()
             if not stored.any():
                 continue  # nothing but selling to value
             reused += 1
-            assert memo_holds(memo, spec.id, spec.params, city, money, pos.gstate, n_tiles)
-            assert memo[tried].tolist() == stored.tolist()  # the same state: kept
-            assert not memo_holds(memo, spec.id, spec.params, city, money + 1, pos.gstate, n_tiles)
-            assert not memo[tried].any()  # another money: forgotten
+            # A later turn, the same city, other money: the memo is kept and still exact.
+            pos.pstate[0, E.PS_MONEY] += 5
+            pos.gstate[E.GS_TURN] = min(pos.gstate[E.GS_TURN] + 1, E.N_TURNS - 1)
+            n = select_then_act(spec, pos, selected, memo)
+            assert values[:n].tolist() == fresh_values[:n].tolist()
+            assert memo_holds(memo, spec.id, spec.params, city, *key, n_tiles)
+            assert (memo[tried] & stored).tolist() == stored.tolist()  # the same city: kept
+            other = city.copy()
+            other[np.flatnonzero(other == K.EMPTY)[0]] = selected
+            assert not memo_holds(memo, spec.id, spec.params, other, *key, n_tiles)
+            assert not memo[tried].any()  # another city: forgotten
     assert reused > 20
 
 
