@@ -52,10 +52,14 @@ def parse_jobs(text: str) -> list[tuple[str, int]]:
 def start_worker(checkout: Path, strategies: list[str], core: int) -> subprocess.Popen:
     if not (checkout / "sim" / "bench.py").is_file():
         raise SystemExit(f"bench_ab: {checkout} holds no sim/bench.py (not a checkout)")
+    cache = str(checkout / ".numba_cache")
+    # The driver imported sim, which set NEOM_NUMBA_CACHE_BASE to its own folder: the checkout's
+    # worker would inherit it and compile into the driver's cache.
     env = dict(
         os.environ,
         PYTHONPATH=str(checkout),
-        NUMBA_CACHE_DIR=str(checkout / ".numba_cache"),
+        NUMBA_CACHE_DIR=cache,
+        NEOM_NUMBA_CACHE_BASE=cache,
         NEOM_AB_CORE=str(core),
     )
     return subprocess.Popen(
