@@ -3,6 +3,7 @@
 import ast
 import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,6 +44,28 @@ def _sources_digest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+KEPT_CACHES = 3  # compile caches of other source versions kept beside the current one
+
+
+def _prune_stale_caches(base: Path, current: str, keep: int = KEPT_CACHES) -> None:
+    """Delete the compile caches of older source versions in ``base`` but the ``keep`` most
+    recently used, so that editing compiled code does not pile up a cache per edit (tens of
+    megabytes each). Only folders named like a digest are touched."""
+    if not base.is_dir():
+        return
+    others = [
+        p
+        for p in base.iterdir()
+        if p.is_dir()
+        and p.name != current
+        and len(p.name) == 16
+        and all(c in "0123456789abcdef" for c in p.name)
+    ]
+    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in others[keep:]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def _numba_cache_dir() -> str:
     """A compile-cache folder named after a digest of the compiled code's sources.
 
@@ -59,7 +82,13 @@ def _numba_cache_dir() -> str:
         or str(root / ".numba_cache")
     )
     os.environ["NEOM_NUMBA_CACHE_BASE"] = base
-    return os.path.join(base, _sources_digest(root))
+    digest = _sources_digest(root)
+    folder = Path(base) / digest
+    if folder.is_dir():
+        os.utime(folder)  # its modification time marks its last use (_prune_stale_caches)
+    else:
+        _prune_stale_caches(Path(base), digest)
+    return str(folder)
 
 
 if "numba" not in sys.modules:

@@ -54,3 +54,20 @@ def test_editing_a_driver_keeps_the_cache_and_editing_a_constant_starts_a_new_on
     with open(root / "sim" / "constants.py", "a") as f:
         f.write("\nNEW_CONSTANT = 1\n")
     assert sim._sources_digest(root) != before
+
+
+def test_only_the_most_recently_used_caches_of_other_versions_are_kept(tmp_path):
+    """Each edit of compiled code starts a cache folder: the older ones beyond the few most
+    recently used are deleted when a new one starts; folders not named like a digest stay."""
+    import os
+
+    for age, name in enumerate(["a" * 16, "b" * 16, "c" * 16, "d" * 16, "e" * 16]):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "index.nbi").write_text("x")
+        os.utime(folder, (1000 - age, 1000 - age))  # "a" used last, "e" first
+    (tmp_path / "my-notes").mkdir()
+    sim._prune_stale_caches(tmp_path, "f" * 16, keep=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a" * 16, "b" * 16, "c" * 16, "my-notes"]
+    sim._prune_stale_caches(tmp_path, "a" * 16, keep=1)  # the current folder is never counted
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a" * 16, "b" * 16, "my-notes"]
