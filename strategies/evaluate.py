@@ -177,7 +177,7 @@ def memo_context(memo):
     return memo[MEMO_CTX : MEMO_CTX + N_CTX]
 
 
-@njit
+@njit(inline="always")
 def memo_parts(memo, n_tiles):
     """The memo's stored parts, one row of N_TERMS per (tile, square) (a view)."""
     rows = n_tiles * K.N_CELLS
@@ -448,7 +448,7 @@ def pollution_of(tile, cell, residential, polluting, tiles):
     return -lost
 
 
-@njit
+@njit(inline="always")
 def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_luxury):
     total = 0.0
     for good in range(goods_tier.shape[0]):
@@ -611,15 +611,19 @@ def counts_types(holder, kind, changed_types, effects):
 @njit
 def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
-    ``-coins`` (a placement's one-off coins are added here)."""
-    terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    ``-coins`` (a placement's one-off coins are added here). Rare decisions only: it goes
+    through ``memo_move_terms`` without a memo, so the inlined move_terms is compiled once."""
+    no_memo = np.empty(0, dtype=np.int64)
+    terms = memo_move_terms(
+        params, new, cell, city, tiles, effects, goods_tier, rules, ctx, no_memo
+    )
     return terms_value(params, coins, terms, ctx)
 
 
 NO_TERMS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@njit
+@njit(inline="always")
 def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     """The parts of ``move_value`` that do not depend on the coins paid, as a tuple of floats
     (integers held exactly): the score change without money, the coins the placement pays,
@@ -724,20 +728,21 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
 def memo_move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx, memo):
     """``move_terms`` of placing ``new`` on ``cell``, computed once per memo state (``ctx``:
     the memo's context); an empty ``memo`` (another city's context) computes them each time."""
-    if memo.shape[0] == 0:
-        return move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
-    parts = memo_parts(memo, tiles.shape[0])
-    row = new * K.N_CELLS + cell
-    if not (memo[MEMO_TRIED + new] >> cell) & 1:
-        terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    kept = memo.shape[0] > 0
+    if kept and (memo[MEMO_TRIED + new] >> cell) & 1:
+        p = memo_parts(memo, tiles.shape[0])[new * K.N_CELLS + cell]
+        return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+    # move_terms is inlined: this is its one call site (move_value comes here too).
+    terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    if kept:
+        parts = memo_parts(memo, tiles.shape[0])
         for q in range(N_TERMS):
-            parts[row, q] = terms[q]
+            parts[new * K.N_CELLS + cell, q] = terms[q]
         memo[MEMO_TRIED + new] |= 1 << cell
-    p = parts[row]
-    return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+    return terms
 
 
-@njit
+@njit(inline="always")
 def terms_value(params, coins, terms, ctx):
     """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
     terms added in one fixed order (a skipped term adds 0.0)."""
