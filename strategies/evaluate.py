@@ -625,11 +625,13 @@ NO_TERMS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 @njit(inline="always")
 def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
-    """The parts of ``move_value`` that do not depend on the coins paid, as a tuple of floats
-    (integers held exactly): the score change without money, the coins the placement pays,
-    the weighted income, goods, Neighborhood, pollution, power and frontier terms, and the
-    disaster cost the move adds and covers. Options that differ only in their cost (the
-    requirement options of one square) share them."""
+    """The parts of ``move_value`` that do not depend on the coins paid nor on the turn, as a
+    tuple of floats (integers held exactly): the score change without money, the coins the
+    placement pays, the weighted income, goods, Neighborhood, pollution, power and frontier
+    terms (goods, Neighborhood, pollution and frontier before ``terms_value`` scales them by
+    the share of the game left), and the disaster cost the move adds and covers. Options that
+    differ only in their cost (the requirement options of one square) share them, and so do
+    later turns while the city stays the same (``memo_holds``)."""
     old = city[cell]
     bit = 1 << cell
     placing = 0
@@ -745,7 +747,8 @@ def memo_move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, 
 @njit(inline="always")
 def terms_value(params, coins, terms, ctx):
     """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
-    terms added in one fixed order (a skipped term adds 0.0)."""
+    terms added in one fixed order (a skipped term adds 0.0), those that weigh the future
+    scaled by the share of the game left (``remaining_share``)."""
     coins += int(terms[1])
     money = ctx[CX_MONEY]
     delta = int(terms[0]) + (money + coins) // 2 - money // 2
