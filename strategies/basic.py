@@ -24,9 +24,9 @@ from strategies.evaluate import (
     CX_ROUTES,
     CX_SCORE,
     MEMO_TRIED,
-    N_TERMS,
     build_score_context,
     context_summary,
+    memo_city,
     memo_context,
     memo_holds,
     pick_best,
@@ -59,9 +59,9 @@ def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
 @njit(inline="always")
 def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
     """``score_delta`` of ``tile`` on ``cell`` without coins, for the memo's city (``ctx``
-    from ``greedy_context``), computed once. Greedy keeps it as an integer in the first slot
-    of the square's row of the memo's parts (``memo_parts`` reads those rows as floats)."""
-    stored = MEMO_TRIED + tiles.shape[0] + (tile * K.N_CELLS + cell) * N_TERMS
+    from ``greedy_context``), computed once. Greedy keeps one integer per (tile, square), packed
+    at the start of the memo's parts: the squares of a tile share cache lines."""
+    stored = MEMO_TRIED + tiles.shape[0] + tile * K.N_CELLS + cell
     if not (memo[MEMO_TRIED + tile] >> cell) & 1:
         memo[stored] = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
         memo[MEMO_TRIED + tile] |= 1 << cell
@@ -202,8 +202,8 @@ def greedy_values(
     values,
     memo,
 ):
-    """Greedy's value of each option into ``values`` (``city``: a scratch copy of the seat's
-    city; ``memo``: the seat's, see memo_context)."""
+    """Greedy's value of each option into ``values`` (``city``: the seat's city, only read;
+    ``memo``: the seat's, see memo_context)."""
     money = pstate[seat, E.PS_MONEY]
     if decision == E.D_BUY:
         for k in range(n_options):
@@ -215,6 +215,7 @@ def greedy_values(
             values[k] = 1.0 if k == 0 else 0.0
         return
     ctx = greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
+    city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     n_players = gstate[E.GS_N_PLAYERS]
     if decision == E.D_SELECT:
@@ -333,7 +334,7 @@ def choose_greedy(
         gstate,
         pstate,
         goods_of,
-        cells[seat].copy(),
+        cells[seat],
         tiles,
         req,
         effects,

@@ -172,6 +172,13 @@ def set_context_money(ctx, money):
 
 
 @njit
+def memo_city(memo):
+    """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
+    city that a strategy may try moves on, as long as it undoes them."""
+    return memo[MEMO_CITY : MEMO_CITY + K.N_CELLS]
+
+
+@njit
 def memo_context(memo):
     """The memo's context (a view)."""
     return memo[MEMO_CTX : MEMO_CTX + N_CTX]
