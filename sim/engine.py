@@ -663,6 +663,93 @@ def action_options(
     )
 
 
+@njit(inline="always")  # the game loop's listing and cornerstone_options: one rule, two callers
+def add_cornerstone_options(
+    seat,
+    gen,
+    city,
+    pstate,
+    cs_hands,
+    goods_of,
+    routes,
+    n_players,
+    money,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    n,
+    summary,
+    req_costs,
+):
+    """Append to ``options`` (``n`` rows so far) each legal placement of a cornerstone in the
+    seat's hand: never more cornerstones in the city than the generation number (at the limit
+    one may only replace a cornerstone). Returns the new number of rows."""
+    cornerstone_cells = summary[SM_CORNERSTONES]
+    at_limit = popcount(cornerstone_cells) >= gen
+    allowed = cornerstone_cells if at_limit else ALL_CELLS
+    for slot in range(pstate[seat, PS_N_CS]):
+        if allowed == 0:
+            break
+        cs = cs_hands[seat, slot]
+        # At the limit a cornerstone may only replace one (the allowed squares are then all
+        # occupied): skip the full listing when it can replace none of them.
+        if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
+            continue
+        mask = (
+            tile_placements(
+                seat,
+                cs,
+                city,
+                summary,
+                goods_of,
+                routes,
+                n_players,
+                money,
+                tiles,
+                req,
+                goods_tier,
+                req_costs,
+            )
+            & allowed
+        )
+        if mask != 0:
+            n = add_placements(
+                options, n, A_CORNERSTONE, cs, slot, mask, req_costs, tiles[cs, K.C_N_REQ_OPTIONS]
+            )
+    return n
+
+
+@njit
+def cornerstone_options(
+    seat, gen, city, pstate, cs_hands, goods_of, routes, n_players, tiles, req, goods_tier, summary
+):
+    """The actions placing a cornerstone of the seat's hand (the part of ``action_options`` that
+    does not depend on the selected tile) into a new options array; returns it and their number.
+    ``summary`` and ``routes``: the city's (summarize_city, trade_routes)."""
+    options = np.empty((MAX_OPTIONS, N_OPT_COLS), dtype=np.int64)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    n = add_cornerstone_options(
+        seat,
+        gen,
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        routes,
+        n_players,
+        pstate[seat, PS_MONEY],
+        tiles,
+        req,
+        goods_tier,
+        options,
+        0,
+        summary,
+        req_costs,
+    )
+    return options, n
+
+
 @njit
 def fill_action_options(
     seat,
@@ -705,38 +792,24 @@ def fill_action_options(
         n = add_placements(
             options, n, A_PLACE, selected, -1, mask, req_costs, tiles[selected, K.C_N_REQ_OPTIONS]
         )
-    cornerstone_cells = summary[SM_CORNERSTONES]
-    at_limit = popcount(cornerstone_cells) >= gen
-    allowed = cornerstone_cells if at_limit else ALL_CELLS
-    for slot in range(pstate[seat, PS_N_CS]):
-        if allowed == 0:
-            break
-        cs = cs_hands[seat, slot]
-        # At the limit a cornerstone may only replace one (the allowed squares are then all
-        # occupied): skip the full listing when it can replace none of them.
-        if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
-            continue
-        mask = (
-            tile_placements(
-                seat,
-                cs,
-                city,
-                summary,
-                goods_of,
-                routes,
-                n_players,
-                money,
-                tiles,
-                req,
-                goods_tier,
-                req_costs,
-            )
-            & allowed
-        )
-        if mask != 0:
-            n = add_placements(
-                options, n, A_CORNERSTONE, cs, slot, mask, req_costs, tiles[cs, K.C_N_REQ_OPTIONS]
-            )
+    n = add_cornerstone_options(
+        seat,
+        gen,
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        routes,
+        n_players,
+        money,
+        tiles,
+        req,
+        goods_tier,
+        options,
+        n,
+        summary,
+        req_costs,
+    )
     options[n, OPT_KIND] = A_SELL
     options[n, OPT_TILE] = selected
     options[n, OPT_CELL] = -1

@@ -838,7 +838,6 @@ def action_values(
     params,
     options,
     n_options,
-    cornerstones_only,
     city,
     tiles,
     effects,
@@ -848,17 +847,13 @@ def action_values(
     values,
     memo,
 ):
-    """``action_value`` of every option (``cornerstones_only``: of the cornerstone options,
-    NO_VALUE for the others) into ``values``. The requirement options of one tile on one square
-    (listed one after the other) differ only in cost: they share their move terms."""
+    """``action_value`` of every option into ``values``. The requirement options of one tile on
+    one square (listed one after the other) differ only in cost: they share their move terms."""
     terms = NO_TERMS
     last_tile = -1
     last_cell = -1
     for k in range(n_options):
         kind = options[k, E.OPT_KIND]
-        if cornerstones_only and kind != E.A_CORNERSTONE:
-            values[k] = NO_VALUE
-            continue
         if kind == E.A_SELL:
             values[k] = money_value(params, E.SELL_COINS, ctx)
             continue
@@ -1054,7 +1049,6 @@ def choose_evaluated(
             params,
             options,
             n_options,
-            False,
             city,
             tiles,
             effects,
@@ -1235,7 +1229,6 @@ def select_values(
             seat,
             gstate,
             pstate,
-            cells,
             cs_hands,
             goods_of,
             tiles,
@@ -1314,7 +1307,6 @@ def cornerstone_value(
     seat,
     gstate,
     pstate,
-    cells,
     cs_hands,
     goods_of,
     tiles,
@@ -1327,34 +1319,32 @@ def cornerstone_value(
     memo,
 ):
     """Best value of discarding a selected tile to place a cornerstone (the same for every
-    tile of the hand), from the engine's own list of legal actions; NO_VALUE if none."""
+    tile of the hand but the Disaster), from the engine's own list of those actions; NO_VALUE
+    if none."""
     best = NO_VALUE
     if pstate[seat, E.PS_N_CS] == 0:
         return best
+    any_tile = False  # a hand of only the Disaster gives no action
     for k in range(n_options):
-        tile = options[k, E.OPT_TILE]
-        if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-            continue
-        actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-        n = E.action_options(
-            seat,
-            tile,
-            gstate[E.GS_GEN],
-            cells,
-            pstate,
-            cs_hands,
-            goods_of,
-            gstate[E.GS_N_PLAYERS],
-            tiles,
-            req,
-            goods_tier,
-            actions,
-        )
-        values = np.empty(n, dtype=np.float64)
-        action_values(
-            params, actions, n, True, city, tiles, effects, goods_tier, rules, ctx, values, memo
-        )
-        for a in range(n):
-            best = max(best, values[a])
-        break
+        any_tile = any_tile or tiles[options[k, E.OPT_TILE], K.C_DISASTER] == K.DIS_NONE
+    if not any_tile:
+        return best
+    actions, n = E.cornerstone_options(
+        seat,
+        gstate[E.GS_GEN],
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        ctx[CX_ROUTES],
+        gstate[E.GS_N_PLAYERS],
+        tiles,
+        req,
+        goods_tier,
+        context_summary(ctx),
+    )
+    values = np.empty(n, dtype=np.float64)
+    action_values(params, actions, n, city, tiles, effects, goods_tier, rules, ctx, values, memo)
+    for a in range(n):
+        best = max(best, values[a])
     return best

@@ -711,7 +711,6 @@ def choose_rollout(
             policy_weights(),
             options,
             n_options,
-            False,
             city,
             tiles,
             effects,

@@ -1,6 +1,7 @@
 """The engine's speed paths give the same answers as the plain ones: placement_mask's cache of
-chains traced without one cell, the scratch-array action listing, in-place hand passing, and
-the random streams wrapping silently when interpreted."""
+chains traced without one cell, the scratch-array action listing, the cornerstone actions
+listed alone, in-place hand passing, and the random streams wrapping silently when
+interpreted."""
 
 import os
 import subprocess
@@ -101,6 +102,41 @@ def test_action_listing_with_kept_summaries_matches_a_fresh_listing(tables):
             assert (listed[:n] == expected[:n]).all()
         n_places += n - 1
     assert n_places > 0
+
+
+def test_cornerstone_options_are_the_cornerstone_rows_of_the_full_listing(tables):
+    """Strategies list a seat's cornerstone placements alone (``cornerstone_options``): the
+    same rows, in the same order, as the cornerstone actions of ``action_options``, at and
+    below the limit of one cornerstone per generation."""
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
+    expected = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+    pstate = np.zeros((4, E.N_PSTATE), dtype=np.int64)
+    pstate[:, E.PS_MONEY] = 12
+    pstate[:, E.PS_N_CS] = 3
+    cornerstones = tables.deck(K.DECK_CORNERSTONE)
+    cs_hands = np.full((4, E.MAX_CS_HAND), -1, dtype=np.int64)
+    generation_tiles = tables.deck(K.DECK_GEN1)
+    listed = {"below": 0, "at": 0}
+    for k, cells in enumerate(cities_along_games(tables, 2)):
+        seat = k % 4
+        gen = 1 + k % 3
+        cs_hands[seat, :3] = cornerstones[[k % 10, 10 + k % 10, 20 + k % 10]]
+        tile = int(generation_tiles[k % len(generation_tiles)])
+        goods_of = np.array([city_goods(cells[s], tables.tiles) for s in range(4)])
+        args = (seat, tile, gen, cells, pstate, cs_hands, goods_of, 4, tables.tiles, tables.req)
+        n_all = E.action_options(*args, tables.goods_tier, expected)
+        rows = expected[:n_all][expected[:n_all, E.OPT_KIND] == E.A_CORNERSTONE]
+        E.summarize_city(cells[seat], tables.tiles, summary)
+        routes = E.trade_routes(cells[seat], tables.tiles)
+        options, n = E.cornerstone_options(
+            seat, gen, cells[seat], pstate, cs_hands, goods_of, routes, 4,
+            tables.tiles, tables.req, tables.goods_tier, summary,
+        )  # fmt: skip
+        assert n == len(rows)
+        assert (options[:n] == rows).all()
+        at_limit = bin(summary[E.SM_CORNERSTONES]).count("1") >= gen
+        listed["at" if at_limit else "below"] += n
+    assert listed["below"] > 0 and listed["at"] > 0
 
 
 def test_pass_left_moves_each_hand_to_the_next_seat():

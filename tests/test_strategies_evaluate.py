@@ -254,9 +254,9 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
         select_values(
             spec.params, hand, n_hand, *state, *tables_args, city, kept, scratch, memo
         )  # fmt: skip
-        action_values(spec.params, options, n, False, city, *args, kept, values, memo)
+        action_values(spec.params, options, n, city, *args, kept, values, memo)
         build_context(city, money, pos.gstate, *args[:3], rules, ctx)
-        action_values(spec.params, options, n, False, city, *args, ctx, fresh_values, no_memo)
+        action_values(spec.params, options, n, city, *args, ctx, fresh_values, no_memo)
         return n
 
     reused = 0
@@ -306,7 +306,7 @@ def test_action_values_share_terms_without_changing_a_value(tables):
             money = int(pos.pstate[0, E.PS_MONEY])
             args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
             build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
-            action_values(params, options, n, False, city, *args, values, np.empty(0, np.int64))
+            action_values(params, options, n, city, *args, values, np.empty(0, np.int64))
             for k in range(n):
                 assert values[k] == action_value(params, options, k, city, *args)
                 same_square = (
