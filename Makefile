@@ -37,9 +37,9 @@ test-slow: $(STAMP)
 # Engine speed on one core (bench/results.json), each strategy's games/s on one core
 # (bench/strategies.json), then runner scaling and memory (bench/runner.json).
 bench: $(STAMP)
-	$(BIN)/python -m sim.bench
-	$(BIN)/python -m strategies.bench
-	$(BIN)/python -m sim.bench_runner
+	$(BIN)/python -m sim.tools.bench
+	$(BIN)/python -m strategies.tools.bench
+	$(BIN)/python -m sim.tools.bench_runner
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)

@@ -13,12 +13,19 @@ PACKAGES = ("sim", "strategies")
 
 def _compiled_sources(root: Path) -> list[Path]:
     """The source files compiled code depends on: the jit decorator's module, every module of
-    sim/ and strategies/ that imports it, and every module of those packages they import,
-    directly or not (their constants are frozen into the compiled code). Drivers such as the
-    CLI, the runner or the benchmarks are left out, so editing them recompiles nothing."""
-    files = {f"{p.parent.name}.{p.stem}": p for pkg in PACKAGES for p in (root / pkg).glob("*.py")}
-    pending = [name for name, path in files.items() if "from sim.jit import" in path.read_text()]
-    pending.append("sim.jit")
+    sim/ and strategies/ (subpackages included) that imports it, and every module of those
+    packages they import, directly or not (their constants are frozen into the compiled code).
+    Drivers such as the CLI, the runner or the benchmarks are left out, so editing them
+    recompiles nothing."""
+    files = {}
+    for package in PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            parts = path.relative_to(root).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    pending = [
+        name for name, path in files.items() if "from sim.core.jit import" in path.read_text()
+    ]
+    pending.append("sim.core.jit")
     needed = set()
     while pending:
         name = pending.pop()
@@ -39,7 +46,7 @@ def _compiled_sources(root: Path) -> list[Path]:
 def _sources_digest(root: Path) -> str:
     digest = hashlib.sha256()
     for path in _compiled_sources(root):
-        digest.update(f"{path.parent.name}/{path.name}".encode())
+        digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -89,9 +89,9 @@ def table_digests(frame: pl.DataFrame, order: list[str]) -> dict[str, str]:
 
 def run_case(case: dict, out: Path) -> dict[str, dict[str, str]]:
     """Play one case into ``out`` and digest its tables."""
-    from sim.runner import RunConfig, run_simulation
-    from sim.store import read_run
-    from sim.catalog import load_catalog
+    from sim.core.runner import RunConfig, run_simulation
+    from sim.core.store import read_run
+    from sim.neom.catalog import load_catalog
 
     options = _rules_options(case["rules"], load_catalog(None))
     config = RunConfig(

@@ -1,8 +1,8 @@
 """Test helpers: small tile tables built by hand, and an independent plain-Python scorer.
 
 ``plain_score`` is written from the rules texts (001 "Game End and Scoring", 000, 002), not
-from sim.scoring: it has its own geometry (row/column pairs) and its own breadth-first search,
-and imports nothing from sim.scoring, sim.effects or sim.grid, so the property test comparing
+from sim.neom.scoring: it has its own geometry (row/column pairs) and its own breadth-first search,
+and imports nothing from sim.neom.scoring, sim.effects or sim.grid, so the property test comparing
 the two catches a mistake in either. It reads the compiled table layout from sim.constants.
 """
 
@@ -10,7 +10,7 @@ from collections import deque
 
 import numpy as np
 
-from sim import constants as K
+from sim.neom import constants as K
 
 ROAD_LETTERS = "NESW"
 STEPS = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}

@@ -5,13 +5,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim import constants as K
-from sim import engine as E
-from sim.grid import city_goods
-from sim.tables import make_rules
-from strategies.dispatch import choose
-from strategies.evaluate import memo_size
-from strategies.registry import parse_strategy
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom.grid import city_goods
+from sim.neom.tables import make_rules
+from strategies.neom.dispatch import choose
+from strategies.neom.evaluate import memo_size
+from strategies.neom.registry import parse_strategy
 
 
 @dataclass

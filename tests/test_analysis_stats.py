@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.stats import (
+from analysis.core.stats import (
     adjust,
     benjamini_hochberg,
     bootstrap_interval,
@@ -16,7 +16,7 @@ from analysis.stats import (
     wilson_interval,
     win_shares,
 )
-from analysis.strategies import bradley_terry
+from analysis.core.strategies import bradley_terry
 
 
 def test_wilson_interval_known_values():

@@ -8,12 +8,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis import cornerstones, scores, seats, strategies, tiles
-from analysis.load import SCORE_COLUMNS, open_run
-from analysis.synthetic import write_run
-from sim import records as R
-from sim.errors import UserError
-from sim.store import RunFolder, encode_batch
+from analysis.core import seats, strategies
+from analysis.core.load import SCORE_COLUMNS, open_run
+from analysis.neom import cornerstones, scores, tiles
+from analysis.neom.synthetic import write_run
+from sim.core.errors import UserError
+from sim.core.store import RunFolder, encode_batch
+from sim.neom import records as R
 
 
 def _tiny_run(path):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
-from sim import constants as K
-from sim.catalog import (
+from sim.core.errors import CatalogError, UserError
+from sim.neom import constants as K
+from sim.neom.catalog import (
     DEFAULT_CATALOG,
     TEMPLATE,
     catalog_as_dict,
@@ -18,7 +19,6 @@ from sim.catalog import (
     validate,
     with_extra_tiles,
 )
-from sim.errors import CatalogError, UserError
 
 SRC = "test.toml"
 

@@ -6,8 +6,8 @@ import tomllib
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
-from sim.catalog import RECONSTRUCTED_BANNER, TEMPLATE
-from sim.cli import main
+from sim.core.cli import main
+from sim.neom.catalog import RECONSTRUCTED_BANNER, TEMPLATE
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
-from analysis.compare import effect_shifts, verdicts
-from sim.cli import main
+from analysis.neom.compare import effect_shifts, verdicts
+from sim.core.cli import main
 
 
 def compare(tmp_path, baseline, candidate, *args):

@@ -17,30 +17,31 @@ def copy_packages(tmp_path):
 
 
 def relative(paths):
-    return {f"{p.parent.name}/{p.name}" for p in paths}
+    return {p.relative_to(ROOT).as_posix() for p in paths}
 
 
 def test_the_key_covers_the_compiled_modules_and_what_they_import():
     sources = relative(sim._compiled_sources(ROOT))
     # Compiled modules, and the constants and registries their compiled code reads.
     for needed in (
-        "sim/engine.py",
-        "sim/game.py",
-        "sim/constants.py",
-        "sim/records.py",
-        "strategies/evaluate.py",
-        "strategies/registry.py",
-        "strategies/archetypes.py",
+        "sim/neom/engine.py",
+        "strategies/neom/play.py",
+        "sim/neom/constants.py",
+        "sim/neom/records.py",
+        "sim/core/rng.py",
+        "strategies/neom/evaluate.py",
+        "strategies/neom/registry.py",
+        "strategies/neom/archetypes.py",
     ):
         assert needed in sources
     # Drivers run only in Python.
     for driver in (
-        "sim/cli.py",
-        "sim/runner.py",
-        "sim/bench.py",
-        "sim/bench_ab.py",
-        "strategies/tune.py",
-        "strategies/ladder.py",
+        "sim/core/cli.py",
+        "sim/core/runner.py",
+        "sim/tools/bench.py",
+        "sim/tools/bench_ab.py",
+        "strategies/tools/tune.py",
+        "strategies/tools/ladder.py",
     ):
         assert driver not in sources
 
@@ -48,10 +49,10 @@ def test_the_key_covers_the_compiled_modules_and_what_they_import():
 def test_editing_a_driver_keeps_the_cache_and_editing_a_constant_starts_a_new_one(tmp_path):
     root = copy_packages(tmp_path)
     before = sim._sources_digest(root)
-    with open(root / "sim" / "bench_ab.py", "a") as f:
+    with open(root / "sim" / "tools" / "bench_ab.py", "a") as f:
         f.write("\n# a driver edited\n")
     assert sim._sources_digest(root) == before
-    with open(root / "sim" / "constants.py", "a") as f:
+    with open(root / "sim" / "neom" / "constants.py", "a") as f:
         f.write("\nNEW_CONSTANT = 1\n")
     assert sim._sources_digest(root) != before
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sim import constants as K
+from sim.neom import constants as K
 
-CATALOG_PATH = Path(__file__).resolve().parent.parent / "sim" / "data" / "default_catalog.toml"
+CATALOG_PATH = (
+    Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
+)
 GENERATIONS = ("gen1", "gen2", "gen3")
 
 

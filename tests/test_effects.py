@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from plain_scoring import build_tables, city, tile
 
-from sim import constants as K
-from sim.effects import (
+from sim.neom import constants as K
+from sim.neom.effects import (
     city_income,
     effect_coins_on_placed,
     effect_income,
@@ -15,7 +15,7 @@ from sim.effects import (
     tile_variable_vp,
     vp_reads_change,
 )
-from sim.grid import masks_of
+from sim.neom.grid import masks_of
 
 RES, COM, IND, PUB, RSC = 0, 1, 2, 3, 4  # tile indices of the table below
 SHOP_EW = 5  # the first extra tile of tables_with in the placement test

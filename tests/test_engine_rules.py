@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from catalog_fixture import valid_catalog
 
-from sim import constants as K
-from sim import engine as E
-from sim import game as G
-from sim import records as R
-from sim import rng
-from sim.catalog import compile_catalog, with_extra_tiles
-from sim.tables import make_rules
-from strategies.evaluate import memo_size
-from strategies.registry import parse_strategy
+from sim.core import rng
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom import records as R
+from sim.neom.catalog import compile_catalog, with_extra_tiles
+from sim.neom.tables import make_rules
+from strategies.neom import play as G
+from strategies.neom.evaluate import memo_size
+from strategies.neom.registry import parse_strategy
 
 EXTRA_TILES = [
     {"name": "T Res NESW", "types": ["residential"], "roads": "NESW", "vp": 1},

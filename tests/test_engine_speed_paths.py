@@ -10,14 +10,14 @@ import sys
 import numpy as np
 import pytest
 
-from sim import constants as K
-from sim import engine as E
-from sim import records as R
-from sim import rng
-from sim.catalog import load_catalog
-from sim.game import final_cities, play_one
-from sim.grid import city_goods
-from strategies.registry import parse_strategy
+from sim.core import rng
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom import records as R
+from sim.neom.catalog import load_catalog
+from sim.neom.grid import city_goods
+from strategies.neom.play import final_cities, play_one
+from strategies.neom.registry import parse_strategy
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +150,7 @@ def test_pass_left_moves_each_hand_to_the_next_seat():
 
 STREAM_SCRIPT = """
 import numpy as np
-from sim import rng
+from sim.core import rng
 state = np.array([0xFFFFFFFFFFFFFFF0, 0xFFFFFFFFFFFFFF00], dtype=np.uint64)
 draws = [int(rng.next_u64(state)) for _ in range(5)]
 seeds = [int(rng.stream_seed(rng.master_key(7), d, 3)) for d in (0, 2**62)]

@@ -7,15 +7,15 @@ import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
-from sim import constants as K
-from sim import engine as E
-from sim import records as R
-from sim import rng
-from sim.catalog import load_catalog
-from sim.cli import main
-from sim.game import play_batch
-from sim.tables import make_rules
-from strategies.registry import parse_strategy
+from sim.core import rng
+from sim.core.cli import main
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom import records as R
+from sim.neom.catalog import load_catalog
+from sim.neom.tables import make_rules
+from strategies.neom.play import play_batch
+from strategies.neom.registry import parse_strategy
 
 N_GAMES = 40
 

@@ -14,14 +14,14 @@ import pytest
 from catalog_fixture import valid_catalog
 from plain_scoring import plain_score
 
-from sim import constants as K
-from sim import engine as E
-from sim import records as R
-from sim import rng
-from sim.catalog import compile_catalog, load_catalog
-from sim.game import STRATEGY_ID_DTYPE, play_batch, play_one
-from sim.tables import make_rules
-from strategies.registry import parse_strategy
+from sim.core import rng
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom import records as R
+from sim.neom.catalog import compile_catalog, load_catalog
+from sim.neom.tables import make_rules
+from strategies.neom.play import STRATEGY_ID_DTYPE, play_batch, play_one
+from strategies.neom.registry import parse_strategy
 
 VARIANTS = (K.V_STANDARD, K.V_NO_DISASTERS, K.V_RANDOM_DISASTERS, K.V_BEGINNER)
 PLAYED_KINDS = (R.EV_PLACE, R.EV_CORNERSTONE, R.EV_SELL, R.EV_DISASTER_SELECT)
@@ -275,9 +275,9 @@ def test_changing_a_strategy_keeps_the_deal(default_tables):
 PARITY_SCRIPT = """
 import json, sys, numpy as np
 sys.path.insert(0, {tests!r})
-from sim.catalog import load_catalog
-from sim.game import play_one
-from strategies.registry import parse_strategy
+from sim.neom.catalog import load_catalog
+from strategies.neom.play import play_one
+from strategies.neom.registry import parse_strategy
 tables = load_catalog()
 out = []
 for n_players, names, seed, variant in json.loads(sys.argv[1]):
@@ -329,9 +329,10 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     """play_batch compiles once per dtype of its arguments: the runner, the benchmark, the
     matches and ``play_one`` must all pass strategy ids as STRATEGY_ID_DTYPE, or a machine
     compiles it twice."""
-    from sim import bench, runner
-    from sim import game as G
-    from strategies import arena
+    from sim.core import runner
+    from sim.tools import bench
+    from strategies.neom import play as G
+    from strategies.tools import arena
 
     seen = []
 

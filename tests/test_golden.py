@@ -5,7 +5,6 @@ the commit that rewrites the file (``python -m tests.golden --write``)."""
 import json
 
 import pytest
-
 from golden import GOLDEN_FILE, cases, run_case
 
 GOLDEN = json.loads(GOLDEN_FILE.read_text())

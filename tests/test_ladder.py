@@ -1,17 +1,17 @@
 """The headline of the measured ladder (docs/strategies.md), kept short: the best tuned set
-of strategies/tuned.toml beats greedy in 2-player games."""
+of strategies/neom/tuned.toml beats greedy in 2-player games."""
 
 from pathlib import Path
 
 import pytest
 
-from sim.catalog import load_catalog
-from strategies.arena import play_match
-from strategies.ladder import wilson
-from strategies.params import load_strategy_file
-from strategies.registry import parse_strategy
+from sim.neom.catalog import load_catalog
+from strategies.neom.params import load_strategy_file
+from strategies.neom.registry import parse_strategy
+from strategies.tools.arena import play_match
+from strategies.tools.ladder import wilson
 
-TUNED = Path(__file__).resolve().parent.parent / "strategies" / "tuned.toml"
+TUNED = Path(__file__).resolve().parent.parent / "strategies" / "neom" / "tuned.toml"
 BEST = "tuned_builder"
 
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from sim import constants as K
-from sim.cli import main
+from sim.core.cli import main
+from sim.neom import constants as K
 
 
 def play(capsys, *args):

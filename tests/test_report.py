@@ -7,13 +7,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.cornerstones import cornerstone_table
-from analysis.load import open_run
-from analysis.report import build_report
-from analysis.synthetic import write_run
-from sim.cli import main
+from analysis.core.load import open_run
+from analysis.core.report import build_report
+from analysis.neom.cornerstones import cornerstone_table
+from analysis.neom.synthetic import write_run
+from sim.core.cli import main
 
-CATALOG = Path(__file__).resolve().parent.parent / "sim" / "data" / "default_catalog.toml"
+CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
 SECTIONS = ("findings", "strategies", "seats", "cornerstones", "tiles", "scores", "disasters")
 FIGURES = (
     "strategy_win_share", "strategy_matrix", "seat_win_share", "cornerstone_effects",

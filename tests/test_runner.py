@@ -17,11 +17,11 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from sim.catalog import DEFAULT_CATALOG
-from sim.cli import main
-from sim.constants import V_NO_DISASTERS
-from sim.runner import RunConfig, run_simulation
-from sim.store import EVENTS, GAMES, PLAYERS, STATUS_COMPLETE, RunFolder, read_run
+from sim.core.cli import main
+from sim.core.runner import RunConfig, run_simulation
+from sim.core.store import EVENTS, GAMES, PLAYERS, STATUS_COMPLETE, RunFolder, read_run
+from sim.neom.catalog import DEFAULT_CATALOG
+from sim.neom.constants import V_NO_DISASTERS
 
 STRATEGIES = ("greedy", "random", "greedy:money_weight=2", "random")
 # A small run with every table; the kill tests use smaller batches so that they land mid-run.
@@ -109,7 +109,7 @@ def test_resume_after_kill_9_gives_the_uninterrupted_tables(reference, tmp_path)
     exactly the tables of the uninterrupted run, no game lost or duplicated."""
     _, ref = reference
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "sim.cli", "simulate", "--players", "4", "--games", "240"]
+    command = [sys.executable, "-m", "sim.core.cli", "simulate", "--players", "4", "--games", "240"]
     command += ["--strategies", ",".join(STRATEGIES), "--seed", "7", "--batch-size", "4"]
     command += ["--events", "--workers", "2", "--out", str(out)]
     process = subprocess.Popen(

@@ -4,12 +4,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sim import records as R
-from sim.errors import UserError
-from sim.rng import master_key
-from sim.seeding import assign_seats, check_game_count
-from sim.store import events_table, games_table, players_table
-from strategies.params import split_strategies
+from sim.core.errors import UserError
+from sim.core.rng import master_key
+from sim.core.seeding import assign_seats, check_game_count
+from sim.core.store import events_table, games_table, players_table
+from sim.neom import records as R
+from strategies.neom.params import split_strategies
 
 KEY = master_key(3)
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plain_scoring import build_tables, city, plain_score, tile
 
-from sim import constants as K
-from sim.grid import (
+from sim.neom import constants as K
+from sim.neom.grid import (
     M_GOODS,
     N_MASKS,
     add_tile,
@@ -25,8 +25,8 @@ from sim.grid import (
     road_component,
     surrounding_mask,
 )
-from sim.scoring import neighborhood_value, score_city
-from sim.tables import make_rules
+from sim.neom.scoring import neighborhood_value, score_city
+from sim.neom.tables import make_rules
 
 TESTS = Path(__file__).resolve().parent
 

@@ -8,10 +8,10 @@ import pytest
 from catalog_fixture import to_toml, valid_catalog
 from plain_scoring import plain_score
 
-from sim import constants as K
-from sim.catalog import load_catalog
-from sim.cli import main
-from sim.tables import make_rules
+from sim.core.cli import main
+from sim.neom import constants as K
+from sim.neom.catalog import load_catalog
+from sim.neom.tables import make_rules
 
 
 @pytest.fixture
@@ -209,7 +209,7 @@ def test_neom_score_command_prints_only_json(city_file):
     """The installed command: stdout is one JSON object, exit 0."""
     path = city_file({"money": 4, "center_good": "Oil"})
     result = subprocess.run(
-        [sys.executable, "-m", "sim.cli", "score", path], capture_output=True, text=True
+        [sys.executable, "-m", "sim.core.cli", "score", path], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["money"] == 2

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import bench_ab
+from sim.tools import bench_ab
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,8 +1,8 @@
-"""``python -m strategies.bench`` times the named strategies and writes its JSON summary."""
+"""``python -m strategies.tools.bench`` times the named strategies and writes its JSON summary."""
 
 import json
 
-from strategies import bench
+from strategies.tools import bench
 
 
 def test_bench_writes_games_per_second(tmp_path, monkeypatch, capsys):

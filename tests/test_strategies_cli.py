@@ -2,12 +2,12 @@
 
 import pytest
 
-from sim.cli import main
-from sim.errors import UserError
-from strategies.archetypes import PARAM_NAMES
-from strategies.params import load_strategy_file, resolve_strategy
-from strategies.registry import STRATEGIES, list_strategies, parse_strategy
-from strategies.tune import lineup, strategy_toml
+from sim.core.cli import main
+from sim.core.errors import UserError
+from strategies.neom.archetypes import PARAM_NAMES
+from strategies.neom.params import load_strategy_file, resolve_strategy
+from strategies.neom.registry import STRATEGIES, list_strategies, parse_strategy
+from strategies.tools.tune import lineup, strategy_toml
 
 
 def test_strategies_lists_every_strategy_with_its_parameters(capsys):

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 from strategy_positions import empty_position, grow_city
 
-from sim import constants as K
-from sim import engine as E
-from sim.catalog import load_catalog
-from sim.effects import city_income
-from sim.grid import masks_of
-from sim.scoring import score_city
-from sim.tables import make_rules
-from strategies.evaluate import (
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom.catalog import load_catalog
+from sim.neom.effects import city_income
+from sim.neom.grid import masks_of
+from sim.neom.scoring import score_city
+from sim.neom.tables import make_rules
+from strategies.neom.evaluate import (
     CX_EXPOSURE,
     N_CTX,
     action_values,
@@ -22,7 +22,7 @@ from strategies.evaluate import (
     memo_size,
     score_delta,
 )
-from strategies.registry import parse_strategy
+from strategies.neom.registry import parse_strategy
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
 
@@ -178,7 +178,7 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
     """Greedy's value is the city's score as if the game ended now after the move (money VP
     scaled by money_weight): its incremental form equals a full ``score_city`` of the city
     after each listed action, and after selling."""
-    from strategies import basic
+    from strategies.neom import basic
 
     params = parse_strategy("greedy:money_weight=0.5").params
     rules = make_rules()
@@ -213,8 +213,8 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     other city (or, for the archetypes, generation or disasters past) starts afresh. So the
     values of greedy and of every archetype never depend on what the memo held before: an
     action valued with a memo carried over from earlier decisions equals one valued afresh."""
-    from strategies import basic
-    from strategies.evaluate import (
+    from strategies.neom import basic
+    from strategies.neom.evaluate import (
         ANY_STATE,
         MEMO_TRIED,
         evaluated_context,
@@ -292,7 +292,7 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
 def test_action_values_share_terms_without_changing_a_value(tables):
     """The requirement options of one square share their move terms: every option's value
     is bit-identical to valuing it alone (``action_value``)."""
-    from strategies.evaluate import action_value, action_values
+    from strategies.neom.evaluate import action_value, action_values
 
     rules = make_rules()
     ctx = np.empty(N_CTX, dtype=np.int64)

@@ -5,14 +5,14 @@ rejects any other index), the worked example behaves as written, tuning runs end
 import numpy as np
 import pytest
 
-from sim import constants as K
-from sim import records as R
-from sim.catalog import load_catalog
-from sim.cli import main
-from strategies.arena import play_match
-from strategies.ladder import wilson
-from strategies.params import load_strategy_file
-from strategies.registry import list_strategies, parse_strategy
+from sim.core.cli import main
+from sim.neom import constants as K
+from sim.neom import records as R
+from sim.neom.catalog import load_catalog
+from strategies.neom.params import load_strategy_file
+from strategies.neom.registry import list_strategies, parse_strategy
+from strategies.tools.arena import play_match
+from strategies.tools.ladder import wilson
 
 FAST = [info.name for info in list_strategies() if info.name != "rollout"]
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from strategy_positions import empty_position
 
-from sim import constants as K
-from sim import engine as E
-from sim.catalog import load_catalog
-from sim.tables import make_rules
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom.catalog import load_catalog
+from sim.neom.tables import make_rules
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
 EVERYONE = ("greedy", *ARCHETYPES, "rollout")

@@ -1,0 +1,70 @@
+"""Does the seat matter? Win share per seat and the seat-balance figure, per player count."""
+
+import numpy as np
+import polars as pl
+
+from analysis.core.load import Run
+from analysis.core.stats import bootstrap_interval, seat_balance
+from analysis.core.tabulate import with_wilson
+
+BOOTSTRAP_SAMPLES = 1000
+
+
+def seat_shares(run: Run) -> pl.DataFrame:
+    """Win share of each seat for each player count, with 95% Wilson intervals."""
+    frame = (
+        run.players.group_by("n_players", "seat")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("win_share").sum().alias("wins"),
+            pl.col("total").mean().alias("mean_score"),
+        )
+        .sort("n_players", "seat")
+        .collect()
+    )
+    return with_wilson(frame, "wins", "n", "share").with_columns(
+        (1.0 / pl.col("n_players")).alias("fair")
+    )
+
+
+def balance(run: Run, n_boot: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> pl.DataFrame:
+    """Seat balance (1 - largest gap between seats' win shares) per player count.
+
+    The interval is a bootstrap over games. Even with perfectly fair seats the estimate sits
+    below 1 by sampling noise alone, so read the interval, not just the point.
+    """
+    rows = []
+    by_game = (
+        run.players.select("game_id", "n_players", "seat", "win_share")
+        .collect()
+        .partition_by("n_players", as_dict=True)
+    )
+    for (n_players,), frame in sorted(by_game.items()):
+        wide = frame.pivot(on="seat", index="game_id", values="win_share").sort("game_id")
+        seat_columns = sorted((c for c in wide.columns if c != "game_id"), key=int)
+        matrix = wide.select(seat_columns).fill_null(0.0).to_numpy()
+        lo, hi = bootstrap_interval(matrix, seat_balance, n_boot=n_boot, seed=seed)
+        shares = matrix.mean(axis=0)
+        rows.append(
+            {
+                "n_players": int(n_players),
+                "games": matrix.shape[0],
+                "balance": float(seat_balance(shares)),
+                "lo": lo,
+                "hi": hi,
+                "best_seat": int(seat_columns[int(np.argmax(shares))]),
+                "worst_seat": int(seat_columns[int(np.argmin(shares))]),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "n_players": pl.Int32,
+            "games": pl.Int64,
+            "balance": pl.Float64,
+            "lo": pl.Float64,
+            "hi": pl.Float64,
+            "best_seat": pl.Int32,
+            "worst_seat": pl.Int32,
+        },
+    )

@@ -1,0 +1,957 @@
+"""Catalogue files: read, validate and compile a tile set into :class:`sim.tables.Tables`.
+
+A catalogue is a TOML file (format: docs/catalog.md, skeleton: sim/neom/data/template.toml).
+One pass over it both checks every field and fills the compiled rows, so the checks and the compiler
+cannot drift apart; any problem makes the whole file invalid and every problem is reported,
+each naming the file, the tile (or good, board, deck) and the field.
+"""
+
+import difflib
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sim.core.errors import CatalogError, UserError
+from sim.neom import constants as K
+from sim.neom.tables import Tables
+
+DEFAULT_CATALOG = Path(__file__).parent / "data" / "default_catalog.toml"
+TEMPLATE = Path(__file__).parent / "data" / "template.toml"
+RECONSTRUCTED_BANNER = "RECONSTRUCTED tile set — not the published NEOM catalogue"
+
+INT32_MAX = 2**31 - 1
+MIN_CORNERSTONES = 20  # 5 players x 4 cornerstones in the preliminary draft
+MIN_BOARDS = 5  # one City board per player
+MAX_TYPES = 2
+MAX_ALTERNATIVES = K.MAX_REQ_OPTIONS - 1
+# Each generation deck is dealt out exactly: 3 hands of 8 from the 1+ tiles, one more hand of 8
+# for each of the 4th and 5th players.
+ICON_COUNTS = {1: 24, 4: 8, 5: 8}
+ICON_NEED = {1: "3 hands of 8", 4: "the 4th player's hand of 8", 5: "the 5th player's hand of 8"}
+# The printed order of the Disasters: one per generation.
+GENERATION_DISASTER = {K.DECK_GEN1: K.DIS_FLOOD, K.DECK_GEN2: K.DIS_FIRE, K.DECK_GEN3: K.DIS_CRIME}
+DECK_LABELS = {code: name for name, code in K.DECK_NAMES.items()} | {K.DECK_CENTER: "center"}
+DISASTER_LABELS = {code: name for name, code in K.DISASTER_NAMES.items()}
+TIER_LABELS = {code: name for name, code in K.TIER_NAMES.items()}
+INSURED_BITS = {name: 1 << code for name, code in K.DISASTER_NAMES.items()}
+
+# Field specifications: field -> (kind, default); default None = required.
+CATALOG_FIELDS = {
+    "name": ("str", None),
+    "reconstructed": ("bool", False),
+    "description": ("str", ""),
+}
+GOOD_FIELDS = {"name": ("str", None), "tier": ("str", None), "invented": ("bool", False)}
+BOARD_FIELDS = {"name": ("str", None), "good": ("str", None), "roads": ("str", None)}
+TILE_FIELDS = {
+    "name": ("str", None),
+    "deck": ("str", None),
+    "players": ("int", 0),
+    "types": ("names", None),
+    "roads": ("str", ""),
+    "cost": ("int", 0),
+    "requires": ("names", []),
+    "alternatives": ("tables", []),
+    "requires_tiles": ("names", []),
+    "vp": ("int", 0),
+    "income": ("int", 0),
+    "coins_on_place": ("int", 0),
+    "produces": ("names", []),
+    "power": ("bool", False),
+    "polluting": ("bool", False),
+    "protects": ("names", []),
+    "disaster": ("str", ""),
+    "vp_no_disasters": ("int", 0),
+    "removed_no_disasters": ("bool", False),
+    "replaces": ("str", ""),
+    "effects": ("tables", []),
+}
+INLINE_TILE_FIELDS = TILE_FIELDS | {"deck": ("str", "")}
+ALTERNATIVE_FIELDS = {"requires": ("names", []), "cost": ("int", 0)}
+TOP_LEVEL_KEYS = ("catalog", "goods", "boards", "tiles")
+
+# Effect parameters: name -> (kind, default, column of the effect row it fills).
+EFFECT_PARAMS = {
+    "types": ("names", None, 1),
+    "tier": ("str", None, 1),
+    "conditions": ("names", None, 1),
+    "disasters": ("names", None, 1),
+    "vp": ("int", None, 2),
+    "coins": ("int", None, 2),
+    "exclude_self": ("bool", False, 3),
+}
+EFFECT_KINDS = {
+    "vp_per_type_in_city": ("types", "vp", "exclude_self"),
+    "vp_per_type_adjacent": ("types", "vp"),
+    "vp_per_good_tier": ("tier", "vp"),
+    "vp_placement": ("conditions", "vp"),
+    "income_per_type": ("types", "coins"),
+    "coins_on_type_placed": ("types", "coins"),
+    "take_discarded_cornerstone": (),
+    "swap_cornerstone": (),
+    "insurance": ("disasters",),
+}
+# The names each list parameter accepts, and the bits they compile to.
+EFFECT_NAME_SETS = {
+    "types": ("type", K.TYPE_NAMES),
+    "conditions": ("condition", K.PLACEMENT_NAMES),
+    "disasters": ("disaster", INSURED_BITS),
+}
+KIND_WORDS = {
+    "str": "a string",
+    "int": "an integer",
+    "bool": "true or false",
+    "names": "an array of strings",
+    "tables": "an array of tables",
+}
+
+
+@dataclass(frozen=True)
+class TileFacts:
+    """What a substitute's `replaces` is checked against."""
+
+    deck: int | None
+    players: int
+    disaster: bool
+    removed: bool
+    substitute: bool
+
+
+@dataclass
+class _Context:
+    """What one tile's fields are checked and compiled against."""
+
+    source: str
+    good_bits: dict[str, int]
+    tile_index: dict[str, int]
+    facts: dict[str, TileFacts]
+    inline: bool  # inline tiles of `neom score`: deck may be omitted
+
+
+# --- reading values ---------------------------------------------------------------------------
+
+
+def _describe(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _type_problem(value, kind: str) -> str:
+    """Why ``value`` is not of ``kind``, or "" if it is."""
+    expected = f"expected {KIND_WORDS[kind]}, got "
+    if kind == "str" and not isinstance(value, str):
+        return expected + _describe(value)
+    if kind == "bool" and not isinstance(value, bool):
+        return expected + _describe(value)
+    if kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            return expected + _describe(value)
+        if value < 0:
+            return f"must not be negative (got {value})"
+        if value > INT32_MAX:
+            return f"too large (got {value}, at most {INT32_MAX})"
+    if kind in ("names", "tables"):
+        item_type = str if kind == "names" else dict
+        if not isinstance(value, list):
+            return expected + _describe(value)
+        for item in value:
+            if not isinstance(item, item_type):
+                return f"{expected}an array containing {_describe(item)}"
+    return ""
+
+
+def _suggest(name: str, valid, list_all: bool = True) -> str:
+    if not valid:
+        return " (none are allowed)"
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    if close:
+        return f' (did you mean "{close[0]}"?)'
+    if list_all:
+        return f" (valid: {', '.join(valid)})"
+    return ""
+
+
+def _read_fields(raw, spec: dict, where: str, problems: list[str], noun: str = "field"):
+    """Check a table's keys and value types against ``spec``.
+
+    Returns every field of the spec: the value, its default when absent, or None when it is
+    missing (required) or of the wrong type (both reported). None if ``raw`` is not a table.
+    """
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a table, got {_describe(raw)}")
+        return None
+    for key in raw:
+        if key not in spec:
+            problems.append(f'{where}: unknown {noun} "{key}"{_suggest(key, spec)}')
+    values = {}
+    for key, (kind, default, *_) in spec.items():
+        if key not in raw:
+            if default is None:
+                problems.append(f'{where}: {noun} "{key}": missing')
+            values[key] = default
+            continue
+        problem = _type_problem(raw[key], kind)
+        if problem:
+            problems.append(f'{where}: {noun} "{key}": {problem}')
+        values[key] = None if problem else raw[key]
+    return values
+
+
+def _mask(names, valid: dict[str, int], what: str, at: str, problems: list[str]) -> int:
+    """OR of the bits of ``names``; reports unknown and repeated names."""
+    mask = 0
+    seen = set()
+    for name in names:
+        if name in seen:
+            problems.append(f'{at}: {what} "{name}" listed twice')
+            continue
+        seen.add(name)
+        if name not in valid:
+            hint = _suggest(name, valid, list_all=len(valid) <= 10)
+            problems.append(f'{at}: unknown {what} "{name}"{hint}')
+            continue
+        mask |= valid[name]
+    return mask
+
+
+def _tier(name: str, at: str, problems: list[str]) -> int:
+    if name not in K.TIER_NAMES:
+        problems.append(f'{at}: unknown tier "{name}"{_suggest(name, K.TIER_NAMES)}')
+        return K.TIER_RAW
+    return K.TIER_NAMES[name]
+
+
+def _roads(text: str, at: str, problems: list[str]) -> int:
+    mask = 0
+    for letter in text:
+        bit = K.ROAD_LETTERS.get(letter, 0)
+        if not bit:
+            problems.append(f'{at}: "{text}" has "{letter}"; use the letters N, E, S, W')
+            return 0
+        if mask & bit:
+            problems.append(f'{at}: "{text}" repeats "{letter}"; each road letter at most once')
+            return 0
+        mask |= bit
+    return mask
+
+
+def _names_of(mask: int, bits: dict[str, int]) -> list[str]:
+    return [name for name, bit in bits.items() if mask & bit]
+
+
+def _roads_text(mask: int) -> str:
+    return "".join(_names_of(mask, K.ROAD_LETTERS))
+
+
+def _good_bits(good_names) -> dict[str, int]:
+    bits = {}
+    for index, name in enumerate(good_names):
+        bits.setdefault(name, 1 << index)
+    return bits
+
+
+def _label(kind: str, raw, position: int) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return f'{kind} "{name}"' if isinstance(name, str) else f"{kind} #{position + 1} (no name)"
+
+
+def _table_array(data: dict, key: str, source: str, problems: list[str]) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f'{source}: "{key}" must be an array of tables ([[{key}]])')
+        return []
+    return value
+
+
+def _duplicates(names: list, what: str, source: str, problems: list[str]) -> None:
+    first = {}
+    for position, name in enumerate(names):
+        if name is None:
+            continue
+        if name in first:
+            problems.append(
+                f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
+                f"#{position + 1}); {what} names must be unique"
+            )
+        else:
+            first[name] = position
+
+
+# --- one tile ---------------------------------------------------------------------------------
+
+
+def _new_tile_row() -> np.ndarray:
+    row = np.zeros(K.N_TILE_COLS, dtype=np.int32)
+    row[K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS] = -1
+    row[K.C_REPLACES] = -1
+    row[K.C_N_REQ_OPTIONS] = 1
+    return row
+
+
+def _facts(fields) -> TileFacts:
+    deck = K.DECK_NAMES.get(fields["deck"]) if fields["deck"] else None
+    types = fields["types"] or []
+    return TileFacts(
+        deck=K.DECK_NONE if fields["deck"] == "" else deck,
+        players=fields["players"] or 0,
+        disaster="disaster" in types,
+        removed=bool(fields["removed_no_disasters"]),
+        substitute=bool(fields["replaces"]),
+    )
+
+
+def _effect_row(raw, at: str, problems: list[str]) -> np.ndarray:
+    row = np.zeros(4, dtype=np.int32)
+    if not isinstance(raw, dict):
+        problems.append(f"{at}: expected a table, got {_describe(raw)}")
+        return row
+    kind = raw.get("kind")
+    if kind is None:
+        problems.append(f'{at}: parameter "kind": missing (valid: {", ".join(EFFECT_KINDS)})')
+        return row
+    if kind not in EFFECT_KINDS:
+        shown = f'"{kind}"' if isinstance(kind, str) else _describe(kind)
+        problems.append(f"{at}: unknown kind {shown} (valid: {', '.join(EFFECT_KINDS)})")
+        return row
+    at = f"{at} ({kind})"
+    spec = {name: EFFECT_PARAMS[name] for name in EFFECT_KINDS[kind]}
+    params = _read_fields(
+        {key: value for key, value in raw.items() if key != "kind"}, spec, at, problems, "parameter"
+    )
+    row[0] = K.EFFECT_NAMES[kind]
+    for name, value in params.items():
+        if value is None:
+            continue
+        param_at = f'{at}: parameter "{name}"'
+        if name in EFFECT_NAME_SETS:
+            what, bits = EFFECT_NAME_SETS[name]
+            if not value:
+                problems.append(f"{param_at}: empty; list at least one {what}")
+            value = _mask(value, bits, what, param_at, problems)
+        elif name == "tier":
+            value = _tier(value, param_at, problems)
+        row[EFFECT_PARAMS[name][2]] = int(value)
+    return row
+
+
+def _tile_rows(raw, fields: dict, name, ctx: _Context, where: str, problems: list[str]):
+    """Check one tile's values and compile them: (tile row, requirement options, effect rows)."""
+    row = _new_tile_row()
+    req = np.zeros((K.MAX_REQ_OPTIONS, 2), dtype=np.int32)
+    effects = np.zeros((K.MAX_EFFECTS, 4), dtype=np.int32)
+
+    def at(field: str) -> str:
+        return f'{where}: field "{field}"'
+
+    deck = None
+    if fields["deck"] == "" and ctx.inline:
+        deck = K.DECK_NONE
+    elif fields["deck"] is not None:
+        deck = K.DECK_NAMES.get(fields["deck"])
+        if deck is None:
+            hint = _suggest(fields["deck"], K.DECK_NAMES)
+            problems.append(f'{at("deck")}: unknown deck "{fields["deck"]}"{hint}')
+    row[K.C_DECK] = K.DECK_NONE if deck is None else deck
+    generation = deck in GENERATION_DISASTER
+
+    if "players" in raw and fields["players"] is not None:
+        if deck == K.DECK_CORNERSTONE:
+            problems.append(f"{at('players')}: cornerstones have no players icon")
+        elif fields["players"] not in ICON_COUNTS:
+            problems.append(
+                f"{at('players')}: {fields['players']} is not a players icon (valid: 1, 4, 5)"
+            )
+        else:
+            row[K.C_PLAYERS] = fields["players"]
+    elif generation and "players" not in raw:
+        problems.append(
+            f"{at('players')}: missing; generation tiles need a players icon: 1, 4 or 5"
+        )
+
+    types = fields["types"]
+    if types is not None:
+        if not 1 <= len(types) <= MAX_TYPES:
+            problems.append(f"{at('types')}: {len(types)} types; a tile has 1 or {MAX_TYPES}")
+        row[K.C_TYPES] = _mask(types, K.TYPE_NAMES, "type", at("types"), problems)
+        if "disaster" in types and len(set(types)) > 1:
+            problems.append(f'{at("types")}: "disaster" cannot be combined with another type')
+    is_disaster = bool(row[K.C_TYPES] & K.T_DISASTER)
+    if is_disaster and deck == K.DECK_CORNERSTONE:
+        problems.append(f"{at('types')}: cornerstones are never disasters")
+
+    if fields["roads"] is not None:
+        if fields["roads"] == "" and not is_disaster:
+            problems.append(f"{at('roads')}: empty; only Disaster tiles may have no roads")
+        row[K.C_ROADS] = _roads(fields["roads"], at("roads"), problems)
+
+    for field, column in (
+        ("vp", K.C_VP),
+        ("income", K.C_INCOME),
+        ("coins_on_place", K.C_COINS_ON_PLACE),
+        ("vp_no_disasters", K.C_VP_NO_DISASTERS),
+        ("power", K.C_POWER),
+        ("polluting", K.C_POLLUTING),
+        ("removed_no_disasters", K.C_REMOVED_NO_DISASTERS),
+    ):
+        if fields[field] is not None:
+            row[column] = int(fields[field])
+    if fields["produces"] is not None:
+        row[K.C_PRODUCES] = _mask(
+            fields["produces"], ctx.good_bits, "good", at("produces"), problems
+        )
+    if fields["protects"] is not None:
+        row[K.C_PROTECTS] = _mask(
+            fields["protects"], K.PROTECTION_NAMES, "protection", at("protects"), problems
+        )
+
+    kind = fields["disaster"]
+    if is_disaster and kind is not None:
+        if kind == "":
+            problems.append(
+                f"{at('disaster')}: missing; a Disaster tile names flood, fire or crime"
+            )
+        elif kind not in K.DISASTER_NAMES:
+            problems.append(
+                f'{at("disaster")}: unknown disaster "{kind}" (valid: flood, fire, crime)'
+            )
+        else:
+            row[K.C_DISASTER] = K.DISASTER_NAMES[kind]
+            printed = GENERATION_DISASTER.get(deck, row[K.C_DISASTER])
+            if printed != row[K.C_DISASTER]:
+                problems.append(
+                    f'{at("disaster")}: "{kind}" in deck "{fields["deck"]}", whose Disaster is '
+                    f'"{DISASTER_LABELS[printed]}" (printed order: gen1 flood, gen2 fire, '
+                    "gen3 crime)"
+                )
+        if generation and row[K.C_PLAYERS] not in (0, 1):
+            problems.append(f"{at('players')}: a Disaster tile is dealt in every game: players = 1")
+        if fields["removed_no_disasters"]:
+            problems.append(
+                f"{at('removed_no_disasters')}: a Disaster is replaced by its substitute in the "
+                "variants, not removed"
+            )
+    elif kind:
+        problems.append(f"{at('disaster')}: only Disaster tiles have a disaster kind")
+
+    # Requirement option 0 is the printed one; further options are its alternatives.
+    options = [(fields["requires"], fields["cost"], where)]
+    alternatives = fields["alternatives"] or []
+    if len(alternatives) > MAX_ALTERNATIVES:
+        problems.append(
+            f"{at('alternatives')}: {len(alternatives)} alternatives, at most {MAX_ALTERNATIVES}"
+        )
+    for number, alternative in enumerate(alternatives[:MAX_ALTERNATIVES], start=1):
+        alt_where = f"{at('alternatives')}: alternative {number}"
+        values = _read_fields(alternative, ALTERNATIVE_FIELDS, alt_where, problems)
+        if values is not None:
+            options.append((values["requires"], values["cost"], alt_where))
+    row[K.C_N_REQ_OPTIONS] = len(options)
+    for option, (goods, cost, option_where) in enumerate(options):
+        if goods is not None:
+            option_at = f'{option_where}: field "requires"'
+            req[option, K.R_GOODS] = _mask(goods, ctx.good_bits, "good", option_at, problems)
+        req[option, K.R_COST] = cost or 0
+
+    prerequisites = fields["requires_tiles"] or []
+    if len(prerequisites) > K.MAX_PREREQS:
+        problems.append(
+            f"{at('requires_tiles')}: {len(prerequisites)} tiles, at most {K.MAX_PREREQS}"
+        )
+    for slot, prerequisite in enumerate(prerequisites[: K.MAX_PREREQS]):
+        if prerequisite == name:
+            problems.append(f"{at('requires_tiles')}: names the tile itself")
+        elif prerequisite in prerequisites[:slot]:
+            problems.append(f'{at("requires_tiles")}: tile "{prerequisite}" listed twice')
+        elif prerequisite not in ctx.tile_index:
+            hint = _suggest(prerequisite, ctx.tile_index, list_all=False)
+            problems.append(f'{at("requires_tiles")}: unknown tile "{prerequisite}"{hint}')
+        else:
+            row[K.C_PREREQ0 + slot] = ctx.tile_index[prerequisite]
+
+    target = fields["replaces"]
+    if target:
+        _check_substitute(target, name, deck, row, ctx, at("replaces"), problems)
+
+    effect_list = fields["effects"] or []
+    if len(effect_list) > K.MAX_EFFECTS:
+        problems.append(f"{at('effects')}: {len(effect_list)} effects, at most {K.MAX_EFFECTS}")
+    for slot, effect in enumerate(effect_list[: K.MAX_EFFECTS]):
+        effects[slot] = _effect_row(effect, f"{at('effects')}: effect {slot + 1}", problems)
+    return row, req, effects
+
+
+def _check_substitute(target, name, deck, row, ctx: _Context, at: str, problems: list[str]):
+    if target == name:
+        problems.append(f"{at}: names the tile itself")
+        return
+    if target not in ctx.facts:
+        problems.append(f'{at}: unknown tile "{target}"{_suggest(target, ctx.facts, False)}')
+        return
+    replaced = ctx.facts[target]
+    if row[K.C_TYPES] & K.T_DISASTER:
+        problems.append(f"{at}: a Disaster cannot be a substitute")
+    if row[K.C_REMOVED_NO_DISASTERS]:
+        problems.append(f"{at}: a substitute cannot itself be removed_no_disasters")
+    if replaced.substitute:
+        problems.append(f'{at}: "{target}" is itself a substitute')
+    elif not (replaced.disaster or replaced.removed):
+        problems.append(
+            f'{at}: "{target}" is neither a Disaster nor removed_no_disasters, so no variant '
+            "takes it out"
+        )
+    elif replaced.deck != deck or replaced.players != row[K.C_PLAYERS]:
+        problems.append(
+            f'{at}: "{target}" is in deck "{DECK_LABELS.get(replaced.deck, "?")}" with players '
+            f"{replaced.players}; a substitute must have the same deck and players icon"
+        )
+    else:
+        row[K.C_REPLACES] = ctx.tile_index[target]
+
+
+def _unplaceable(tiles, req, wheres, good_names, problems: list[str]) -> None:
+    """A requirement no tile or board can ever supply is a mistake, not a design."""
+    produced = int(np.bitwise_or.reduce(tiles[:, K.C_PRODUCES])) if len(tiles) else 0
+    for index, where in wheres:
+        for option in range(tiles[index, K.C_N_REQ_OPTIONS]):
+            missing = int(req[index, option, K.R_GOODS]) & ~produced
+            field = 'field "requires"'
+            if option:
+                field = f'field "alternatives": alternative {option}: field "requires"'
+            for bit, good in enumerate(good_names):
+                if missing & (1 << bit):
+                    problems.append(
+                        f'{where}: {field}: good "{good}" is produced by no tile or '
+                        "board, so the tile can never be placed this way"
+                    )
+
+
+def _read_tiles(raw_tiles, spec, source: str, problems: list[str]):
+    """Fields, names and labels of each tile, before their values are checked."""
+    read = []
+    for position, raw in enumerate(raw_tiles):
+        where = f"{source}: {_label('tile', raw, position)}"
+        fields = _read_fields(raw, spec, where, problems)
+        if fields is not None:
+            read.append((raw, fields, where))
+    return read
+
+
+def _compile_tiles(read, ctx: _Context, problems: list[str]):
+    rows, reqs, effects = [], [], []
+    for raw, fields, where in read:
+        row, req, eff = _tile_rows(raw, fields, fields["name"], ctx, where, problems)
+        rows.append(row)
+        reqs.append(req)
+        effects.append(eff)
+    return rows, reqs, effects
+
+
+# --- deck rules -------------------------------------------------------------------------------
+
+
+def _check_decks(read, rows, source: str, problems: list[str]) -> None:
+    standard = [(f, row) for (_, f, _), row in zip(read, rows, strict=True) if not f["replaces"]]
+    for deck, disaster in GENERATION_DISASTER.items():
+        deck_name = DECK_LABELS[deck]
+        in_deck = [(f, row) for f, row in standard if row[K.C_DECK] == deck]
+        for icon, need in ICON_COUNTS.items():
+            count = sum(1 for _, row in in_deck if row[K.C_PLAYERS] == icon)
+            if count != need:
+                problems.append(
+                    f'{source}: deck "{deck_name}": {icon}+ tiles: {count}, need {need} for '
+                    f"{ICON_NEED[icon]} (substitutes not counted)"
+                )
+        disasters = [f["name"] for f, row in in_deck if row[K.C_TYPES] & K.T_DISASTER]
+        if not disasters:
+            problems.append(
+                f'{source}: deck "{deck_name}": no Disaster tile; each generation has exactly one '
+                f"({deck_name}: {DISASTER_LABELS[disaster]})"
+            )
+        elif len(disasters) > 1:
+            listed = ", ".join(f'"{name}"' for name in disasters)
+            problems.append(
+                f'{source}: deck "{deck_name}": {len(disasters)} Disaster tiles ({listed}); '
+                "each generation has exactly one"
+            )
+    cornerstones = sum(1 for _, row in standard if row[K.C_DECK] == K.DECK_CORNERSTONE)
+    if cornerstones < MIN_CORNERSTONES:
+        problems.append(
+            f"{source}: {cornerstones} cornerstones (substitutes not counted), need at least "
+            f"{MIN_CORNERSTONES} for a 5-player draft of 4 each"
+        )
+    # Every tile a variant takes out needs exactly one substitute to keep the deck dealt out.
+    replaced_by = {}
+    for (_, fields, _), row in zip(read, rows, strict=True):
+        if row[K.C_REPLACES] >= 0:
+            replaced_by.setdefault(fields["replaces"], []).append(fields["name"])
+    for fields, row in standard:
+        if row[K.C_TYPES] & K.T_DISASTER:
+            why = "the no-disasters and random-disasters variants replace this Disaster"
+        elif row[K.C_REMOVED_NO_DISASTERS]:
+            why = "the no-disasters variant removes this tile"
+        else:
+            continue
+        substitutes = replaced_by.get(fields["name"], [])
+        where = f'{source}: tile "{fields["name"]}"'
+        if not substitutes:
+            problems.append(
+                f'{where}: no substitute; {why}, so one tile needs replaces = "{fields["name"]}"'
+            )
+        elif len(substitutes) > 1:
+            listed = ", ".join(f'"{name}"' for name in substitutes)
+            problems.append(f"{where}: {len(substitutes)} substitutes ({listed}); exactly one")
+
+
+# --- the whole file ---------------------------------------------------------------------------
+
+
+def _read_catalog(data: dict, source: str, problems: list[str]):
+    """Check the catalogue; return everything the :class:`Tables` is made of."""
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            problems.append(
+                f'{source}: unknown top-level key "{key}"{_suggest(key, TOP_LEVEL_KEYS)}'
+            )
+    if "catalog" in data:
+        catalog = _read_fields(data["catalog"], CATALOG_FIELDS, f"{source}: [catalog]", problems)
+    else:
+        problems.append(
+            f'{source}: [catalog]: missing; the file starts with [catalog] name = "..."'
+        )
+        catalog = None
+    catalog = catalog or {}
+
+    raw_goods = _table_array(data, "goods", source, problems)
+    goods = []
+    for position, raw in enumerate(raw_goods):
+        where = f"{source}: {_label('good', raw, position)}"
+        fields = _read_fields(raw, GOOD_FIELDS, where, problems) or {}
+        tier = fields.get("tier")
+        tier = K.TIER_RAW if tier is None else _tier(tier, f'{where}: field "tier"', problems)
+        goods.append((fields.get("name"), tier, fields.get("invented")))
+    if not 1 <= len(goods) <= K.MAX_GOODS:
+        problems.append(
+            f"{source}: {len(goods)} goods; a catalogue has 1 to {K.MAX_GOODS} [[goods]] entries"
+        )
+    good_names = [name for name, _, _ in goods]
+    _duplicates(good_names, "good", source, problems)
+    good_bits = _good_bits(name or "" for name in good_names[: K.MAX_GOODS])
+    good_bits.pop("", None)
+    good_tier = dict(zip(good_names, (tier for _, tier, _ in goods), strict=True))
+
+    raw_boards = _table_array(data, "boards", source, problems)
+    boards = []
+    for position, raw in enumerate(raw_boards):
+        where = f"{source}: {_label('board', raw, position)}"
+        fields = _read_fields(raw, BOARD_FIELDS, where, problems)
+        if fields is None:
+            continue
+        good = fields["good"]
+        if good is not None and good not in good_bits:
+            hint = _suggest(good, good_bits, list_all=False)
+            problems.append(f'{where}: field "good": unknown good "{good}"{hint}')
+        elif good is not None and good_tier[good] != K.TIER_RAW:
+            problems.append(
+                f'{where}: field "good": "{good}" is {TIER_LABELS[good_tier[good]]}; a City Center '
+                "produces a raw good"
+            )
+        roads = 0
+        if fields["roads"] == "":
+            problems.append(f'{where}: field "roads": empty; roads must leave the City Center')
+        elif fields["roads"] is not None:
+            roads = _roads(fields["roads"], f'{where}: field "roads"', problems)
+        boards.append((fields["name"], good_bits.get(good, 0), roads))
+    if len(boards) < MIN_BOARDS:
+        problems.append(f"{source}: {len(boards)} boards, need at least {MIN_BOARDS} [[boards]]")
+    board_names = [name for name, _, _ in boards]
+    _duplicates(board_names, "board", source, problems)
+
+    read = _read_tiles(_table_array(data, "tiles", source, problems), TILE_FIELDS, source, problems)
+    tile_names = [fields["name"] for _, fields, _ in read]
+    _duplicates(tile_names, "tile", source, problems)
+    center_names = [f"City Center ({name})" for name in board_names]
+    for name in set(tile_names) & set(center_names):
+        problems.append(f'{source}: tile "{name}": name taken by the City Center of a board')
+    tile_index = {}
+    for index, name in enumerate(tile_names):
+        if name is not None:
+            tile_index.setdefault(name, index)
+    facts = {fields["name"]: _facts(fields) for _, fields, _ in reversed(read)}
+    ctx = _Context(source, good_bits, tile_index, facts, inline=False)
+    rows, reqs, effects = _compile_tiles(read, ctx, problems)
+    _check_decks(read, rows, source, problems)
+
+    for _, good_bit, roads in boards:
+        row = _new_tile_row()
+        row[K.C_DECK] = K.DECK_CENTER
+        row[K.C_TYPES] = K.T_RESOURCE
+        row[K.C_ROADS] = roads
+        row[K.C_PRODUCES] = good_bit
+        rows.append(row)
+        reqs.append(np.zeros((K.MAX_REQ_OPTIONS, 2), dtype=np.int32))
+        effects.append(np.zeros((K.MAX_EFFECTS, 4), dtype=np.int32))
+    tiles = _stack(rows, (0, K.N_TILE_COLS))
+    req = _stack(reqs, (0, K.MAX_REQ_OPTIONS, 2))
+    wheres = [(index, where) for index, (_, _, where) in enumerate(read)]
+    _unplaceable(tiles, req, wheres, good_names, problems)
+
+    n_tiles = len(read)
+    return dict(
+        name=catalog.get("name") or "",
+        reconstructed=bool(catalog.get("reconstructed")),
+        tiles=tiles,
+        req=req,
+        effects=_stack(effects, (0, K.MAX_EFFECTS, 4)),
+        goods_tier=np.array([tier for _, tier, _ in goods], dtype=np.int32),
+        board_center=np.arange(n_tiles, n_tiles + len(boards), dtype=np.int32),
+        tile_names=tuple(tile_names) + tuple(center_names),
+        good_names=tuple(good_names),
+        board_names=tuple(board_names),
+        invented_goods=tuple(bool(invented) for _, _, invented in goods),
+    )
+
+
+def _stack(parts: list, empty_shape: tuple) -> np.ndarray:
+    if not parts:
+        return np.zeros(empty_shape, dtype=np.int32)
+    return np.stack(parts).astype(np.int32)
+
+
+def validate(data: dict, source: str) -> list[str]:
+    """Every problem of a parsed catalogue, one message each (empty: valid)."""
+    problems: list[str] = []
+    _read_catalog(data, source, problems)
+    return problems
+
+
+def compile_catalog(data: dict, source: str, digest: str = "") -> Tables:
+    """Compile a parsed catalogue; raises :class:`CatalogError` listing all its problems."""
+    problems: list[str] = []
+    parts = _read_catalog(data, source, problems)
+    if problems:
+        raise CatalogError(problems)
+    return Tables(source=source, digest=digest, **parts)
+
+
+def load_catalog(path: str | Path | None = None) -> Tables:
+    """Read, validate and compile a catalogue file (None: the packaged default catalogue)."""
+    path = DEFAULT_CATALOG if path is None else Path(path)
+    source = path.name if path == DEFAULT_CATALOG else str(path)
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{source}: catalogue file not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{source}: is a directory, not a catalogue file") from None
+    except OSError as exc:
+        raise UserError(f"{source}: cannot read the catalogue file ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(content.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = content[: exc.start].count(b"\n") + 1
+        raise CatalogError([f"{source}: not UTF-8 text (line {line})"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
+    return compile_catalog(data, source, hashlib.sha256(content).hexdigest())
+
+
+def catalog_warnings(tables: Tables) -> list[str]:
+    """Legal but suspicious designs, one message each: a requirement that the player counts
+    dealing its tile can never meet, because every producer of a good it needs carries a
+    higher player-count icon (no board or cornerstone producing it either)."""
+    tiles, req = tables.tiles, tables.req
+    warnings = []
+    for index, name in enumerate(tables.tile_names):
+        icon = int(tiles[index, K.C_PLAYERS])
+        if icon == 0 or icon == max(ICON_COUNTS):
+            continue
+        # Producers dealt whenever this tile is: same or lower icon, boards and cornerstones.
+        available = tiles[:, K.C_PLAYERS] <= icon
+        produced = int(np.bitwise_or.reduce(tiles[available, K.C_PRODUCES]))
+        for option in range(tiles[index, K.C_N_REQ_OPTIONS]):
+            missing = int(req[index, option, K.R_GOODS]) & ~produced
+            field = 'field "requires"'
+            if option:
+                field = f'field "alternatives": alternative {option}: field "requires"'
+            for bit, good in enumerate(tables.good_names):
+                if missing & (1 << bit):
+                    warnings.append(
+                        f'{tables.source}: tile "{name}": {field}: good "{good}" is produced '
+                        f"only by tiles with a higher player-count icon, so with fewer than "
+                        f"{_next_icon(icon)} players this requirement can never be met"
+                    )
+    return warnings
+
+
+def _next_icon(icon: int) -> int:
+    return min(i for i in ICON_COUNTS if i > icon)
+
+
+def _tables_facts(tables: Tables) -> dict[str, TileFacts]:
+    return {
+        name: TileFacts(
+            deck=int(row[K.C_DECK]),
+            players=int(row[K.C_PLAYERS]),
+            disaster=bool(row[K.C_TYPES] & K.T_DISASTER),
+            removed=bool(row[K.C_REMOVED_NO_DISASTERS]),
+            substitute=bool(row[K.C_REPLACES] >= 0),
+        )
+        for name, row in zip(tables.tile_names, tables.tiles, strict=True)
+    }
+
+
+def with_extra_tiles(tables: Tables, tile_dicts: list, source: str) -> Tables:
+    """``tables`` plus inline tiles (catalogue tile fields; ``deck`` optional), appended last.
+
+    Deck rules (counts, Disasters, substitutes) do not apply to them; every field does.
+    """
+    problems: list[str] = []
+    if not isinstance(tile_dicts, list):
+        raise CatalogError([f"{source}: inline tiles must be an array of tables"])
+    read = _read_tiles(tile_dicts, INLINE_TILE_FIELDS, source, problems)
+    names = [fields["name"] for _, fields, _ in read]
+    _duplicates(names, "tile", source, problems)
+    for name in names:
+        if name in tables.tile_names:
+            problems.append(f'{source}: tile "{name}": name already used by the catalogue')
+    first = tables.n_tiles
+    tile_index = {name: index for index, name in enumerate(tables.tile_names)}
+    facts = _tables_facts(tables)
+    for offset, (_, fields, _) in reversed(list(enumerate(read))):
+        if fields["name"] is not None and fields["name"] not in tables.tile_names:
+            tile_index[fields["name"]] = first + offset
+            facts[fields["name"]] = _facts(fields)
+    ctx = _Context(source, _good_bits(tables.good_names), tile_index, facts, inline=True)
+    rows, reqs, effects = _compile_tiles(read, ctx, problems)
+    tiles = np.concatenate([tables.tiles, _stack(rows, (0, K.N_TILE_COLS))])
+    req = np.concatenate([tables.req, _stack(reqs, (0, K.MAX_REQ_OPTIONS, 2))])
+    wheres = [(first + offset, where) for offset, (_, _, where) in enumerate(read)]
+    _unplaceable(tiles, req, wheres, tables.good_names, problems)
+    if problems:
+        raise CatalogError(problems)
+    extra = json.dumps(tile_dicts, sort_keys=True, ensure_ascii=False)
+    return Tables(
+        name=tables.name,
+        reconstructed=tables.reconstructed,
+        source=f"{tables.source} + {source}",
+        digest=hashlib.sha256((tables.digest + extra).encode()).hexdigest(),
+        tiles=tiles,
+        req=req,
+        effects=np.concatenate([tables.effects, _stack(effects, (0, K.MAX_EFFECTS, 4))]),
+        goods_tier=tables.goods_tier,
+        board_center=tables.board_center,
+        tile_names=tables.tile_names + tuple(names),
+        good_names=tables.good_names,
+        board_names=tables.board_names,
+        invented_goods=tables.invented_goods,
+    )
+
+
+# --- back to names ----------------------------------------------------------------------------
+
+
+def _effect_as_dict(row) -> dict:
+    kind = next(name for name, code in K.EFFECT_NAMES.items() if code == row[0])
+    effect = {"kind": kind}
+    for param in EFFECT_KINDS[kind]:
+        value = int(row[EFFECT_PARAMS[param][2]])
+        if param in EFFECT_NAME_SETS:
+            effect[param] = _names_of(value, EFFECT_NAME_SETS[param][1])
+        elif param == "tier":
+            effect[param] = TIER_LABELS[value]
+        elif param == "exclude_self":
+            effect[param] = bool(value)
+        else:
+            effect[param] = value
+    return effect
+
+
+def tile_as_dict(tables: Tables, index: int) -> dict:
+    """One compiled tile with every catalogue field by name (deck "center" for City Centers,
+    None for inline tiles; players None when the tile has no icon)."""
+    row = tables.tiles[index]
+    good_bits = _good_bits(tables.good_names)
+
+    def names(tile_indices) -> list[str]:
+        return [tables.tile_names[i] for i in tile_indices if i >= 0]
+
+    options = [
+        {"requires": _names_of(int(goods), good_bits), "cost": int(cost)}
+        for goods, cost in tables.req[index, : row[K.C_N_REQ_OPTIONS]]
+    ]
+    return {
+        "index": index,
+        "name": tables.tile_names[index],
+        "deck": DECK_LABELS.get(int(row[K.C_DECK])),
+        "players": int(row[K.C_PLAYERS]) or None,
+        "types": _names_of(int(row[K.C_TYPES]), K.TYPE_NAMES),
+        "roads": _roads_text(int(row[K.C_ROADS])),
+        "cost": options[0]["cost"],
+        "requires": options[0]["requires"],
+        "alternatives": options[1:],
+        "requires_tiles": names(row[K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS]),
+        "vp": int(row[K.C_VP]),
+        "income": int(row[K.C_INCOME]),
+        "coins_on_place": int(row[K.C_COINS_ON_PLACE]),
+        "produces": _names_of(int(row[K.C_PRODUCES]), good_bits),
+        "power": bool(row[K.C_POWER]),
+        "polluting": bool(row[K.C_POLLUTING]),
+        "protects": _names_of(int(row[K.C_PROTECTS]), K.PROTECTION_NAMES),
+        "disaster": DISASTER_LABELS.get(int(row[K.C_DISASTER]), ""),
+        "vp_no_disasters": int(row[K.C_VP_NO_DISASTERS]),
+        "removed_no_disasters": bool(row[K.C_REMOVED_NO_DISASTERS]),
+        "replaces": (names([row[K.C_REPLACES]]) or [""])[0],
+        "effects": [_effect_as_dict(e) for e in tables.effects[index] if e[0] != K.EF_NONE],
+    }
+
+
+def catalog_as_dict(tables: Tables) -> dict:
+    """The whole compiled catalogue by name (the ``--json`` form); tiles[i] is tile index i."""
+    good_bits = _good_bits(tables.good_names)
+    return {
+        "catalog": {
+            "name": tables.name,
+            "reconstructed": tables.reconstructed,
+            "banner": RECONSTRUCTED_BANNER if tables.reconstructed else "",
+            "source": tables.source,
+            "digest": tables.digest,
+        },
+        "goods": [
+            {"name": name, "tier": TIER_LABELS[int(tier)], "invented": invented}
+            for name, tier, invented in zip(
+                tables.good_names,
+                tables.goods_tier,
+                tables.invented_goods or (False,) * len(tables.good_names),
+                strict=True,
+            )
+        ],
+        "boards": [
+            {
+                "name": name,
+                "good": _names_of(int(tables.tiles[center, K.C_PRODUCES]), good_bits)[0],
+                "roads": _roads_text(int(tables.tiles[center, K.C_ROADS])),
+                "center": tables.tile_names[center],
+            }
+            for name, center in zip(tables.board_names, tables.board_center, strict=True)
+        ],
+        "tiles": [tile_as_dict(tables, index) for index in range(tables.n_tiles)],
+    }
+
+
+def catalog_as_json(tables: Tables) -> str:
+    return json.dumps(catalog_as_dict(tables), indent=2, ensure_ascii=False)

@@ -1,0 +1,272 @@
+"""``neom play``: one game, told turn by turn, optionally written as JSON events.
+
+The first line names the catalogue (and says RECONSTRUCTED when it is not the published tile
+set). The JSON file holds every event; each one that changes a player's money carries
+``player`` and ``coins_delta``; purchases carry ``buyer``, ``seller``, ``good`` and ``price``;
+the file ends with each player's final money, score breakdown (SCORE_KEYS) and city.
+"""
+
+import json
+
+from sim.core.errors import UserError
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom import records as R
+from sim.neom.catalog import RECONSTRUCTED_BANNER, load_catalog
+from sim.neom.commands.readings import (
+    add_neighborhoods_argument,
+    add_solo_tileset_argument,
+    through_any,
+)
+from sim.neom.tables import rules_as_dict
+from strategies.neom.params import load_strategy_file, resolve_strategy, split_strategies
+from strategies.neom.play import final_cities, play_one
+
+VARIANTS = ", ".join(K.VARIANT_NAMES)
+CELL_WIDTH = 16
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("play", help="play one game and tell it turn by turn")
+    parser.add_argument("--players", type=int, required=True, metavar="P", help="1 to 5")
+    parser.add_argument(
+        "--strategies",
+        required=True,
+        metavar="S1,S2,...",
+        help="one strategy per seat (name or name:param=value,...), or one for all seats",
+    )
+    parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
+    parser.add_argument("--variant", default="standard", metavar="V", help=VARIANTS)
+    add_solo_tileset_argument(parser)
+    add_neighborhoods_argument(parser)
+    parser.add_argument("--catalog", metavar="FILE", help="tile catalogue (default: packaged)")
+    parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
+    parser.set_defaults(func=run)
+
+
+def parse_args(args):
+    if not 1 <= args.players <= R.MAX_PLAYERS:
+        raise UserError(f"--players {args.players}: must be 1 to {R.MAX_PLAYERS}")
+    if args.variant not in K.VARIANT_NAMES:
+        raise UserError(f"--variant {args.variant!r}: unknown variant; valid: {VARIANTS}")
+    if args.seed < 0:
+        raise UserError(f"--seed {args.seed}: must be 0 or more")
+    named = load_strategy_file(args.strategy_file) if args.strategy_file else None
+    specs = [resolve_strategy(spec, named) for spec in split_strategies(args.strategies)]
+    if len(specs) == 1:
+        specs *= args.players
+    if len(specs) != args.players:
+        raise UserError(
+            f"--strategies: {len(specs)} strategies for {args.players} players "
+            "(give one per seat, or one for all)"
+        )
+    return specs, K.VARIANT_NAMES[args.variant]
+
+
+def run(args) -> int:
+    specs, variant = parse_args(args)
+    tables = load_catalog(args.catalog)
+    result = play_one(
+        tables,
+        args.players,
+        specs,
+        args.seed,
+        variant,
+        solo_tileset=args.solo_tileset,
+        neighborhood_through_any=through_any(args),
+    )
+    story = Story(tables, result, args.seed, args.variant)
+    for line in story.lines():
+        print(line)
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                json.dump(story.as_json(), handle, indent=1)
+        except OSError as exc:
+            raise UserError(f"--json {args.json}: cannot write: {exc.strerror}") from None
+    return 0
+
+
+def square(cell) -> str:
+    return f"({cell // K.GRID},{cell % K.GRID})"
+
+
+class Story:
+    """A finished game (``play_one`` result) as text lines and as JSON."""
+
+    def __init__(self, tables, result, seed, variant_name):
+        self.t = tables
+        self.r = result
+        self.seed = seed
+        self.variant = variant_name
+        self.n = result["players"].shape[0]
+        self.cities = final_cities(tables, result)
+
+    def tile(self, index) -> str:
+        return self.t.tile_names[index] if index >= 0 else "-"
+
+    def banner(self) -> str:
+        note = f" — {RECONSTRUCTED_BANNER}" if self.t.reconstructed else ""
+        return f'Catalogue "{self.t.name}"{note}'
+
+    def describe(self, event) -> str:
+        kind, p, tile, cell = (int(event[c]) for c in (R.E_KIND, R.E_PLAYER, R.E_TILE, R.E_CELL))
+        coins, other, good = int(event[R.E_COINS]), int(event[R.E_OTHER]), int(event[R.E_GOOD])
+        who = f"seat {p}"
+        name = self.tile(tile)
+        if kind == R.EV_DRAFT_PICK:
+            return f"{who} keeps cornerstone {name}"
+        if kind == R.EV_SELECT:
+            return f"{who} selects {name} (from {other} tiles)"
+        if kind == R.EV_PLACE:
+            paid = f", paying {-coins} to the supply" if coins else ""
+            return f"{who} places {name} on {square(cell)}{paid}"
+        if kind == R.EV_CORNERSTONE:
+            paid = f", paying {-coins} to the supply" if coins else ""
+            return (
+                f"{who} discards {self.tile(other)} to place cornerstone {name} on "
+                f"{square(cell)}{paid}"
+            )
+        if kind == R.EV_SELL:
+            return f"{who} sells {name} for {coins}"
+        if kind == R.EV_DISASTER_SELECT:
+            if p < 0:
+                label = name if tile >= 0 else f"the {_disaster(other)}"
+                return f"{label} strikes every player"
+            return f"{who} selects the Disaster {name}: no action, spared"
+        if kind == R.EV_BUY:
+            return f"{who} buys {self.t.good_names[good]} from seat {other} for {-coins}"
+        if kind == R.EV_GOOD_SOLD:
+            return f"{who} is paid {coins} (spendable next turn)"
+        if kind == R.EV_DISASTER_PAY:
+            return f"{who} pays {-coins} to the {_disaster(other)}"
+        if kind == R.EV_DISASTER_SACRIFICE:
+            return f"{who} sacrifices {name} on {square(cell)} to the {_disaster(other)}"
+        if kind == R.EV_INCOME:
+            return f"{who} collects {coins} income"
+        if kind == R.EV_EFFECT_COINS:
+            return f"{who} gets {coins} from tile effects (placing {name})"
+        if kind == R.EV_DISCARD:
+            return f"{who} returns {name} to the box"
+        if kind == R.EV_REPLACED:
+            return f"{who}: {name} on {square(cell)} is replaced and goes to the box"
+        if kind == R.EV_CS_TAKEN:
+            return f"{who} takes cornerstone {name} from the draft's discard pile"
+        if kind == R.EV_CS_SWAPPED:
+            return f"{who} swaps cornerstone {self.tile(other)} for {name}"
+        return f"{who}: event {kind}"
+
+    def lines(self):
+        players = self.r["players"]
+        yield self.banner()
+        yield (
+            f"{self.n} player(s), variant {self.variant}, seed {self.seed}, "
+            f"deal seed {int(self.r['game'][R.G_DEAL_SEED])}"
+        )
+        if not self.r["rules"][K.RO_NEIGHBORHOOD_THROUGH_ANY]:
+            yield "Neighborhoods: road chains through Residential tiles only (RULES.md S3)"
+        for s in range(self.n):
+            board = self.t.board_names[players[s, R.P_BOARD]]
+            yield f"seat {s}: {self.r['strategies'][s].spec}, {board}"
+        if self.r["game"][R.G_N_EVENTS] >= R.MAX_EVENTS_PER_GAME:
+            yield f"(the event log stopped at {R.MAX_EVENTS_PER_GAME} events)"
+        turn = None
+        for event in self.r["events"]:
+            if event[R.E_TURN] != turn:
+                turn = int(event[R.E_TURN])
+                yield ""
+                yield _turn_title(turn)
+            yield "  " + self.describe(event)
+        yield ""
+        yield "Final cities"
+        for s in range(self.n):
+            yield f"seat {s}:"
+            yield from self.grid(s)
+        yield ""
+        yield "Scores " + " ".join(f"{key:>13}" for key in K.SCORE_KEYS) + "   money rank"
+        for s in range(self.n):
+            row = players[s, R.P_SCORE_TILES : R.P_SCORE_TOTAL + 1]
+            win = "  winner" if players[s, R.P_WIN] else ""
+            yield (
+                f"seat {s} "
+                + " ".join(f"{v:>13}" for v in row.tolist())
+                + f" {players[s, R.P_MONEY]:>7} {players[s, R.P_RANK]:>4}{win}"
+            )
+
+    def grid(self, seat):
+        city = self.cities[seat]
+        for row in range(K.GRID):
+            names = []
+            for col in range(K.GRID):
+                tile = city[row * K.GRID + col]
+                text = self.tile(tile) if tile >= 0 else "."
+                names.append(text[: CELL_WIDTH - 1].ljust(CELL_WIDTH))
+            yield "  " + "".join(names).rstrip()
+
+    def as_json(self) -> dict:
+        players = self.r["players"]
+        events = []
+        for event in self.r["events"]:
+            events.append(self.event_json(event))
+        final = []
+        for s in range(self.n):
+            score = players[s, R.P_SCORE_TILES : R.P_SCORE_TOTAL + 1].tolist()
+            city = [
+                [self.tile(int(t)) if t >= 0 else None for t in row]
+                for row in self.cities[s].reshape(K.GRID, K.GRID)
+            ]
+            final.append(
+                {
+                    "player": s,
+                    "strategy": self.r["strategies"][s].spec,
+                    "board": self.t.board_names[players[s, R.P_BOARD]],
+                    "money": int(players[s, R.P_MONEY]),
+                    "score": dict(zip(K.SCORE_KEYS, score, strict=True)),
+                    "rank": int(players[s, R.P_RANK]),
+                    "win": bool(players[s, R.P_WIN]),
+                    "city": city,
+                }
+            )
+        return {
+            "catalog": self.t.name,
+            "reconstructed": self.t.reconstructed,
+            "players": self.n,
+            "variant": self.variant,
+            "rules": rules_as_dict(self.r["rules"]),
+            "seed": self.seed,
+            "events": events,
+            "final": final,
+        }
+
+    def event_json(self, event) -> dict:
+        kind, p, tile, cell = (int(event[c]) for c in (R.E_KIND, R.E_PLAYER, R.E_TILE, R.E_CELL))
+        coins, other, good = int(event[R.E_COINS]), int(event[R.E_OTHER]), int(event[R.E_GOOD])
+        turn = int(event[R.E_TURN])
+        out = {"turn": turn, "kind": R.EVENT_KIND_NAMES[kind], "text": self.describe(event)}
+        if turn >= 0:
+            out["generation"] = turn // E.TURNS_PER_GENERATION + 1
+        if p >= 0:
+            out["player"] = p
+        if tile >= 0:
+            out["tile"] = self.tile(tile)
+        if cell >= 0:
+            out["row"], out["col"] = cell // K.GRID, cell % K.GRID
+        if coins != 0 or kind in (R.EV_BUY, R.EV_GOOD_SOLD, R.EV_DISASTER_PAY, R.EV_PLACE):
+            out["coins_delta"] = coins
+        if kind in (R.EV_BUY, R.EV_GOOD_SOLD):
+            buyer, seller = (p, other) if kind == R.EV_BUY else (other, p)
+            out.update(buyer=buyer, seller=seller, good=self.t.good_names[good], price=abs(coins))
+        return out
+
+
+def _disaster(code) -> str:
+    names = {v: k for k, v in K.DISASTER_NAMES.items()}
+    return {"crime": "Crime Spree"}.get(names.get(code, ""), names.get(code, "disaster").title())
+
+
+def _turn_title(turn) -> str:
+    if turn < 0:
+        return "Preliminary round: cornerstone draft"
+    gen, t = divmod(turn, E.TURNS_PER_GENERATION)
+    return f"Generation {gen + 1}, turn {t + 1}"

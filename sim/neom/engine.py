@@ -1,0 +1,1056 @@
+"""The rules of NEOM as compiled functions over fixed-shape arrays.
+
+No decision is taken here: the game loop (``sim.game``) asks a strategy to pick one row of an
+options array that these functions fill with legal choices only, then applies the choice with
+the functions below. The state of a game is a handful of arrays (int64 but for the cities, so
+that every call site passes one integer type and each function compiles once):
+
+- ``cells[P, 25]`` int16: each player's city (tile index or ``EMPTY``);
+- ``pstate[P, N_PSTATE]``: per-player counters (``PS_*`` columns);
+- ``cs_hands[P, MAX_CS_HAND]``: each player's unplaced cornerstones (``PS_N_CS`` used);
+- ``hands[P, HAND_SIZE]``: generation tiles in hand (``PS_HAND_SIZE`` used);
+- ``gstate[N_GSTATE]``: game-wide counters (``GS_*``);
+- ``cs_pile[MAX_CS_PILE]``: cornerstones discarded in the draft (``GS_N_CS_PILE`` used);
+- ``cs_box[n_tiles]``: shuffled cornerstones never dealt (``GS_CS_BOX_TOP`` = next one).
+
+Seats: "left" is the next seat. Hands pass from seat s to seat (s + 1) % P, and a seller at
+k seats to the buyer's left is reached through the buyer's left Trade Route.
+
+Small functions called several times a turn (a listing's prerequisites, requirement costs and
+rows, ``remove_slot``) are inlined: a compiled call passing their arrays costs more than their
+work (docs/engine.md, fifth round).
+"""
+
+import numpy as np
+
+from sim.core import rng
+from sim.core.jit import njit
+from sim.neom import constants as K
+from sim.neom import grid as G
+from sim.neom import records as R
+from sim.neom.effects import effect_coins_on_placed
+from sim.neom.grid import (
+    ALL_CELLS,
+    COL0_CELLS,
+    COL4_CELLS,
+    popcount,
+    road_component,
+)
+
+START_MONEY = 6
+SELL_COINS = 5
+HAND_SIZE = 8
+TURNS_PER_GENERATION = 7
+N_GENERATIONS = 3
+N_TURNS = N_GENERATIONS * TURNS_PER_GENERATION
+DRAFT_HAND = 4  # cornerstones dealt to each player for the draft
+DRAFT_PICKS = 3
+SOLO_STACKS = (4, 3, 2)  # solo draft: keep one of each face-down stack
+SOLO_PACKS = 8
+MAX_CS_HAND = 6  # 3 drafted + cornerstones taken by effects
+MAX_CS_PILE = 8  # the draft's discard pile (5 players: 5; solo: 3 + 2 + 1)
+DRAFT_TURN = -1  # event turn of the cornerstone draft
+
+# --- per-player state: pstate[P, N_PSTATE] -------------------------------------------
+PS_MONEY = 0  # coins the player can spend now
+PS_PENDING = 1  # coins received from goods sold this turn: spendable from the next turn on
+PS_BOARD = 2
+PS_N_CS = 3  # unplaced cornerstones held (used slots of cs_hands)
+PS_HAND_SIZE = 4
+PS_SELECTED = 5  # tile selected this turn, -1 if none (never shown to strategies)
+N_PSTATE = 6
+
+# --- game state: gstate[N_GSTATE] ----------------------------------------------------
+GS_N_PLAYERS = 0
+GS_GEN = 1  # 1..3 (0 during the draft)
+GS_TURN = 2  # 0..20, DRAFT_TURN during the draft
+GS_N_CS_PILE = 3
+GS_CS_BOX_TOP = 4
+GS_CS_BOX_SIZE = 5
+GS_N_EVENTS = 6
+GS_GAME_ROW = 7  # row of the game in the batch (events block)
+GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
+GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
+N_GSTATE = 10
+
+# --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
+D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand
+D_SELECT = 1  # select a tile: OPT_TILE, OPT_SLOT = its index in the hand
+D_ACTION = 2  # OPT_KIND = A_*, OPT_TILE, OPT_CELL, OPT_REQ, OPT_SLOT (cornerstone), OPT_COST
+D_BUY = 3  # buy OPT_GOOD from OPT_SEAT for OPT_COST coins
+D_DISASTER = 4  # OPT_KIND = DR_PAY (OPT_COST coins) or DR_SACRIFICE
+D_SACRIFICE = 5  # sacrifice the tile on OPT_CELL (OPT_TILE)
+D_TAKE_CS = 6  # take OPT_TILE (OPT_SLOT = index in the draft discard pile)
+D_SWAP_CS = 7  # OPT_SLOT = cornerstone slot to swap, -1 = keep them all
+N_DECISIONS = 8
+DECISION_NAMES = (
+    "draft",
+    "select",
+    "action",
+    "buy",
+    "disaster",
+    "sacrifice",
+    "take_cornerstone",
+    "swap_cornerstone",
+)
+
+OPT_KIND = 0
+OPT_TILE = 1
+OPT_CELL = 2
+OPT_REQ = 3
+OPT_SLOT = 4
+OPT_SEAT = 5
+OPT_GOOD = 6
+OPT_COST = 7  # coins the choice costs in all (coin cost plus cheapest purchases, or price)
+N_OPT_COLS = 8
+# An action lists the selected tile on each legal square per requirement option, each unplaced
+# cornerstone likewise, and selling: at most 25 * 3 * (1 + MAX_CS_HAND) + 1.
+MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
+
+A_PLACE = 0
+A_CORNERSTONE = 1
+A_SELL = 2
+DR_PAY = 0
+DR_SACRIFICE = 1
+
+# Crime Spree takes one tile of each of these types, in this order.
+CRIME_CATEGORIES = (K.T_RESIDENTIAL, K.T_COMMERCIAL, K.T_INDUSTRIAL)
+CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
+
+
+# --- events --------------------------------------------------------------------------------
+# One signature (integers widened at the call) instead of one compilation per argument mix.
+@njit("void(int32[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)")
+def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
+    """Append one event to the game's block of ``events`` (no-op without a buffer; events past
+    MAX_EVENTS_PER_GAME are dropped and G_N_EVENTS stays at the block size)."""
+    count = gstate[GS_N_EVENTS]
+    if events.shape[0] == 0 or count >= R.MAX_EVENTS_PER_GAME:
+        return
+    row = gstate[GS_GAME_ROW] * R.MAX_EVENTS_PER_GAME + count
+    events[row, R.E_GAME_ROW] = gstate[GS_GAME_ROW]
+    events[row, R.E_TURN] = gstate[GS_TURN]
+    events[row, R.E_PLAYER] = player
+    events[row, R.E_KIND] = kind
+    events[row, R.E_TILE] = tile
+    events[row, R.E_CELL] = cell
+    events[row, R.E_COINS] = coins
+    events[row, R.E_OTHER] = other
+    events[row, R.E_GOOD] = good
+    gstate[GS_N_EVENTS] = count + 1
+
+
+@njit(inline="always")
+def pass_left(hands, pstate, n_players):
+    """Hands pass left: seat s's hand goes to seat (s + 1) % P (rotated in place, no copy)."""
+    for k in range(hands.shape[1]):
+        last = hands[n_players - 1, k]
+        for s in range(n_players - 1, 0, -1):
+            hands[s, k] = hands[s - 1, k]
+        hands[0, k] = last
+    last_size = pstate[n_players - 1, PS_HAND_SIZE]
+    for s in range(n_players - 1, 0, -1):
+        pstate[s, PS_HAND_SIZE] = pstate[s - 1, PS_HAND_SIZE]
+    pstate[0, PS_HAND_SIZE] = last_size
+
+
+# --- decks and setup -----------------------------------------------------------------------
+@njit
+def icon_limit(n_players, rules):
+    """Highest player-count icon (1, 4 or 5) in the generation decks."""
+    if n_players == 1:
+        return rules[K.RO_SOLO_TILESET]
+    if n_players <= 3:
+        return 1  # 3 players by the rules; 2 players: our reading, see RULES.md
+    return n_players
+
+
+@njit
+def taken_out(tile, tiles, variant):
+    """Whether a standard tile is taken out of its deck by the variant."""
+    if variant == K.V_NO_DISASTERS:
+        return tiles[tile, K.C_DISASTER] != K.DIS_NONE or tiles[tile, K.C_REMOVED_NO_DISASTERS] != 0
+    if variant == K.V_RANDOM_DISASTERS:
+        return tiles[tile, K.C_DISASTER] != K.DIS_NONE
+    return False
+
+
+@njit
+def build_deck(deck, n_players, tiles, rules, out):
+    """The tiles of ``deck`` (a generation or DECK_CORNERSTONE) for this player count and variant,
+    in catalogue order, into ``out``; returns how many. Substitutes come in only for tiles the
+    variant takes out."""
+    limit = icon_limit(n_players, rules)
+    variant = rules[K.RO_VARIANT]
+    n = 0
+    for t in range(tiles.shape[0]):
+        if tiles[t, K.C_DECK] != deck or tiles[t, K.C_PLAYERS] > limit:
+            continue
+        replaced = tiles[t, K.C_REPLACES]
+        if replaced >= 0:
+            keep = taken_out(replaced, tiles, variant)
+        else:
+            keep = not taken_out(t, tiles, variant)
+        if keep:
+            out[n] = t
+            n += 1
+    return n
+
+
+@njit
+def generation_disaster(gen, tiles):
+    """The Disaster kind printed in this generation's deck (DIS_NONE if it has none)."""
+    for t in range(tiles.shape[0]):
+        if tiles[t, K.C_DECK] == gen and tiles[t, K.C_REPLACES] < 0:
+            if tiles[t, K.C_DISASTER] != K.DIS_NONE:
+                return tiles[t, K.C_DISASTER]
+    return K.DIS_NONE
+
+
+@njit
+def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
+    """Each player gets a distinct random board; its City Center goes on the center square."""
+    order = np.arange(n_boards)
+    rng.shuffle(deal, order, n_boards)
+    for s in range(n_players):
+        board = order[s]
+        pstate[s, PS_BOARD] = board
+        pstate[s, PS_MONEY] = START_MONEY
+        cells[s, K.CENTER_CELL] = board_center[board]
+
+
+@njit
+def shuffled_cornerstones(deal, n_players, tiles, rules, cs_box, gstate):
+    """The cornerstones of this variant shuffled into ``cs_box``; dealing draws from the top."""
+    n = build_deck(K.DECK_CORNERSTONE, n_players, tiles, rules, cs_box)
+    rng.shuffle(deal, cs_box, n)
+    gstate[GS_CS_BOX_TOP] = 0
+    gstate[GS_CS_BOX_SIZE] = n
+
+
+@njit
+def draw_cornerstone(cs_box, gstate):
+    """The next cornerstone of the box, or -1 when it is empty."""
+    top = gstate[GS_CS_BOX_TOP]
+    if top >= gstate[GS_CS_BOX_SIZE]:
+        return -1
+    gstate[GS_CS_BOX_TOP] = top + 1
+    return cs_box[top]
+
+
+@njit
+def add_cornerstone(seat, tile, cs_hands, pstate):
+    """Put a cornerstone among the player's unplaced ones; False when the hand is full."""
+    n = pstate[seat, PS_N_CS]
+    if n >= MAX_CS_HAND:
+        return False
+    cs_hands[seat, n] = tile
+    pstate[seat, PS_N_CS] = n + 1
+    return True
+
+
+@njit(inline="always")
+def remove_slot(row, n, slot):
+    """Remove row[slot] from the first n entries, keeping the order of the others."""
+    for k in range(slot, n - 1):
+        row[k] = row[k + 1]
+    row[n - 1] = -1
+
+
+@njit
+def add_to_pile(tile, cs_pile, gstate):
+    n = gstate[GS_N_CS_PILE]
+    if n < MAX_CS_PILE:
+        cs_pile[n] = tile
+        gstate[GS_N_CS_PILE] = n + 1
+
+
+# --- interventions (paired experiments) ----------------------------------------------------
+# Applied once the whole deal is drawn, with the deal stream's next numbers: a game with an
+# intervention keeps every other tile of the deal it has without one.
+SOLO_CS_DEALT = sum(SOLO_STACKS)
+
+
+@njit
+def position_of(row, n, tile):
+    for k in range(n):
+        if row[k] == tile:
+            return k
+    return -1
+
+
+@njit
+def swap_entries(row, i, j):
+    tmp = row[i]
+    row[i] = row[j]
+    row[j] = tmp
+
+
+@njit
+def cornerstone_hand_size(n_players, rules):
+    """Cornerstones the draft deals each seat from the top of the box, seat after seat."""
+    if rules[K.RO_VARIANT] == K.V_BEGINNER:
+        return 1
+    if n_players == 1:
+        return SOLO_CS_DEALT
+    return DRAFT_HAND
+
+
+@njit
+def force_into_hand(deal, row, n, tile, start, size):
+    """Unless row[start:start + size] (a hand) holds ``tile``, the tile changes places with a
+    deal-chosen tile of that hand, wherever it was among row[:n] (another hand or the box)."""
+    pos = position_of(row, n, tile)
+    if pos < 0 or start <= pos < start + size:
+        return
+    swap_entries(row, pos, start + rng.randint(deal, size))
+
+
+@njit
+def ban_cornerstone(deal, tile, n_players, rules, cs_box, gstate):
+    """A dealt banned cornerstone changes places with a deal-chosen undealt one; then it leaves
+    the box (its last tile takes its place) so that no effect can draw it."""
+    size = gstate[GS_CS_BOX_SIZE]
+    dealt = n_players * cornerstone_hand_size(n_players, rules)
+    pos = position_of(cs_box, size, tile)
+    if pos < 0 or size <= dealt:  # checked before a run: a ban needs an undealt cornerstone
+        return
+    if pos < dealt:
+        spare = dealt + rng.randint(deal, size - dealt)
+        swap_entries(cs_box, pos, spare)
+        pos = spare
+    swap_entries(cs_box, pos, size - 1)
+    gstate[GS_CS_BOX_SIZE] = size - 1
+
+
+@njit
+def ban_generation_tile(deal, tile, n_players, tiles, rules, deck, n_deck):
+    """A dealt banned tile is exchanged for a deal-chosen unused tile of its generation: one
+    left undealt in the deck, or one the player-count icons leave out."""
+    dealt = min(HAND_SIZE * n_players, n_deck)
+    pos = position_of(deck, dealt, tile)
+    if pos < 0:
+        return
+    full_deck = np.empty(tiles.shape[0], dtype=np.int64)
+    n_full = build_deck(tiles[tile, K.C_DECK], R.MAX_PLAYERS, tiles, rules, full_deck)
+    limit = icon_limit(n_players, rules)
+    n_left_out = 0
+    for k in range(n_full):
+        if tiles[full_deck[k], K.C_PLAYERS] > limit:
+            full_deck[n_left_out] = full_deck[k]
+            n_left_out += 1
+    n_undealt = n_deck - dealt
+    if n_undealt + n_left_out == 0:  # checked before a run: the deck is dealt out exactly
+        return
+    pick = rng.randint(deal, n_undealt + n_left_out)
+    if pick < n_undealt:
+        swap_entries(deck, pos, dealt + pick)
+    else:
+        deck[pos] = full_deck[pick - n_undealt]
+
+
+@njit
+def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, deck_sizes):
+    """RO_FORCE_TILE into RO_FORCE_SEAT's hand (the draft hand of a cornerstone, the generation's
+    hand of a generation tile), then RO_BAN_TILE. Generation tiles need 2+ players (solo packs
+    are not hands; checked before a run)."""
+    force = rules[K.RO_FORCE_TILE]
+    if force >= 0:
+        seat = rules[K.RO_FORCE_SEAT]
+        gen = tiles[force, K.C_DECK]
+        if gen == K.DECK_CORNERSTONE:
+            size = cornerstone_hand_size(n_players, rules)
+            force_into_hand(deal, cs_box, gstate[GS_CS_BOX_SIZE], force, seat * size, size)
+        elif n_players > 1:
+            start = seat * HAND_SIZE
+            size = min(HAND_SIZE, deck_sizes[gen - 1] - start)
+            force_into_hand(deal, decks[gen - 1], deck_sizes[gen - 1], force, start, size)
+    ban = rules[K.RO_BAN_TILE]
+    if ban >= 0:
+        gen = tiles[ban, K.C_DECK]
+        if gen == K.DECK_CORNERSTONE:
+            ban_cornerstone(deal, ban, n_players, rules, cs_box, gstate)
+        elif n_players > 1:
+            ban_generation_tile(
+                deal, ban, n_players, tiles, rules, decks[gen - 1], deck_sizes[gen - 1]
+            )
+
+
+# --- city geometry -------------------------------------------------------------------------
+# A city summary: int64[N_SUMMARY], the city's masks (sim.grid.city_masks) followed by the masks
+# of its road chains, so that the squares where a tile may go are a few bit operations per tile
+# (no search, no allocation).
+SM_OCCUPIED = G.M_OCCUPIED
+SM_TYPE = G.M_TYPE
+SM_ROADS = G.M_ROADS
+SM_CORNERSTONES = G.M_CORNERSTONES
+SM_COMPONENT = G.N_MASKS  # cells road-linked to the tile on the center square (connected_cells)
+SM_REACH = SM_COMPONENT + 1  # 4 masks (N, E, S, W): squares a road on that edge links to it
+# placement_mask's cache of SM_COMPONENT traced again without one cell (a replaced tile in the
+# chain): SM_FLOOD_KNOWN = cells whose trace is in SM_FLOOD_WITHOUT + cell, shared by every tile
+# listed against the same summary.
+SM_FLOOD_KNOWN = SM_REACH + 4
+SM_FLOOD_WITHOUT = SM_FLOOD_KNOWN + 1
+N_SUMMARY = SM_FLOOD_WITHOUT + K.N_CELLS
+RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
+CENTER_BIT = 1 << K.CENTER_CELL
+
+
+@njit
+def connected_cells(cells, tiles):
+    """Cells linked by roads to the tile on the center square (0 if the square is empty)."""
+    return road_component(cells, tiles, K.CENTER_CELL, 0)
+
+
+@njit
+def flood_from_center(summary, removed):
+    """connected_cells from the summary's road masks, with the cells of ``removed`` taken out."""
+    keep = ~removed
+    if not summary[SM_OCCUPIED] & keep & CENTER_BIT:
+        return 0
+    return G.road_flood(summary, CENTER_BIT, keep)
+
+
+@njit
+def reach_mask(summary, component, direction):
+    """Squares where a new tile's road in ``direction`` (N, E, S, W) would link to a tile of
+    ``component``."""
+    if direction == 0:
+        return ((component & summary[SM_ROADS + 2]) << K.GRID) & ALL_CELLS
+    if direction == 1:
+        return (component & summary[SM_ROADS + 3] & ~COL0_CELLS) >> 1
+    if direction == 2:
+        return (component & summary[SM_ROADS + 0]) >> K.GRID
+    return ((component & summary[SM_ROADS + 1] & ~COL4_CELLS) << 1) & ALL_CELLS
+
+
+@njit
+def reach_masks(summary, component, out, at):
+    """reach_mask of the 4 directions into out[at .. at + 3]."""
+    for d in range(4):
+        out[at + d] = reach_mask(summary, component, d)
+
+
+@njit
+def summarize_city(cells, tiles, summary):
+    G.city_masks(cells, tiles, summary)
+    summary[SM_FLOOD_KNOWN] = 0
+    component = flood_from_center(summary, 0)
+    summary[SM_COMPONENT] = component
+    reach_masks(summary, component, summary, SM_REACH)
+
+
+@njit
+def mark_stale(summary):
+    """The summarized city changed: refresh_summary will summarize it again."""
+    summary[SM_OCCUPIED] = -1  # never a city's mask (25 bits)
+
+
+@njit
+def refresh_summary(city, tiles, summary):
+    """Summarize ``city`` again if it changed since (mark_stale); else keep the summary and its
+    cache of traced chains."""
+    if summary[SM_OCCUPIED] == -1:
+        summarize_city(city, tiles, summary)
+
+
+@njit
+def trade_routes(cells, tiles):
+    """Bit 0: left Trade Route (tile at (2,0) with a west road); bit 1: right ((2,4), east)."""
+    routes = 0
+    left = cells[K.LEFT_ROUTE_CELL]
+    if left != K.EMPTY and tiles[left, K.C_ROADS] & K.ROAD_W:
+        routes |= 1
+    right = cells[K.RIGHT_ROUTE_CELL]
+    if right != K.EMPTY and tiles[right, K.C_ROADS] & K.ROAD_E:
+        routes |= 2
+    return routes
+
+
+@njit
+def replaceable_cells(types, summary):
+    """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
+    one) and tiles sharing one of its types."""
+    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, types)
+
+
+@njit
+def placement_mask(cells, tiles, tile, summary):
+    """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
+    City Center is one) or a tile sharing a type with it; and the center square itself, or
+    road-linked to a tile connected through road links to the center square. A replaced tile
+    that is part of that chain is taken out and the chain traced again without it."""
+    roads = tiles[tile, K.C_ROADS]
+    replaceable = replaceable_cells(tiles[tile, K.C_TYPES], summary)
+    mask = CENTER_BIT
+    for d in range(4):
+        if (roads >> d) & 1:
+            mask |= summary[SM_REACH + d]
+    mask &= (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
+    in_chain = mask & summary[SM_COMPONENT] & ~CENTER_BIT
+    for cell in range(K.N_CELLS):
+        if in_chain == 0:
+            break
+        bit = 1 << cell
+        if not in_chain & bit:
+            continue
+        in_chain &= ~bit
+        if not summary[SM_FLOOD_KNOWN] & bit:
+            summary[SM_FLOOD_WITHOUT + cell] = flood_from_center(summary, bit)
+            summary[SM_FLOOD_KNOWN] |= bit
+        without = summary[SM_FLOOD_WITHOUT + cell]
+        linked = False
+        for d in range(4):
+            if (roads >> d) & 1 and reach_mask(summary, without, d) & bit:
+                linked = True
+        if not linked:
+            mask &= ~bit
+    return mask
+
+
+@njit(inline="always")
+def has_prerequisites(cells, tiles, tile):
+    for k in range(K.MAX_PREREQS):
+        needed = tiles[tile, K.C_PREREQ0 + k]
+        if needed < 0:
+            continue
+        found = False
+        for cell in range(K.N_CELLS):
+            if cells[cell] == needed:
+                found = True
+                break
+        if not found:
+            return False
+    return True
+
+
+# --- buying goods --------------------------------------------------------------------------
+@njit
+def purchase_price(buyer, seller, n_players, base, routes):
+    """Base price + 1 per player seated between, counted the way the buyer chooses, - 1 when
+    the buyer's Trade Route on that side is active (so never more than 1 off)."""
+    seats_left = seller - buyer  # seats from the buyer to the seller, counted to the left
+    if seats_left < 0:
+        seats_left += n_players
+    to_left = seats_left - 1
+    to_right = n_players - seats_left - 1
+    left_price = base + to_left - (routes & 1)
+    right_price = base + to_right - ((routes >> 1) & 1)
+    return min(left_price, right_price)
+
+
+@njit(inline="always")
+def cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes):
+    """Lowest price of ``good`` among the other players producing it, -1 if none does."""
+    best = -1
+    base = K.TIER_PRICE[goods_tier[good]]
+    for seller in range(n_players):
+        if seller == buyer or not (goods_of[seller] >> good) & 1:
+            continue
+        price = purchase_price(buyer, seller, n_players, base, routes)
+        if best < 0 or price < best:
+            best = price
+    return best
+
+
+@njit(inline="always")
+def purchase_cost(buyer, missing, goods_of, n_players, goods_tier, routes):
+    """Coins to buy every good of the mask ``missing`` at its cheapest, -1 if one is unsold."""
+    total = 0
+    for good in range(goods_tier.shape[0]):
+        if (missing >> good) & 1:
+            price = cheapest_price(buyer, good, goods_of, n_players, goods_tier, routes)
+            if price < 0:
+                return -1
+            total += price
+    return total
+
+
+@njit(inline="always")
+def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, money):
+    """Coins needed to meet requirement option ``option`` of ``tile``: its coin cost plus the
+    cheapest purchase of each good the city lacks. -1 if a good has no seller or the total
+    exceeds ``money``. ``goods_of[s]``: goods of player s's city as the buyer sees them."""
+    total = req[tile, option, K.R_COST]
+    missing = req[tile, option, K.R_GOODS] & ~goods_of[seat]
+    if missing != 0:
+        bought = purchase_cost(seat, missing, goods_of, n_players, goods_tier, routes)
+        if bought < 0:
+            return -1
+        total += bought
+    if total > money:
+        return -1
+    return total
+
+
+@njit(inline="always")
+def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
+    """Append one option per legal square and affordable requirement option."""
+    for cell in range(K.N_CELLS):
+        if cells_mask >> cell == 0:
+            break
+        if not (cells_mask >> cell) & 1:
+            continue
+        for o in range(n_req):
+            if req_costs[o] < 0:
+                continue
+            options[n, OPT_KIND] = kind
+            options[n, OPT_TILE] = tile
+            options[n, OPT_CELL] = cell
+            options[n, OPT_REQ] = o
+            options[n, OPT_SLOT] = slot
+            options[n, OPT_SEAT] = -1
+            options[n, OPT_GOOD] = -1
+            options[n, OPT_COST] = req_costs[o]
+            n += 1
+    return n
+
+
+@njit
+def tile_placements(
+    seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
+):
+    """Cell mask where ``tile`` may be placed, with ``req_costs[o]`` the coins option o needs
+    (-1 when not met); 0 when no option can be met or a prerequisite tile is missing."""
+    if not has_prerequisites(city, tiles, tile):
+        return 0
+    any_met = False
+    for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+        req_costs[o] = plan_cost(seat, tile, o, goods_of, routes, n_players, req, goods_tier, money)
+        if req_costs[o] >= 0:
+            any_met = True
+    if not any_met:
+        return 0
+    return placement_mask(city, tiles, tile, summary)
+
+
+@njit
+def action_options(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+):
+    """All legal actions with the selected (non-Disaster) tile: place it, discard it to place
+    a cornerstone (never more cornerstones in the city than the generation number; replacing
+    one keeps the count), or sell it. Returns the number of options (selling is always one)."""
+    summary = np.empty(N_SUMMARY, dtype=np.int64)
+    summarize_city(cells[seat], tiles, summary)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    return fill_action_options(
+        seat,
+        selected,
+        gen,
+        cells,
+        pstate,
+        cs_hands,
+        goods_of,
+        n_players,
+        tiles,
+        req,
+        goods_tier,
+        options,
+        summary,
+        req_costs,
+    )
+
+
+@njit(inline="always")  # the game loop's listing and cornerstone_options: one rule, two callers
+def add_cornerstone_options(
+    seat,
+    gen,
+    city,
+    pstate,
+    cs_hands,
+    goods_of,
+    routes,
+    n_players,
+    money,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    n,
+    summary,
+    req_costs,
+):
+    """Append to ``options`` (``n`` rows so far) each legal placement of a cornerstone in the
+    seat's hand: never more cornerstones in the city than the generation number (at the limit
+    one may only replace a cornerstone). Returns the new number of rows."""
+    cornerstone_cells = summary[SM_CORNERSTONES]
+    at_limit = popcount(cornerstone_cells) >= gen
+    allowed = cornerstone_cells if at_limit else ALL_CELLS
+    for slot in range(pstate[seat, PS_N_CS]):
+        if allowed == 0:
+            break
+        cs = cs_hands[seat, slot]
+        # At the limit a cornerstone may only replace one (the allowed squares are then all
+        # occupied): skip the full listing when it can replace none of them.
+        if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
+            continue
+        mask = (
+            tile_placements(
+                seat,
+                cs,
+                city,
+                summary,
+                goods_of,
+                routes,
+                n_players,
+                money,
+                tiles,
+                req,
+                goods_tier,
+                req_costs,
+            )
+            & allowed
+        )
+        if mask != 0:
+            n = add_placements(
+                options, n, A_CORNERSTONE, cs, slot, mask, req_costs, tiles[cs, K.C_N_REQ_OPTIONS]
+            )
+    return n
+
+
+@njit
+def cornerstone_options(
+    seat, gen, city, pstate, cs_hands, goods_of, routes, n_players, tiles, req, goods_tier, summary
+):
+    """The actions placing a cornerstone of the seat's hand (the part of ``action_options`` that
+    does not depend on the selected tile) into a new options array; returns it and their number.
+    ``summary`` and ``routes``: the city's (summarize_city, trade_routes)."""
+    options = np.empty((MAX_OPTIONS, N_OPT_COLS), dtype=np.int64)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    n = add_cornerstone_options(
+        seat,
+        gen,
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        routes,
+        n_players,
+        pstate[seat, PS_MONEY],
+        tiles,
+        req,
+        goods_tier,
+        options,
+        0,
+        summary,
+        req_costs,
+    )
+    return options, n
+
+
+@njit
+def fill_action_options(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    summary,
+    req_costs,
+):
+    """action_options given the seat's city summary (``summary``, see refresh_summary) and a
+    scratch ``req_costs`` (int64[MAX_REQ_OPTIONS]): the game loop allocates both once per batch
+    and summarizes a city again only after it changed."""
+    city = cells[seat]
+    money = pstate[seat, PS_MONEY]
+    routes = trade_routes(city, tiles)
+    n = 0
+    mask = tile_placements(
+        seat,
+        selected,
+        city,
+        summary,
+        goods_of,
+        routes,
+        n_players,
+        money,
+        tiles,
+        req,
+        goods_tier,
+        req_costs,
+    )
+    if mask != 0:
+        n = add_placements(
+            options, n, A_PLACE, selected, -1, mask, req_costs, tiles[selected, K.C_N_REQ_OPTIONS]
+        )
+    n = add_cornerstone_options(
+        seat,
+        gen,
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        routes,
+        n_players,
+        money,
+        tiles,
+        req,
+        goods_tier,
+        options,
+        n,
+        summary,
+        req_costs,
+    )
+    options[n, OPT_KIND] = A_SELL
+    options[n, OPT_TILE] = selected
+    options[n, OPT_CELL] = -1
+    options[n, OPT_REQ] = -1
+    options[n, OPT_SLOT] = -1
+    options[n, OPT_SEAT] = -1
+    options[n, OPT_GOOD] = -1
+    options[n, OPT_COST] = -SELL_COINS
+    return n + 1
+
+
+@njit
+def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods_tier, options):
+    """Sellers of ``good`` whose price still leaves ``rest_cost`` coins (the coin cost and the
+    cheapest price of each good still to buy) affordable."""
+    base = K.TIER_PRICE[goods_tier[good]]
+    n = 0
+    for seller in range(n_players):
+        if seller == seat or not (goods_of[seller] >> good) & 1:
+            continue
+        price = purchase_price(seat, seller, n_players, base, routes)
+        if price + rest_cost > money:
+            continue
+        options[n, OPT_KIND] = 0
+        options[n, OPT_TILE] = -1
+        options[n, OPT_CELL] = -1
+        options[n, OPT_REQ] = -1
+        options[n, OPT_SLOT] = -1
+        options[n, OPT_SEAT] = seller
+        options[n, OPT_GOOD] = good
+        options[n, OPT_COST] = price
+        n += 1
+    return n
+
+
+# --- placing and removing tiles ------------------------------------------------------------
+@njit
+def count_placed(stats, tile, tiles):
+    types = tiles[tile, K.C_TYPES]
+    if types & K.T_RESIDENTIAL:
+        stats[R.P_PLACED_RESIDENTIAL] += 1
+    if types & K.T_COMMERCIAL:
+        stats[R.P_PLACED_COMMERCIAL] += 1
+    if types & K.T_INDUSTRIAL:
+        stats[R.P_PLACED_INDUSTRIAL] += 1
+    if types & K.T_PUBLIC:
+        stats[R.P_PLACED_PUBLIC] += 1
+    if types & K.T_RESOURCE:
+        stats[R.P_PLACED_RESOURCE] += 1
+
+
+@njit
+def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
+    """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
+    pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
+    Requirements must have been paid already. Returns the replaced tile or EMPTY."""
+    city = cells[seat]
+    old = city[cell]
+    if old != K.EMPTY:
+        log_event(events, gstate, seat, R.EV_REPLACED, old, cell, 0, tile, -1)
+    city[cell] = tile
+    count_placed(stats, tile, tiles)
+    coins = tiles[tile, K.C_COINS_ON_PLACE]
+    for other in range(K.N_CELLS):
+        holder = city[other]
+        if other == cell or holder == K.EMPTY:
+            continue
+        for k in range(K.MAX_EFFECTS):
+            kind = effects[holder, k, 0]
+            if kind == K.EF_NONE:
+                continue
+            coins += effect_coins_on_placed(
+                kind,
+                effects[holder, k, 1],
+                effects[holder, k, 2],
+                effects[holder, k, 3],
+                tile,
+                tiles,
+            )
+    if coins != 0:
+        pstate[seat, PS_MONEY] += coins
+        log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)
+    return old
+
+
+@njit
+def has_effect(effects, tile, kind):
+    for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == kind:
+            return True
+    return False
+
+
+@njit
+def take_options(cs_pile, gstate, options):
+    """Cornerstones of the draft's discard pile that a take effect may claim."""
+    n = gstate[GS_N_CS_PILE]
+    for k in range(n):
+        options[k, OPT_KIND] = 0
+        options[k, OPT_TILE] = cs_pile[k]
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = k
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+        options[k, OPT_COST] = 0
+    return n
+
+
+@njit
+def swap_options(seat, cs_hands, pstate, options):
+    """Keep every cornerstone (slot -1), or swap the one in a slot for a random one."""
+    n = pstate[seat, PS_N_CS] + 1
+    for k in range(n):
+        options[k, OPT_KIND] = 0
+        options[k, OPT_TILE] = -1 if k == 0 else cs_hands[seat, k - 1]
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = k - 1
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+        options[k, OPT_COST] = 0
+    return n
+
+
+# --- disasters -----------------------------------------------------------------------------
+@njit
+def protected_cells(city, tiles, protection):
+    """Cells covered by tiles protecting against ``protection`` (PROT_*): each such tile
+    covers its own square and the 8 surrounding ones."""
+    mask = 0
+    for cell in range(K.N_CELLS):
+        tile = city[cell]
+        if tile != K.EMPTY and tiles[tile, K.C_PROTECTS] & protection:
+            mask |= (1 << cell) | G.SURROUNDING_MASKS[cell]
+    return mask
+
+
+@njit
+def disaster_cost(city, tiles, disaster):
+    """Coins to pay a disaster off (``disaster_cost_of`` for a city given by its squares)."""
+    return disaster_cost_of(
+        G.masks_of(city, tiles),
+        protected_cells(city, tiles, K.PROT_FIRE),
+        protected_cells(city, tiles, K.PROT_POLICE),
+        disaster,
+    )
+
+
+@njit
+def disaster_cost_of(masks, fire_cover, police_cover, disaster):
+    """Coins to pay a disaster off: Flood 1 per Residential/Commercial/Industrial/Public tile;
+    Fire 1 per such tile not protected from Fire; Crime Spree 2 per Residential/Commercial/
+    Industrial tile not protected by police. ``masks``: the city's (sim.grid.city_masks);
+    the covers: its ``protected_cells``."""
+    if disaster == K.DIS_FLOOD:
+        return popcount(G.cells_of_types(masks, K.T_BUILDING))
+    if disaster == K.DIS_FIRE:
+        return popcount(G.cells_of_types(masks, K.T_BUILDING) & ~fire_cover)
+    return 2 * popcount(G.cells_of_types(masks, CRIME_TYPES) & ~police_cover)
+
+
+@njit
+def disaster_options(city, money, tiles, disaster, options):
+    """Pay (when affordable; the only option when it costs nothing) or sacrifice tiles."""
+    cost = disaster_cost(city, tiles, disaster)
+    n = 0
+    if cost <= money:
+        options[n, OPT_KIND] = DR_PAY
+        options[n, OPT_COST] = cost
+        n += 1
+    if cost > 0:
+        options[n, OPT_KIND] = DR_SACRIFICE
+        options[n, OPT_COST] = 0
+        n += 1
+    for k in range(n):
+        options[k, OPT_TILE] = -1
+        options[k, OPT_CELL] = -1
+        options[k, OPT_REQ] = -1
+        options[k, OPT_SLOT] = -1
+        options[k, OPT_SEAT] = -1
+        options[k, OPT_GOOD] = -1
+    return n
+
+
+@njit
+def sacrifice_steps(disaster):
+    """How many tiles a sacrifice asks for (each step may find none to take)."""
+    if disaster == K.DIS_FLOOD:
+        return 1
+    if disaster == K.DIS_FIRE:
+        return 2
+    return len(CRIME_CATEGORIES)
+
+
+@njit
+def sacrifice_types(disaster, step):
+    """Type mask a tile must have to be sacrificed at ``step``; 0 = any tile."""
+    if disaster == K.DIS_FLOOD:
+        return K.T_BUILDING
+    if disaster == K.DIS_FIRE:
+        return 0
+    return CRIME_CATEGORIES[step]
+
+
+@njit
+def sacrifice_options(city, tiles, disaster, step, options):
+    """Tiles that may be sacrificed at ``step`` (tiles already taken are gone from the city,
+    so a two-type tile satisfies one Crime Spree category only)."""
+    wanted = sacrifice_types(disaster, step)
+    n = 0
+    for cell in range(K.N_CELLS):
+        tile = city[cell]
+        if tile == K.EMPTY or (wanted != 0 and not tiles[tile, K.C_TYPES] & wanted):
+            continue
+        options[n, OPT_KIND] = 0
+        options[n, OPT_TILE] = tile
+        options[n, OPT_CELL] = cell
+        options[n, OPT_REQ] = -1
+        options[n, OPT_SLOT] = -1
+        options[n, OPT_SEAT] = -1
+        options[n, OPT_GOOD] = -1
+        options[n, OPT_COST] = 0
+        n += 1
+    return n
+
+
+# --- end of game ---------------------------------------------------------------------------
+@njit
+def ranks_and_winners(totals, n_players, ranks):
+    """Rank 1 = best, tied players share the better rank. Returns the winners' seat mask."""
+    best = totals[0]
+    for s in range(1, n_players):
+        best = max(best, totals[s])
+    winners = 0
+    for s in range(n_players):
+        better = 0
+        for o in range(n_players):
+            if totals[o] > totals[s]:
+                better += 1
+        ranks[s] = better + 1
+        if totals[s] == best:
+            winners |= 1 << s
+    return winners

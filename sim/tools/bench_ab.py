@@ -1,0 +1,143 @@
+"""Paired speed comparison of two checkouts of the project: the same games, timed in turns.
+
+On a shared VM one timing varies by a quarter, more than most changes are worth, and the noise
+comes in phases of seconds. So each checkout gets its own worker process (its sources on
+``PYTHONPATH``, its own compiled cache), both pinned to the same core, and the driver asks them
+in turns, round after round, for short batches of the same games (``sim.bench.run_games``, CPU
+seconds). Both see the same phases; the best and the median of each side are compared.
+
+    python -m sim.bench_ab OLD_CHECKOUT NEW_CHECKOUT [--jobs random:500,greedy:60] [--rounds 20]
+
+A checkout is a folder holding ``sim/`` (a git worktree of an older commit works). Its first
+use compiles it into ``<checkout>/.numba_cache`` (minutes). The games played depend only on
+the seed, so both sides play the same games if their rules agree.
+"""
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+# Runs inside each checkout: only run_games and load_catalog, which every version of the
+# project has (in sim/ before the Game interface, in sim/tools and sim/neom since).
+WORKER = """
+import os, sys
+core = int(os.environ["NEOM_AB_CORE"])
+if core >= 0:
+    os.sched_setaffinity(0, {core})
+try:
+    from sim.tools.bench import run_games
+    from sim.neom.catalog import load_catalog
+except ImportError:
+    from sim.bench import run_games
+    from sim.catalog import load_catalog
+tables = load_catalog()
+for strategy in sys.argv[1:]:
+    run_games(tables, strategy, 0, 2)
+print("ready", flush=True)
+for line in sys.stdin:
+    strategy, n = line.split()
+    print(int(n) / run_games(tables, strategy, 1000, int(n)), flush=True)
+"""
+
+
+def parse_jobs(text: str) -> list[tuple[str, int]]:
+    jobs = []
+    for item in text.split(","):
+        name, _, count = item.partition(":")
+        if not name or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"bench_ab: --jobs item {item!r} is not STRATEGY:GAMES")
+        jobs.append((name, int(count)))
+    return jobs
+
+
+def start_worker(checkout: Path, strategies: list[str], core: int) -> subprocess.Popen:
+    if not any((checkout / "sim" / p).is_file() for p in ("tools/bench.py", "bench.py")):
+        raise SystemExit(f"bench_ab: {checkout} holds no sim/tools/bench.py (not a checkout)")
+    cache = str(checkout / ".numba_cache")
+    # The driver imported sim, which set NEOM_NUMBA_CACHE_BASE to its own folder: the checkout's
+    # worker would inherit it and compile into the driver's cache.
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(checkout),
+        NUMBA_CACHE_DIR=cache,
+        NEOM_NUMBA_CACHE_BASE=cache,
+        NEOM_AB_CORE=str(core),
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, *strategies],
+        env=env,
+        cwd=checkout,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def ask(worker: subprocess.Popen, strategy: str, n: int) -> float:
+    worker.stdin.write(f"{strategy} {n}\n")
+    worker.stdin.flush()
+    line = worker.stdout.readline()
+    if not line:
+        raise SystemExit("bench_ab: a worker stopped (its error is above)")
+    return float(line)
+
+
+def compare(
+    checkouts: list[Path], jobs: list[tuple[str, int]], rounds: int, core: int
+) -> dict[tuple[int, str], list[float]]:
+    """Games/s of every (checkout index, strategy), one entry per round."""
+    strategies = sorted({name for name, _ in jobs})
+    workers = [start_worker(c, strategies, core) for c in checkouts]
+    try:
+        for worker, checkout in zip(workers, checkouts, strict=True):
+            if worker.stdout.readline().strip() != "ready":
+                raise SystemExit(f"bench_ab: the worker of {checkout} did not start")
+        rates = {(i, name): [] for i in range(len(checkouts)) for name, _ in jobs}
+        order = list(range(len(checkouts)))
+        for r in range(rounds):
+            for name, n in jobs:
+                # Alternate who goes first, so neither side always follows the other.
+                for i in order if r % 2 == 0 else order[::-1]:
+                    rates[(i, name)].append(ask(workers[i], name, n))
+        return rates
+    finally:
+        for worker in workers:
+            with contextlib.suppress(BrokenPipeError):  # a worker that stopped on an error
+                worker.stdin.close()
+            worker.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sim.bench_ab", description=__doc__)
+    parser.add_argument("old", type=Path)
+    parser.add_argument("new", type=Path)
+    parser.add_argument("--jobs", default="random:500,greedy:60,builder:30")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--core", type=int, default=1, help="core both workers are pinned to (-1: none)"
+    )
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        raise SystemExit("bench_ab: --rounds must be at least 1")
+    jobs = parse_jobs(args.jobs)
+    checkouts = [args.old.resolve(), args.new.resolve()]
+    rates = compare(checkouts, jobs, args.rounds, args.core)
+    print(f"4-player games/s on one core, {args.rounds} alternated rounds (best / median):")
+    for name, n in jobs:
+        old = rates[(0, name)]
+        new = rates[(1, name)]
+        print(
+            f"  {name:14s} ({n} games) old {max(old):8.0f} / {statistics.median(old):8.0f}"
+            f"   new {max(new):8.0f} / {statistics.median(new):8.0f}"
+            f"   new/old {max(new) / max(old):5.2f} / "
+            f"{statistics.median(new) / statistics.median(old):5.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,348 @@
+"""The basic strategies: ``random`` (uniform over legal options) and ``greedy`` (best immediate
+gain in final score).
+
+Greedy scores a city as if the game ended now (``sim.scoring.score_city``, money included)
+after each candidate choice and takes the best; ties are broken by the strategy's own random
+stream. It looks only at its own city, hand and cornerstones. For speed the city is scored
+once per decision and each candidate adds its exact score change
+(``strategies.evaluate.score_delta``, tested equal to the difference of two ``score_city``).
+Both are kept in the seat's memo, keyed on the city alone (``greedy_context``): the action
+reuses its selection's context and changes, and so does every later decision of the seat
+while its city stays the same (selling, paying, a new turn).
+"""
+
+import numpy as np
+
+from sim.core import rng
+from sim.core.jit import njit
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom.scoring import score_city
+from strategies.neom.evaluate import (
+    ANY_STATE,
+    CX_MONEY,
+    CX_ROUTES,
+    CX_SCORE,
+    MEMO_TRIED,
+    build_score_context,
+    context_summary,
+    memo_city,
+    memo_context,
+    memo_holds,
+    pick_best,
+    score_delta,
+    set_context_money,
+)
+from strategies.neom.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
+
+NO_VALUE = -1e18
+
+
+@njit
+def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules):
+    """The score context of ``city`` with ``money``, kept in the seat's memo.
+
+    Greedy's score changes without coins depend on the city alone (the batch's tables and
+    rules are fixed), so the memo is keyed on the city only (``memo_holds``): it outlives
+    the turn, and a seat that sold or paid keeps its context and every square it valued, with
+    only the money brought up to date."""
+    ctx = memo_context(memo)
+    if not memo_holds(memo, GREEDY_ID, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
+        build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    else:
+        set_context_money(ctx, money)
+    return ctx
+
+
+# memo_change, placed_value, score_delta and the value helpers are inlined: they run for every
+# square greedy tries, and a compiled call passing their arrays costs more than their work.
+@njit(inline="always")
+def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
+    """``score_delta`` of ``tile`` on ``cell`` without coins, for the memo's city (``ctx``
+    from ``greedy_context``), computed once. Greedy keeps one integer per (tile, square), packed
+    at the start of the memo's parts: the squares of a tile share cache lines."""
+    stored = MEMO_TRIED + tiles.shape[0] + tile * K.N_CELLS + cell
+    if not (memo[MEMO_TRIED + tile] >> cell) & 1:
+        memo[stored] = score_delta(tile, cell, 0, city, tiles, effects, goods_tier, rules, ctx)
+        memo[MEMO_TRIED + tile] |= 1 << cell
+    return memo[stored]
+
+
+@njit
+def choose_random(rng_state, n_options):
+    return rng.randint(rng_state, n_options)
+
+
+@njit
+def city_value(city, money, params, tiles, effects, goods_tier, rules, score):
+    """Final score of the city if the game ended now, money VP scaled by money_weight."""
+    score_city(city, money, tiles, effects, goods_tier, rules, score)
+    return score[K.S_TOTAL] + (params[GREEDY_MONEY_WEIGHT] - 1.0) * score[K.S_MONEY]
+
+
+@njit(inline="always")
+def value_after(params, delta, coins, ctx):
+    """``city_value`` after a move that changes the score of the decision's city (``ctx``) by
+    ``delta``, money included, and its money by ``coins``."""
+    money_vp = (ctx[CX_MONEY] + coins) // 2
+    return (ctx[CX_SCORE] + delta) + (params[GREEDY_MONEY_WEIGHT] - 1.0) * money_vp
+
+
+@njit(inline="always")
+def money_vp_change(coins, ctx):
+    """Change of the money VP when the decision's money changes by ``coins``."""
+    money = ctx[CX_MONEY]
+    return (money + coins) // 2 - money // 2
+
+
+@njit(inline="always")
+def coins_value(params, coins, ctx):
+    """Value of the city unchanged with ``coins`` more (negative: paid)."""
+    return value_after(params, money_vp_change(coins, ctx), coins, ctx)
+
+
+@njit(inline="always")
+def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo):
+    """Value of the city with ``tile`` on ``cell`` for ``cost`` coins (its one-off coins
+    included)."""
+    coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
+    change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+    return value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
+
+
+@njit
+def best_placement_value(
+    params,
+    seat,
+    tile,
+    city,
+    money,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+    req_costs,
+    memo,
+):
+    """Best value of placing ``tile`` anywhere legal at its cheapest requirement option, or
+    NO_VALUE when it cannot be placed. ``req_costs``: scratch of MAX_REQ_OPTIONS."""
+    mask = E.tile_placements(
+        seat,
+        tile,
+        city,
+        context_summary(ctx),
+        goods_of,
+        ctx[CX_ROUTES],
+        n_players,
+        money,
+        tiles,
+        req,
+        goods_tier,
+        req_costs,
+    )
+    if mask == 0:
+        return NO_VALUE
+    cost = -1
+    for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+        if req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
+            cost = req_costs[o]
+    best = NO_VALUE
+    for cell in range(K.N_CELLS):
+        if (mask >> cell) & 1:
+            value = placed_value(
+                params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo
+            )
+            best = max(best, value)
+    return best
+
+
+@njit
+def sacrifice_value(city, money, disaster, params, tiles, effects, goods_tier, rules, score):
+    """Value after sacrificing, each step removing the tile whose loss costs least (rare:
+    scored in full)."""
+    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int64)
+    for step in range(E.sacrifice_steps(disaster)):
+        n = E.sacrifice_options(city, tiles, disaster, step, options)
+        best_cell = -1
+        best = NO_VALUE
+        for k in range(n):
+            cell = options[k, E.OPT_CELL]
+            old = city[cell]
+            city[cell] = K.EMPTY
+            value = city_value(city, money, params, tiles, effects, goods_tier, rules, score)
+            city[cell] = old
+            if value > best:
+                best = value
+                best_cell = cell
+        if best_cell >= 0:
+            city[best_cell] = K.EMPTY
+    return city_value(city, money, params, tiles, effects, goods_tier, rules, score)
+
+
+# greedy_values and choose_greedy are inlined (one call site each): the call layers with their
+# sixteen arrays cost about 5% of a greedy game.
+@njit(inline="always")
+def greedy_values(
+    params,
+    decision,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    goods_of,
+    city,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    values,
+    memo,
+):
+    """Greedy's value of each option into ``values`` (``city``: the seat's city, only read;
+    ``memo``: the seat's, see memo_context)."""
+    money = pstate[seat, E.PS_MONEY]
+    if decision == E.D_BUY:
+        for k in range(n_options):
+            values[k] = -options[k, E.OPT_COST]
+        return
+    if decision == E.D_SWAP_CS:
+        # A random cornerstone is no immediate gain, keep them (option 0).
+        for k in range(n_options):
+            values[k] = 1.0 if k == 0 else 0.0
+        return
+    ctx = greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
+    city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    n_players = gstate[E.GS_N_PLAYERS]
+    if decision == E.D_SELECT:
+        sell = coins_value(params, E.SELL_COINS, ctx)
+        for k in range(n_options):
+            tile = options[k, E.OPT_TILE]
+            if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+                values[k] = coins_value(params, 0, ctx)
+                continue
+            place = best_placement_value(
+                params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                req_costs,
+                memo,
+            )
+            values[k] = max(sell, place)
+    elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
+        for k in range(n_options):
+            values[k] = best_placement_value(
+                params,
+                seat,
+                options[k, E.OPT_TILE],
+                city,
+                money,
+                goods_of,
+                n_players,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                req_costs,
+                memo,
+            )
+    elif decision == E.D_ACTION:
+        # The requirement options of one tile on one square differ only in cost: their score
+        # change without money is computed once.
+        last_tile = -1
+        last_cell = -1
+        change = 0
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.A_SELL:
+                values[k] = coins_value(params, E.SELL_COINS, ctx)
+                continue
+            tile = options[k, E.OPT_TILE]
+            cell = options[k, E.OPT_CELL]
+            if tile != last_tile or cell != last_cell:
+                change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+                last_tile = tile
+                last_cell = cell
+            coins = tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
+            values[k] = value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
+    elif decision == E.D_DISASTER:
+        score = np.empty(K.N_SCORE, dtype=np.int32)
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.DR_PAY:
+                values[k] = coins_value(params, -options[k, E.OPT_COST], ctx)
+            else:
+                values[k] = sacrifice_value(
+                    city.copy(),
+                    money,
+                    gstate[E.GS_RESOLVING],
+                    params,
+                    tiles,
+                    effects,
+                    goods_tier,
+                    rules,
+                    score,
+                )
+    else:  # D_SACRIFICE
+        for k in range(n_options):
+            delta = score_delta(
+                K.EMPTY, options[k, E.OPT_CELL], 0, city, tiles, effects, goods_tier, rules, ctx
+            )
+            values[k] = value_after(params, delta, 0, ctx)
+
+
+@njit(inline="always")
+def choose_greedy(
+    params,
+    rng_state,
+    decision,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    memo,
+):
+    values = np.empty(n_options, dtype=np.float64)
+    greedy_values(
+        params,
+        decision,
+        options,
+        n_options,
+        seat,
+        gstate,
+        pstate,
+        goods_of,
+        cells[seat],
+        tiles,
+        req,
+        effects,
+        goods_tier,
+        rules,
+        values,
+        memo,
+    )
+    return pick_best(values, n_options, rng_state)

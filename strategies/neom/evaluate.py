@@ -1,0 +1,1350 @@
+"""The shared compiled evaluation of every archetype: one weight vector, every decision kind.
+
+A move (place a tile on a square, remove one, gain or pay coins) is valued as a weighted sum of
+its features (weights: ``strategies.archetypes``). The first feature is the exact change of the
+city's score as if the game ended now; it is computed incrementally from a per-decision
+*context* (cell masks, road-linked components, per-cell VP and income) so that a candidate
+costs a few bit operations instead of a full ``score_city`` (tests check it against
+``score_city`` on random cities). The others are cheap proxies of the future: money, Good
+tokens by tier, Neighborhood growth, pollution aimed at empty squares, power, protection and
+exposure to the disasters still to come, squares left open for roads, cornerstone timing,
+income, what the left neighbour would get from a tile we pass, money kept for disasters.
+"""
+
+import numpy as np
+
+from sim.core import rng
+from sim.core.jit import njit
+from sim.neom import constants as K
+from sim.neom import engine as E
+from sim.neom.effects import (
+    effect_coins_on_placed,
+    insured_against,
+    tile_income,
+    tile_variable_vp,
+    vp_reads_change,
+)
+from sim.neom.grid import (
+    M_GOODS,
+    M_POLLUTING,
+    M_POWER,
+    N_MASKS,
+    ORTHOGONAL_MASKS,
+    SURROUNDING_MASKS,
+    add_tile,
+    cells_of_types,
+    city_goods,
+    component_of,
+    lowest_cell,
+    neighbour,
+    popcount,
+    remove_tile,
+    road_linked,
+)
+from sim.neom.scoring import (
+    GHOST_TOWN_NONE,
+    GHOST_TOWN_ONE,
+    NO_POWER,
+    POLLUTION_DIAGONAL,
+    POLLUTION_ORTHOGONAL,
+    VP_TYPES,
+    goods_vp,
+    neighborhood_value,
+    neighborhoods_vp,
+    score_masks,
+)
+from strategies.neom.archetypes import (
+    W_CORNERSTONE,
+    W_DENY,
+    W_DISASTER,
+    W_FRONTIER,
+    W_HURT,
+    W_INCOME,
+    W_LUXURY,
+    W_MONEY,
+    W_NEIGHBORHOOD,
+    W_POLLUTION,
+    W_POWER,
+    W_PROCESSED,
+    W_PROTECTION,
+    W_RAW,
+    W_RESERVE,
+    W_VP,
+)
+from strategies.neom.registry import EVALUATED_ID, N_PARAMS
+
+NO_VALUE = -1e18
+TIE = 1e-9
+
+# --- the context of one city: int64 ctx[N_CTX] ------------------------------------------------
+CX_OCCUPIED = 0
+CX_RESIDENTIAL = 1  # cell masks
+CX_POLLUTING = 2
+CX_FRONTIER = 3  # empty squares a tile with the right road could be attached to
+CX_FIRE_COVER = 4  # cells protected from Fire / from Crime Spree
+CX_POLICE_COVER = 5
+CX_VP_HOLDERS = 6  # Residential/Public tiles whose VP depends on the rest of the city
+CX_INCOME_HOLDERS = 7  # tiles whose income depends on the rest of the city
+CX_COIN_HOLDERS = 8  # tiles paying coins when another tile is placed
+CX_N_RESIDENTIAL = 9
+CX_N_POWER = 10
+CX_GOODS = 11
+CX_NEIGHBORHOODS = 12  # Neighborhood VP of the city
+CX_UPCOMING = 13  # bit k: disaster kind k may still strike
+CX_EXPOSURE = 14  # coins the upcoming disasters would cost the city now
+CX_MONEY = 15  # coins now (spendable + pending)
+CX_SCORE = 16  # score as if the game ended now
+CX_TURN = 17
+CX_GEN = 18
+CX_GOODS_VP = 19  # Goods VP of the city
+CX_LABEL = 20  # 25 cells: road-linked component label (-1 empty or outside neighborhoods)
+CX_LABEL_RES = CX_LABEL + K.N_CELLS  # 25 labels: Residential tiles in the component
+CX_VAR_VP = CX_LABEL_RES + K.N_CELLS  # 25 cells: variable VP of VP holders
+CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
+CX_ROUTES = CX_INCOME + K.N_CELLS  # active Trade Routes (sim.engine.trade_routes)
+CX_SUMMARY = CX_ROUTES + 1  # the city's summary (sim.engine.summarize_city), once per decision
+CX_SAVED_MASKS = CX_SUMMARY + E.N_SUMMARY  # the summary's masks while a move is tried (try_move)
+N_CTX = CX_SAVED_MASKS + N_MASKS
+
+VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
+
+# --- a seat's memo: int64[memo_size(n_tiles)], kept across the seat's decisions ------------------
+# The value parts of a (tile, square) depend on the city, the generation and the disasters past,
+# not on the money or the turn (those enter when the parts are added up). A seat's memo keeps
+# the context and the parts of every (tile, square) it tried with the state they were computed
+# for (its key): the action reuses its selection's, and so does every later decision while the
+# city stays the same (a seat that sold or paid). A decision whose state differs from the key
+# writes it afresh, so no value ever depends on what the memo held before.
+MEMO_STRATEGY = 0  # id of the strategy that wrote it + 1 (0: empty)
+MEMO_GEN = 1
+MEMO_DISASTERS = 2
+MEMO_PARAMS = 3  # the strategy's parameters (float64 bits)
+MEMO_CITY = MEMO_PARAMS + N_PARAMS
+MEMO_CTX = MEMO_CITY + K.N_CELLS
+MEMO_TRIED = MEMO_CTX + N_CTX  # per tile: cell mask of the squares whose parts are stored
+# then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
+N_TERMS = 10  # len(move_terms(...))
+ANY_STATE = np.int64(-1)  # a memo_holds key part the strategy's values do not depend on
+
+
+@njit
+def memo_size(n_tiles):
+    return MEMO_TRIED + n_tiles * (1 + K.N_CELLS * N_TERMS)
+
+
+@njit
+def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
+    """Whether ``memo`` was written by this strategy for this city, generation and past
+    disasters. If not, it is keyed to them with nothing tried, and the caller writes the
+    context (``memo_context``). A strategy whose values do not depend on the generation or the
+    disasters passes ``ANY_STATE`` for them, so its memo outlives their changes."""
+    stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_PARAMS].view(np.float64)
+    same = (
+        memo[MEMO_STRATEGY] == strategy_id + 1
+        and memo[MEMO_GEN] == gen
+        and memo[MEMO_DISASTERS] == disasters
+    )
+    for k in range(N_PARAMS):
+        if not same:
+            break
+        same = stored_params[k] == params[k]
+    for cell in range(K.N_CELLS):
+        if not same:
+            break
+        same = memo[MEMO_CITY + cell] == city[cell]
+    if not same:
+        memo[MEMO_STRATEGY] = strategy_id + 1
+        memo[MEMO_GEN] = gen
+        memo[MEMO_DISASTERS] = disasters
+        for k in range(N_PARAMS):
+            stored_params[k] = params[k]
+        for cell in range(K.N_CELLS):
+            memo[MEMO_CITY + cell] = city[cell]
+        memo[MEMO_TRIED : MEMO_TRIED + n_tiles] = 0
+    return same
+
+
+@njit
+def set_context_money(ctx, money):
+    """Bring a kept context's money, and the score's money VP with it, up to ``money``."""
+    ctx[CX_SCORE] += money // 2 - ctx[CX_MONEY] // 2
+    ctx[CX_MONEY] = money
+
+
+@njit
+def memo_city(memo):
+    """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
+    city that a strategy may try moves on, as long as it undoes them."""
+    return memo[MEMO_CITY : MEMO_CITY + K.N_CELLS]
+
+
+@njit
+def memo_context(memo):
+    """The memo's context (a view)."""
+    return memo[MEMO_CTX : MEMO_CTX + N_CTX]
+
+
+@njit(inline="always")
+def memo_parts(memo, n_tiles):
+    """The memo's stored parts, one row of N_TERMS per (tile, square) (a view)."""
+    rows = n_tiles * K.N_CELLS
+    return (
+        memo[MEMO_TRIED + n_tiles : MEMO_TRIED + n_tiles + rows * N_TERMS]
+        .view(np.float64)
+        .reshape((rows, N_TERMS))
+    )
+
+
+@njit
+def has_effect_kinds(effects, tile, low, high):
+    """Whether ``tile`` has an effect of kind low..high."""
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[tile, k, 0]
+        if low <= kind <= high:
+            return True
+    return False
+
+
+@njit
+def printed_vp(tile, tiles, no_disasters):
+    """The VP printed on a tile as final scoring counts it (Residential and Public only)."""
+    if tile == K.EMPTY or not tiles[tile, K.C_TYPES] & VP_TYPES:
+        return 0
+    vp = tiles[tile, K.C_VP]
+    if no_disasters:
+        vp += tiles[tile, K.C_VP_NO_DISASTERS]
+    return vp
+
+
+@njit
+def ghost_town(n_residential):
+    if n_residential == 0:
+        return GHOST_TOWN_NONE
+    if n_residential == 1:
+        return GHOST_TOWN_ONE
+    return 0
+
+
+@njit
+def upcoming_disasters(gstate, tiles, rules):
+    """Kinds (bit DIS_*) of the disasters that may still strike: those of this and later
+    generations' decks that have not happened yet (none in the no-disasters variant)."""
+    if rules[K.RO_VARIANT] == K.V_NO_DISASTERS:
+        return 0
+    gen = gstate[E.GS_GEN]
+    happened = gstate[E.GS_DISASTERS]
+    kinds = 0
+    for t in range(tiles.shape[0]):
+        deck = tiles[t, K.C_DECK]
+        if tiles[t, K.C_DISASTER] == K.DIS_NONE or tiles[t, K.C_REPLACES] >= 0:
+            continue
+        if K.DECK_GEN1 <= deck <= K.DECK_GEN3 and deck >= gen and not (happened >> (deck - 1)) & 1:
+            kinds |= 1 << tiles[t, K.C_DISASTER]
+    return kinds
+
+
+@njit
+def exposure(ctx, kinds):
+    """Coins the disasters of ``kinds`` would cost the city of ``ctx`` now (read from its
+    summary's masks and its Fire and police covers, filled before)."""
+    total = 0
+    for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
+        if (kinds >> kind) & 1:
+            total += E.disaster_cost_of(
+                context_summary(ctx), ctx[CX_FIRE_COVER], ctx[CX_POLICE_COVER], kind
+            )
+    return total
+
+
+@njit
+def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
+    """Coins the tile on ``cell`` adds to the upcoming disasters' cost."""
+    if tile == K.EMPTY:
+        return 0
+    types = tiles[tile, K.C_TYPES]
+    bit = 1 << cell
+    total = 0
+    if (kinds >> K.DIS_FLOOD) & 1 and types & K.T_BUILDING:
+        total += 1
+    if (kinds >> K.DIS_FIRE) & 1 and types & K.T_BUILDING and not fire_cover & bit:
+        total += 1
+    if (kinds >> K.DIS_CRIME) & 1 and types & E.CRIME_TYPES and not police_cover & bit:
+        total += 2
+    return total
+
+
+@njit
+def context_summary(ctx):
+    """The city summary held in ``ctx`` (a view, no copy)."""
+    return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
+
+
+@njit
+def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
+    """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
+    and its Trade Routes (all greedy needs)."""
+    summary = context_summary(ctx)
+    E.summarize_city(city, tiles, summary)
+    score = np.empty(K.N_SCORE, dtype=np.int32)
+    score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
+    residential = cells_of_types(summary, K.T_RESIDENTIAL)
+    vp_holders = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_VAR_VP + cell] = 0
+    scored = cells_of_types(summary, VP_TYPES)
+    while scored:
+        cell = lowest_cell(scored)
+        scored &= scored - 1
+        if has_effect_kinds(effects, city[cell], K.EF_VP_PER_TYPE_CITY, VP_EFFECT_KINDS_MAX):
+            vp_holders |= 1 << cell
+            ctx[CX_VAR_VP + cell] = tile_variable_vp(
+                cell, city, tiles, summary, effects, goods_tier
+            )
+    ctx[CX_RESIDENTIAL] = residential
+    ctx[CX_POLLUTING] = summary[M_POLLUTING]
+    ctx[CX_VP_HOLDERS] = vp_holders
+    ctx[CX_N_RESIDENTIAL] = popcount(residential)
+    ctx[CX_N_POWER] = popcount(summary[M_POWER])
+    ctx[CX_GOODS] = summary[M_GOODS]
+    ctx[CX_NEIGHBORHOODS] = score[K.S_NEIGHBORHOODS]
+    ctx[CX_GOODS_VP] = score[K.S_GOODS]
+    ctx[CX_MONEY] = money
+    ctx[CX_SCORE] = score[K.S_TOTAL]
+    ctx[CX_ROUTES] = E.trade_routes(city, tiles)
+    label_components(city, summary, rules, residential, ctx)
+
+
+@njit
+def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
+    build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    summary = context_summary(ctx)
+    occupied = summary[E.SM_OCCUPIED]
+    ctx[CX_OCCUPIED] = occupied
+    reach = 0
+    for d in range(4):
+        reach |= summary[E.SM_REACH + d]
+    ctx[CX_FRONTIER] = reach & ~occupied
+    ctx[CX_FIRE_COVER] = E.protected_cells(city, tiles, K.PROT_FIRE)
+    ctx[CX_POLICE_COVER] = E.protected_cells(city, tiles, K.PROT_POLICE)
+    income_holders = 0
+    coin_holders = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_INCOME + cell] = 0
+        tile = city[cell]
+        if tile == K.EMPTY:
+            continue
+        bit = 1 << cell
+        if E.has_effect(effects, tile, K.EF_INCOME_PER_TYPE):
+            income_holders |= bit
+        if E.has_effect(effects, tile, K.EF_COINS_ON_TYPE_PLACED):
+            coin_holders |= bit
+        ctx[CX_INCOME + cell] = tile_income(cell, city, tiles, summary, effects)
+    ctx[CX_INCOME_HOLDERS] = income_holders
+    ctx[CX_COIN_HOLDERS] = coin_holders
+    kinds = upcoming_disasters(gstate, tiles, rules)
+    ctx[CX_UPCOMING] = kinds
+    ctx[CX_EXPOSURE] = exposure(ctx, kinds)
+    ctx[CX_TURN] = gstate[E.GS_TURN]
+    ctx[CX_GEN] = gstate[E.GS_GEN]
+
+
+@njit
+def label_components(city, masks, rules, residential, ctx):
+    """Label the road-linked components that make Neighborhoods, with their Residential
+    counts: all tiles when chains may pass through any tile, else Residential tiles only."""
+    through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
+    through_types = 0 if through_any else K.T_RESIDENTIAL
+    candidates = 0
+    for cell in range(K.N_CELLS):
+        ctx[CX_LABEL + cell] = -1
+        ctx[CX_LABEL_RES + cell] = 0
+        if city[cell] != K.EMPTY and (through_any or (residential >> cell) & 1):
+            candidates |= 1 << cell
+    label = 0
+    for cell in range(K.N_CELLS):
+        if not (candidates >> cell) & 1 or ctx[CX_LABEL + cell] >= 0:
+            continue
+        component = component_of(masks, cell, through_types)
+        for other in range(K.N_CELLS):
+            if (component >> other) & 1:
+                ctx[CX_LABEL + other] = label
+        ctx[CX_LABEL_RES + label] = popcount(component & residential)
+        label += 1
+
+
+@njit
+def remaining_share(ctx):
+    """Share of the game's turns still to play, the current one included (1 in the draft)."""
+    turn = max(ctx[CX_TURN], 0)
+    return (E.N_TURNS - turn) / E.N_TURNS
+
+
+@njit
+def money_value(params, coins, ctx):
+    """Value of gaining ``coins`` (negative: paying) with the city unchanged."""
+    money = ctx[CX_MONEY]
+    after = money + coins
+    vp = after // 2 - money // 2
+    shortfall = max(ctx[CX_EXPOSURE] - money, 0)
+    shortfall_after = max(ctx[CX_EXPOSURE] - after, 0)
+    return (
+        params[W_VP] * vp
+        + params[W_MONEY] * coins * remaining_share(ctx)
+        - params[W_RESERVE] * (shortfall_after - shortfall)
+    )
+
+
+# The helpers of a candidate move's value (neighborhoods_after, score_delta_and_neighborhoods,
+# try_move, undo_move, coins_on_placing, income_delta) are inlined: they run for every move
+# tried, and a compiled call passing the context's arrays costs more than their work
+# (docs/engine.md, fifth round).
+@njit(inline="always")
+def neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential_after, ctx):
+    """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` and its
+    ``masks`` already hold the change. Merging road-linked components of an empty square is
+    read off the labels; a replaced or removed tile may split a component, so that case is
+    recounted."""
+    through_any = rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
+    if old != K.EMPTY or new == K.EMPTY:
+        return neighborhoods_vp(masks, residential_after, through_any)
+    new_residential = (tiles[new, K.C_TYPES] & K.T_RESIDENTIAL) != 0
+    if not through_any and not new_residential:
+        return ctx[CX_NEIGHBORHOODS]
+    roads = tiles[new, K.C_ROADS]
+    merged = 1 if new_residential else 0
+    lost = 0
+    seen0 = -1
+    seen1 = -1
+    seen2 = -1
+    for direction in range(4):
+        other = neighbour(cell, direction)
+        if other < 0:
+            continue
+        label = ctx[CX_LABEL + other]
+        if label < 0 or not road_linked(roads, tiles[city[other], K.C_ROADS], direction):
+            continue
+        if label == seen0 or label == seen1 or label == seen2:
+            continue
+        if seen0 < 0:
+            seen0 = label
+        elif seen1 < 0:
+            seen1 = label
+        else:
+            seen2 = label
+        size = ctx[CX_LABEL_RES + label]
+        merged += size
+        lost += neighborhood_value(size)
+    return ctx[CX_NEIGHBORHOODS] - lost + neighborhood_value(merged)
+
+
+@njit
+def pollution_of(tile, cell, residential, polluting, tiles):
+    """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
+    if tile == K.EMPTY:
+        return 0
+    orth = ORTHOGONAL_MASKS[cell]
+    diag = SURROUNDING_MASKS[cell] & ~orth
+    lost = 0
+    if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
+        lost += POLLUTION_ORTHOGONAL * popcount(orth & polluting)
+        lost += POLLUTION_DIAGONAL * popcount(diag & polluting)
+    if tiles[tile, K.C_POLLUTING]:
+        lost += POLLUTION_ORTHOGONAL * popcount(orth & residential)
+        lost += POLLUTION_DIAGONAL * popcount(diag & residential)
+    return -lost
+
+
+@njit(inline="always")
+def goods_by_tier(goods, goods_tier, weights_raw, weights_processed, weights_luxury):
+    total = 0.0
+    for good in range(goods_tier.shape[0]):
+        if (goods >> good) & 1:
+            tier = goods_tier[good]
+            if tier == K.TIER_RAW:
+                total += weights_raw
+            elif tier == K.TIER_PROCESSED:
+                total += weights_processed
+            else:
+                total += weights_luxury
+    return total
+
+
+@njit(inline="always")
+def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """Exact change of the score-as-if-the-game-ended-now when ``new`` (EMPTY: removal) goes
+    on ``cell`` and the money changes by ``coins``. ``city`` is restored before returning."""
+    return score_delta_and_neighborhoods(
+        new, cell, coins, city, tiles, effects, goods_tier, rules, ctx
+    )[0]
+
+
+@njit(inline="always")
+def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
+    old = city[cell]
+    bit = 1 << cell
+    no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
+    residential = ctx[CX_RESIDENTIAL] & ~bit
+    polluting = ctx[CX_POLLUTING] & ~bit
+    delta = printed_vp(new, tiles, no_disasters) - printed_vp(old, tiles, no_disasters)
+    delta += pollution_of(new, cell, residential, polluting, tiles)
+    delta -= pollution_of(old, cell, residential, polluting, tiles)
+    n_res = ctx[CX_N_RESIDENTIAL]
+    n_power = ctx[CX_N_POWER]
+    if old != K.EMPTY:
+        n_res -= (tiles[old, K.C_TYPES] & K.T_RESIDENTIAL) != 0
+        n_power -= tiles[old, K.C_POWER] != 0
+    if new != K.EMPTY:
+        if tiles[new, K.C_TYPES] & K.T_RESIDENTIAL:
+            n_res += 1
+            residential |= bit
+        n_power += tiles[new, K.C_POWER] != 0
+    delta += ghost_town(n_res) - ghost_town(ctx[CX_N_RESIDENTIAL])
+    delta += (0 if n_power > 0 else NO_POWER) - (0 if ctx[CX_N_POWER] > 0 else NO_POWER)
+    money = ctx[CX_MONEY]
+    delta += (money + coins) // 2 - money // 2
+
+    masks = try_move(new, cell, city, tiles, ctx)
+    delta -= ctx[CX_VAR_VP + cell]
+    if new != K.EMPTY and tiles[new, K.C_TYPES] & VP_TYPES:
+        delta += tile_variable_vp(cell, city, tiles, masks, effects, goods_tier)
+    goods_may_change = (old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0) or (
+        new != K.EMPTY and tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+    )
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
+    holders = ctx[CX_VP_HOLDERS] & ~bit
+    while holders:
+        other = 0
+        while not (holders >> other) & 1:
+            other += 1
+        holders &= ~(1 << other)
+        if vp_reads_change(city[other], other, cell, changed_types, goods_may_change, effects):
+            delta += tile_variable_vp(other, city, tiles, masks, effects, goods_tier)
+            delta -= ctx[CX_VAR_VP + other]
+    if goods_may_change:
+        delta += goods_vp(masks[M_GOODS], goods_tier) - ctx[CX_GOODS_VP]
+    neighborhoods = neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential, ctx)
+    delta += neighborhoods - ctx[CX_NEIGHBORHOODS]
+    undo_move(old, cell, city, ctx)
+    return delta, neighborhoods
+
+
+@njit(inline="always")
+def try_move(new, cell, city, tiles, ctx):
+    """Put ``new`` (EMPTY: nothing) on ``cell`` in ``city`` and in the masks of the context's
+    summary, which it returns; ``undo_move`` puts both back."""
+    masks = context_summary(ctx)
+    for m in range(N_MASKS):
+        ctx[CX_SAVED_MASKS + m] = masks[m]
+    old = city[cell]
+    city[cell] = new
+    if old != K.EMPTY:
+        remove_tile(masks, cell, old, city, tiles)
+    if new != K.EMPTY:
+        add_tile(masks, cell, new, tiles)
+    return masks
+
+
+@njit(inline="always")
+def undo_move(old, cell, city, ctx):
+    city[cell] = old
+    for m in range(N_MASKS):
+        ctx[CX_SUMMARY + m] = ctx[CX_SAVED_MASKS + m]
+
+
+@njit(inline="always")
+def coins_on_placing(tile, cell, city, tiles, effects, ctx):
+    """Coins placing ``tile`` on ``cell`` pays at once: its own and other tiles' effects."""
+    coins = tiles[tile, K.C_COINS_ON_PLACE]
+    holders = ctx[CX_COIN_HOLDERS] & ~(1 << cell)
+    for other in range(K.N_CELLS):
+        if not holders:
+            break
+        if not (holders >> other) & 1:
+            continue
+        holders &= ~(1 << other)
+        holder = city[other]
+        for k in range(K.MAX_EFFECTS):
+            coins += effect_coins_on_placed(
+                effects[holder, k, 0],
+                effects[holder, k, 1],
+                effects[holder, k, 2],
+                effects[holder, k, 3],
+                tile,
+                tiles,
+            )
+    return coins
+
+
+@njit(inline="always")
+def income_delta(new, cell, city, tiles, effects, ctx):
+    """Change of the city's income when ``new`` (EMPTY: removal) goes on ``cell``."""
+    old = city[cell]
+    changed_types = 0
+    if old != K.EMPTY:
+        changed_types |= tiles[old, K.C_TYPES]
+    if new != K.EMPTY:
+        changed_types |= tiles[new, K.C_TYPES]
+    masks = try_move(new, cell, city, tiles, ctx)
+    delta = tile_income(cell, city, tiles, masks, effects) - ctx[CX_INCOME + cell]
+    holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
+    for other in range(K.N_CELLS):
+        if not holders:
+            break
+        if not (holders >> other) & 1:
+            continue
+        holders &= ~(1 << other)
+        # EF_INCOME_PER_TYPE counts the city's tiles of its types: only those can change it.
+        if counts_types(city[other], K.EF_INCOME_PER_TYPE, changed_types, effects):
+            delta += tile_income(other, city, tiles, masks, effects) - ctx[CX_INCOME + other]
+    undo_move(old, cell, city, ctx)
+    return delta
+
+
+@njit
+def counts_types(holder, kind, changed_types, effects):
+    """Whether an effect of ``kind`` of ``holder`` counts tiles of one of ``changed_types``."""
+    for k in range(K.MAX_EFFECTS):
+        if effects[holder, k, 0] == kind and effects[holder, k, 1] & changed_types:
+            return True
+    return False
+
+
+@njit
+def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
+    """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
+    ``-coins`` (a placement's one-off coins are added here). Rare decisions only: it goes
+    through ``memo_move_terms`` without a memo, so the inlined move_terms is compiled once."""
+    no_memo = np.empty(0, dtype=np.int64)
+    terms = memo_move_terms(
+        params, new, cell, city, tiles, effects, goods_tier, rules, ctx, no_memo
+    )
+    return terms_value(params, coins, terms, ctx)
+
+
+NO_TERMS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(inline="always")
+def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
+    """The parts of ``move_value`` that do not depend on the coins paid nor on the turn, as a
+    tuple of floats (integers held exactly): the score change without money, the coins the
+    placement pays, the weighted income, goods, Neighborhood, pollution, power and frontier
+    terms (goods, Neighborhood, pollution and frontier before ``terms_value`` scales them by
+    the share of the game left), and the disaster cost the move adds and covers. Options that
+    differ only in their cost (the requirement options of one square) share them, and so do
+    later turns while the city stays the same (``memo_holds``)."""
+    old = city[cell]
+    bit = 1 << cell
+    placing = 0
+    if new != K.EMPTY:
+        placing = coins_on_placing(new, cell, city, tiles, effects, ctx)
+    delta, neighborhoods = score_delta_and_neighborhoods(
+        new, cell, 0, city, tiles, effects, goods_tier, rules, ctx
+    )
+    collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
+    income = (
+        params[W_INCOME] * collections_left * income_delta(new, cell, city, tiles, effects, ctx)
+    )
+
+    goods_term = 0.0
+    if params[W_RAW] != 0 or params[W_PROCESSED] != 0 or params[W_LUXURY] != 0:
+        gained = 0
+        if new != K.EMPTY:
+            gained = tiles[new, K.C_PRODUCES] & ~ctx[CX_GOODS]
+        lost = 0
+        if old != K.EMPTY and tiles[old, K.C_PRODUCES] != 0:
+            city[cell] = new
+            lost = ctx[CX_GOODS] & ~city_goods(city, tiles)
+            city[cell] = old
+        goods = goods_by_tier(
+            gained, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
+        )
+        goods -= goods_by_tier(
+            lost, goods_tier, params[W_RAW], params[W_PROCESSED], params[W_LUXURY]
+        )
+        goods_term = goods
+
+    neighborhood_term = 0.0
+    if params[W_NEIGHBORHOOD] != 0 and (new == K.EMPTY or tiles[new, K.C_TYPES] & K.T_RESIDENTIAL):
+        neighborhood_term = params[W_NEIGHBORHOOD] * (neighborhoods - ctx[CX_NEIGHBORHOODS])
+
+    empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
+    pollution_term = 0.0
+    if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
+        orth = ORTHOGONAL_MASKS[cell]
+        diag = SURROUNDING_MASKS[cell] & ~orth
+        aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
+        aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
+        pollution_term = params[W_POLLUTION] * aimed
+
+    power_term = 0.0
+    if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
+        power_term = params[W_POWER]
+
+    frontier_term = 0.0
+    if new != K.EMPTY and old == K.EMPTY:
+        frontier = ctx[CX_FRONTIER] & ~bit
+        roads = tiles[new, K.C_ROADS]
+        for direction in range(4):
+            other = neighbour(cell, direction)
+            if other >= 0 and (roads >> direction) & 1 and (empty >> other) & 1:
+                frontier |= 1 << other
+        frontier_term = params[W_FRONTIER] * (popcount(frontier) - popcount(ctx[CX_FRONTIER]))
+
+    kinds = ctx[CX_UPCOMING]
+    added = 0
+    covered = 0
+    if kinds != 0:
+        fire = ctx[CX_FIRE_COVER]
+        police = ctx[CX_POLICE_COVER]
+        if new != K.EMPTY:
+            protects = tiles[new, K.C_PROTECTS]
+            around = SURROUNDING_MASKS[cell] | bit
+            new_fire = fire
+            new_police = police
+            if (kinds >> K.DIS_FIRE) & 1 and protects & K.PROT_FIRE:
+                new_fire |= around
+            if (kinds >> K.DIS_CRIME) & 1 and protects & K.PROT_POLICE:
+                new_police |= around
+            added = charge(new, cell, kinds, new_fire, new_police, tiles)
+            if new_fire != fire or new_police != police:
+                for other in range(K.N_CELLS):
+                    if other != cell and (around >> other) & 1:
+                        covered += charge(city[other], other, kinds, fire, police, tiles)
+                        covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
+        added -= charge(old, cell, kinds, fire, police, tiles)
+    return (
+        float(delta),
+        float(placing),
+        income,
+        goods_term,
+        neighborhood_term,
+        pollution_term,
+        power_term,
+        frontier_term,
+        float(added),
+        float(covered),
+    )
+
+
+@njit
+def memo_move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx, memo):
+    """``move_terms`` of placing ``new`` on ``cell``, computed once per memo state (``ctx``:
+    the memo's context); an empty ``memo`` (another city's context) computes them each time."""
+    kept = memo.shape[0] > 0
+    if kept and (memo[MEMO_TRIED + new] >> cell) & 1:
+        p = memo_parts(memo, tiles.shape[0])[new * K.N_CELLS + cell]
+        return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+    # move_terms is inlined: this is its one call site (move_value comes here too).
+    terms = move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx)
+    if kept:
+        parts = memo_parts(memo, tiles.shape[0])
+        for q in range(N_TERMS):
+            parts[new * K.N_CELLS + cell, q] = terms[q]
+        memo[MEMO_TRIED + new] |= 1 << cell
+    return terms
+
+
+@njit(inline="always")
+def terms_value(params, coins, terms, ctx):
+    """``move_value`` from its ``move_terms`` when paying ``-coins``: the money parts, then the
+    terms added in one fixed order (a skipped term adds 0.0), those that weigh the future
+    scaled by the share of the game left (``remaining_share``)."""
+    coins += int(terms[1])
+    money = ctx[CX_MONEY]
+    delta = int(terms[0]) + (money + coins) // 2 - money // 2
+    share = remaining_share(ctx)
+    value = params[W_VP] * delta
+    value += params[W_MONEY] * coins * share
+    value += terms[2]
+    value += terms[3] * share
+    value += terms[4] * share
+    value -= terms[5] * share
+    value += terms[6]
+    value += terms[7] * share
+    if ctx[CX_UPCOMING] != 0:
+        added = int(terms[8])
+        covered = int(terms[9])
+        value -= params[W_DISASTER] * added
+        value += params[W_PROTECTION] * covered
+        if params[W_RESERVE] != 0:
+            shortfall = max(ctx[CX_EXPOSURE] - money, 0)
+            after = max(ctx[CX_EXPOSURE] + added - covered - money - coins, 0)
+            value -= params[W_RESERVE] * (after - shortfall)
+    return value
+
+
+# --- decisions ---------------------------------------------------------------------------------
+SACRIFICE_STEP_VP = 3.0  # rough VP an opponent loses per tile a disaster makes them sacrifice
+WORST_CORNERSTONE = -100.0  # value of a cornerstone that cannot be placed at all
+
+
+@njit
+def progress(ctx):
+    """0 on the first generation turn (and in the draft), 1 on the last."""
+    return max(ctx[CX_TURN], 0) / (E.N_TURNS - 1)
+
+
+@njit
+def pick_best(values, n, rng_state):
+    """Index of the highest value; ties broken uniformly with the strategy's stream."""
+    best = NO_VALUE
+    pick = 0
+    n_best = 0
+    for k in range(n):
+        value = values[k]
+        if value > best + TIE:
+            best = value
+            pick = k
+            n_best = 1
+        elif value > best - TIE:
+            n_best += 1
+            if rng.randint(rng_state, n_best) == 0:
+                pick = k
+    return pick
+
+
+@njit
+def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ctx):
+    """Value of action option k: place the tile or a cornerstone (paying OPT_COST), or sell."""
+    kind = options[k, E.OPT_KIND]
+    if kind == E.A_SELL:
+        return money_value(params, E.SELL_COINS, ctx)
+    value = move_value(
+        params,
+        options[k, E.OPT_TILE],
+        options[k, E.OPT_CELL],
+        -options[k, E.OPT_COST],
+        city,
+        tiles,
+        effects,
+        goods_tier,
+        rules,
+        ctx,
+    )
+    if kind == E.A_CORNERSTONE:
+        value += params[W_CORNERSTONE] * progress(ctx)
+    return value
+
+
+@njit
+def action_values(
+    params,
+    options,
+    n_options,
+    city,
+    tiles,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+    values,
+    memo,
+):
+    """``action_value`` of every option into ``values``. The requirement options of one tile on
+    one square (listed one after the other) differ only in cost: they share their move terms."""
+    terms = NO_TERMS
+    last_tile = -1
+    last_cell = -1
+    for k in range(n_options):
+        kind = options[k, E.OPT_KIND]
+        if kind == E.A_SELL:
+            values[k] = money_value(params, E.SELL_COINS, ctx)
+            continue
+        tile = options[k, E.OPT_TILE]
+        cell = options[k, E.OPT_CELL]
+        if tile != last_tile or cell != last_cell:
+            terms = memo_move_terms(
+                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
+            )
+            last_tile = tile
+            last_cell = cell
+        values[k] = terms_value(params, -options[k, E.OPT_COST], terms, ctx)
+        if kind == E.A_CORNERSTONE:
+            values[k] += params[W_CORNERSTONE] * progress(ctx)
+
+
+@njit
+def best_placement(
+    params,
+    seat,
+    tile,
+    city,
+    money,
+    goods_of,
+    n_players,
+    free,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    ctx,
+    memo,
+):
+    """Best value of placing ``tile`` in ``city`` (whose context is ``ctx``: summary and Trade
+    Routes come from it) at its cheapest requirement option, or NO_VALUE when it cannot go
+    anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued in the
+    draft, before the goods they need can exist)."""
+    summary = context_summary(ctx)
+    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    cost = -1
+    if free:
+        mask = E.placement_mask(city, tiles, tile, summary)
+        for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+            if cost < 0 or req[tile, o, K.R_COST] < cost:
+                cost = req[tile, o, K.R_COST]
+    else:
+        mask = E.tile_placements(
+            seat,
+            tile,
+            city,
+            summary,
+            goods_of,
+            ctx[CX_ROUTES],
+            n_players,
+            money,
+            tiles,
+            req,
+            goods_tier,
+            req_costs,
+        )
+        for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+            if mask != 0 and req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
+                cost = req_costs[o]
+    best = NO_VALUE
+    for cell in range(K.N_CELLS):
+        if (mask >> cell) & 1:
+            terms = memo_move_terms(
+                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
+            )
+            best = max(best, terms_value(params, -cost, terms, ctx))
+    return best
+
+
+@njit
+def disaster_loss(city, money, tiles, effects, disaster):
+    """Rough VP a disaster costs a city: half its coin cost when it can pay, else a fixed
+    loss per tile to sacrifice; nothing for an insured city."""
+    if insured_against(city, effects, disaster):
+        return 0.0
+    cost = E.disaster_cost(city, tiles, disaster)
+    if cost <= money:
+        return cost / 2
+    return SACRIFICE_STEP_VP * E.sacrifice_steps(disaster)
+
+
+@njit
+def disaster_select_value(params, seat, disaster, gstate, pstate, cells, tiles, effects):
+    """Selecting the Disaster: no action this turn, but it strikes every other player and
+    spares us. Valued as W_HURT times the worst-hit opponent's loss plus our own avoided one."""
+    worst = 0.0
+    for other in range(gstate[E.GS_N_PLAYERS]):
+        if other != seat:
+            money = pstate[other, E.PS_MONEY] + pstate[other, E.PS_PENDING]
+            worst = max(worst, disaster_loss(cells[other], money, tiles, effects, disaster))
+    money = pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
+    own = disaster_loss(cells[seat], money, tiles, effects, disaster)
+    return params[W_HURT] * (worst + own)
+
+
+@njit
+def sacrifice_value(params, city, disaster, gstate, money, tiles, effects, goods_tier, rules):
+    """Value of sacrificing: each step removes the tile whose loss is valued least."""
+    scratch = city.copy()
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    options = np.empty((K.N_CELLS, E.N_OPT_COLS), dtype=np.int64)
+    total = 0.0
+    for step in range(E.sacrifice_steps(disaster)):
+        n = E.sacrifice_options(scratch, tiles, disaster, step, options)
+        if n == 0:
+            continue
+        build_context(scratch, money, gstate, tiles, effects, goods_tier, rules, ctx)
+        best = NO_VALUE
+        best_cell = -1
+        for k in range(n):
+            cell = options[k, E.OPT_CELL]
+            value = move_value(
+                params, K.EMPTY, cell, 0, scratch, tiles, effects, goods_tier, rules, ctx
+            )
+            if value > best:
+                best = value
+                best_cell = cell
+        total += best
+        scratch[best_cell] = K.EMPTY
+    return total
+
+
+@njit
+def seat_money(pstate, seat):
+    return pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
+
+
+@njit
+def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
+    """The context of ``city`` kept in the seat's memo: built there unless the memo holds it
+    (``memo_holds``: same city, generation and disasters past), else brought up to the money
+    and the turn."""
+    ctx = memo_context(memo)
+    if not memo_holds(
+        memo,
+        EVALUATED_ID,
+        params,
+        city,
+        gstate[E.GS_GEN],
+        gstate[E.GS_DISASTERS],
+        tiles.shape[0],
+    ):
+        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    else:
+        set_context_money(ctx, money)
+        ctx[CX_TURN] = gstate[E.GS_TURN]
+    return ctx
+
+
+@njit
+def choose_evaluated(
+    params,
+    rng_state,
+    decision,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    hands,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    memo,
+):
+    """The option of highest value under the weights ``params`` (one entry per decision kind
+    of sim.engine; ties broken by the strategy's random stream). ``memo``: the seat's (see
+    memo_holds), or an empty array for none."""
+    n_players = gstate[E.GS_N_PLAYERS]
+    city = cells[seat].copy()
+    money = seat_money(pstate, seat)
+    if memo.shape[0] == 0:
+        ctx = np.empty(N_CTX, dtype=np.int64)
+        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+    else:
+        ctx = evaluated_context(
+            memo, params, city, money, gstate, tiles, effects, goods_tier, rules
+        )
+    no_memo = memo[:0]
+    values = np.empty(n_options, dtype=np.float64)
+    if decision == E.D_ACTION:
+        action_values(
+            params,
+            options,
+            n_options,
+            city,
+            tiles,
+            effects,
+            goods_tier,
+            rules,
+            ctx,
+            values,
+            memo,
+        )
+    elif decision == E.D_SELECT:
+        select_values(
+            params,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cells,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            city,
+            ctx,
+            values,
+            memo,
+        )
+    elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
+        deny = decision == E.D_DRAFT and params[W_DENY] != 0 and n_players > 1
+        left = (seat + 1) % n_players
+        left_city = cells[left].copy()
+        left_ctx = np.empty(N_CTX, dtype=np.int64)
+        if deny:
+            build_context(
+                left_city,
+                seat_money(pstate, left),
+                gstate,
+                tiles,
+                effects,
+                goods_tier,
+                rules,
+                left_ctx,
+            )
+        for k in range(n_options):
+            tile = options[k, E.OPT_TILE]
+            values[k] = best_placement(
+                params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
+                True,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                memo,
+            )
+            if deny:
+                values[k] += params[W_DENY] * max(
+                    best_placement(
+                        params,
+                        left,
+                        tile,
+                        left_city,
+                        seat_money(pstate, left),
+                        goods_of,
+                        n_players,
+                        True,
+                        tiles,
+                        req,
+                        effects,
+                        goods_tier,
+                        rules,
+                        left_ctx,
+                        no_memo,
+                    ),
+                    0.0,
+                )
+    elif decision == E.D_SWAP_CS:
+        values[0] = 0.0
+        for k in range(1, n_options):
+            value = best_placement(
+                params,
+                seat,
+                options[k, E.OPT_TILE],
+                city,
+                money,
+                goods_of,
+                n_players,
+                True,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                memo,
+            )
+            values[k] = -max(value, WORST_CORNERSTONE)
+    elif decision == E.D_BUY:
+        for k in range(n_options):
+            # Cheapest first; between equal prices, pay the poorer seller.
+            seller = options[k, E.OPT_SEAT]
+            values[k] = -options[k, E.OPT_COST] - 1e-3 * seat_money(pstate, seller)
+    elif decision == E.D_DISASTER:
+        for k in range(n_options):
+            if options[k, E.OPT_KIND] == E.DR_PAY:
+                values[k] = money_value(params, -options[k, E.OPT_COST], ctx)
+            else:
+                values[k] = sacrifice_value(
+                    params,
+                    city,
+                    gstate[E.GS_RESOLVING],
+                    gstate,
+                    money,
+                    tiles,
+                    effects,
+                    goods_tier,
+                    rules,
+                )
+    else:  # D_SACRIFICE
+        for k in range(n_options):
+            values[k] = move_value(
+                params,
+                K.EMPTY,
+                options[k, E.OPT_CELL],
+                0,
+                city,
+                tiles,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+            )
+    return pick_best(values, n_options, rng_state)
+
+
+@njit
+def select_values(
+    params,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cells,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    city,
+    ctx,
+    values,
+    memo,
+):
+    """Each selectable tile's value: the best of placing it, selling it, or discarding it to
+    place a cornerstone, plus W_DENY times the left neighbour's best use of it; the Disaster
+    by ``disaster_select_value``."""
+    n_players = gstate[E.GS_N_PLAYERS]
+    money = seat_money(pstate, seat)
+    fallback = max(
+        money_value(params, E.SELL_COINS, ctx),
+        cornerstone_value(
+            params,
+            options,
+            n_options,
+            seat,
+            gstate,
+            pstate,
+            cs_hands,
+            goods_of,
+            tiles,
+            req,
+            effects,
+            goods_tier,
+            rules,
+            city,
+            ctx,
+            memo,
+        ),
+    )
+    deny = params[W_DENY] != 0 and n_players > 1
+    left = (seat + 1) % n_players
+    left_city = cells[left].copy()
+    left_ctx = np.empty(N_CTX, dtype=np.int64)
+    if deny:
+        build_context(
+            left_city, seat_money(pstate, left), gstate, tiles, effects, goods_tier, rules, left_ctx
+        )
+    for k in range(n_options):
+        tile = options[k, E.OPT_TILE]
+        disaster = tiles[tile, K.C_DISASTER]
+        if disaster != K.DIS_NONE:
+            values[k] = disaster_select_value(
+                params, seat, disaster, gstate, pstate, cells, tiles, effects
+            )
+            continue
+        best = max(
+            fallback,
+            best_placement(
+                params,
+                seat,
+                tile,
+                city,
+                money,
+                goods_of,
+                n_players,
+                False,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                ctx,
+                memo,
+            ),
+        )
+        if deny:
+            gift = best_placement(
+                params,
+                left,
+                tile,
+                left_city,
+                seat_money(pstate, left),
+                goods_of,
+                n_players,
+                False,
+                tiles,
+                req,
+                effects,
+                goods_tier,
+                rules,
+                left_ctx,
+                memo[:0],
+            )
+            best += params[W_DENY] * max(gift, 0.0)
+        values[k] = best
+
+
+@njit
+def cornerstone_value(
+    params,
+    options,
+    n_options,
+    seat,
+    gstate,
+    pstate,
+    cs_hands,
+    goods_of,
+    tiles,
+    req,
+    effects,
+    goods_tier,
+    rules,
+    city,
+    ctx,
+    memo,
+):
+    """Best value of discarding a selected tile to place a cornerstone (the same for every
+    tile of the hand but the Disaster), from the engine's own list of those actions; NO_VALUE
+    if none."""
+    best = NO_VALUE
+    if pstate[seat, E.PS_N_CS] == 0:
+        return best
+    any_tile = False  # a hand of only the Disaster gives no action
+    for k in range(n_options):
+        any_tile = any_tile or tiles[options[k, E.OPT_TILE], K.C_DISASTER] == K.DIS_NONE
+    if not any_tile:
+        return best
+    actions, n = E.cornerstone_options(
+        seat,
+        gstate[E.GS_GEN],
+        city,
+        pstate,
+        cs_hands,
+        goods_of,
+        ctx[CX_ROUTES],
+        gstate[E.GS_N_PLAYERS],
+        tiles,
+        req,
+        goods_tier,
+        context_summary(ctx),
+    )
+    values = np.empty(n, dtype=np.float64)
+    action_values(params, actions, n, city, tiles, effects, goods_tier, rules, ctx, values, memo)
+    for a in range(n):
+        best = max(best, values[a])
+    return best

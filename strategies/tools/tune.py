@@ -1,0 +1,197 @@
+"""``neom tune``: cross-entropy search over a strategy's parameters against fixed opponents.
+
+Each generation samples a population of parameter vectors around the current mean and plays
+every candidate on the same deals (common random numbers: the differences between candidates
+are not luck of the draw); the best quarter moves the mean and narrows the spread. The mean of
+the last generation is checked against the base strategy on fresh deals and written as a named
+set of a strategy file (``strategies.params``), usable by name with ``--strategy-file``.
+The ``vp`` weight is held fixed: the evaluation only compares values, so one weight sets
+the scale.
+"""
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sim.core.errors import UserError
+from sim.neom.catalog import load_catalog
+from strategies.neom.params import load_strategy_file, resolve_strategy, split_strategies
+from strategies.neom.registry import STRATEGIES, StrategySpec, parse_strategy
+from strategies.tools.arena import play_match
+
+POPULATION = 16
+ELITE = 4
+SMOOTHING = 0.7  # share of the new elite statistics in the updated mean and spread
+MIN_SPREAD = 0.02
+FIXED_PARAMS = ("vp",)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "tune",
+        help="tune a strategy's parameters against opponents (cross-entropy search)",
+        description="Cross-entropy search over the parameters of --base against --opponents "
+        "on paired deals; writes the best set as a strategy file usable by name.",
+    )
+    parser.add_argument("--base", required=True, help="strategy to tune, e.g. builder")
+    parser.add_argument(
+        "--opponents",
+        required=True,
+        help="comma-separated opponent strategies, e.g. greedy,merchant",
+    )
+    parser.add_argument("--players", type=int, default=4, help="players per game (2-5)")
+    parser.add_argument("--budget", type=int, default=20000, help="games to play in all")
+    parser.add_argument("--seed", type=int, default=1, help="master seed of the deals")
+    parser.add_argument("--workers", type=int, default=1, help="threads playing games")
+    parser.add_argument("--name", help="name of the tuned set (default tuned_BASE)")
+    parser.add_argument("--out", help="strategy TOML file to write (default: print it)")
+    parser.add_argument("--strategy-file", help="named sets usable as base or opponents")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    spec: StrategySpec
+    tuned_share: float  # win share of the tuned set on fresh deals
+    base_share: float  # win share of the base on the same deals
+    games: int  # games played in all
+
+
+def lineup(n_players: int, n_opponents: int) -> list[int]:
+    """Seat 0's strategy is the candidate (index 0); the others cycle through the opponents."""
+    return [0] + [1 + k % n_opponents for k in range(n_players - 1)]
+
+
+def fitness(match) -> float:
+    """Win share of strategy 0, with its mean score margin over the table as a tie-break."""
+    from sim.neom import records as R
+
+    scores = match.players[:, :, R.P_SCORE_TOTAL].astype(np.float64)
+    mine = match.players[:, :, R.P_STRATEGY] == 0
+    margin = (scores[mine] - scores.mean(axis=1)).mean()
+    return match.win_share(0) + 1e-3 * margin
+
+
+def tune(
+    tables,
+    base: StrategySpec,
+    opponents: list[StrategySpec],
+    n_players: int,
+    budget: int,
+    seed: int,
+    workers: int = 1,
+    progress: bool = True,
+) -> TuneResult:
+    info = STRATEGIES[base.name]
+    tunable = [k for k, name in enumerate(info.param_names) if name not in FIXED_PARAMS]
+    if not tunable:
+        raise UserError(f"strategy {base.name!r} has no parameters to tune")
+    validation = max(budget // 5, 2 * n_players)
+    per_candidate = int(np.clip((budget - validation) // (POPULATION * 8), n_players, 400))
+    generations = max(1, (budget - validation) // (POPULATION * per_candidate))
+    rng = np.random.default_rng(seed)
+    mean = base.params[tunable].copy()
+    spread = np.maximum(0.5 * np.abs(mean), 0.3)
+    seats = lineup(n_players, len(opponents))
+    played = 0
+    bar = _progress(generations, progress)
+    for g in range(generations):
+        candidates = mean + spread * rng.standard_normal((POPULATION, len(tunable)))
+        scores = np.empty(POPULATION)
+        for c in range(POPULATION):
+            spec = _with_params(base, tunable, candidates[c])
+            match = play_match(
+                tables,
+                [spec, *opponents],
+                seats,
+                per_candidate,
+                seed,
+                workers=workers,
+                first_deal=g * per_candidate,
+            )
+            scores[c] = fitness(match)
+            played += per_candidate
+        elite = candidates[np.argsort(scores)[::-1][:ELITE]]
+        mean = SMOOTHING * elite.mean(axis=0) + (1 - SMOOTHING) * mean
+        spread = np.maximum(SMOOTHING * elite.std(axis=0) + (1 - SMOOTHING) * spread, MIN_SPREAD)
+        bar.update(1)
+        bar.set_postfix(best=f"{scores.max():.3f}", mean=f"{np.sort(scores)[-ELITE:].mean():.3f}")
+    bar.close()
+    tuned = _with_params(base, tunable, mean)
+    fresh = generations * per_candidate
+    shares = []
+    for spec in (tuned, base):
+        match = play_match(
+            tables,
+            [spec, *opponents],
+            seats,
+            validation // 2,
+            seed,
+            workers=workers,
+            first_deal=fresh,
+        )
+        shares.append(match.win_share(0))
+        played += validation // 2
+    return TuneResult(tuned, shares[0], shares[1], played)
+
+
+def _with_params(base: StrategySpec, slots: list[int], values: np.ndarray) -> StrategySpec:
+    info = STRATEGIES[base.name]
+    params = base.params.copy()
+    params[slots] = values
+    text = ",".join(f"{name}={params[k]:.4g}" for k, name in enumerate(info.param_names))
+    return parse_strategy(f"{base.name}:{text}")
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="tune", unit="gen", disable=not enabled, file=sys.stderr)
+
+
+def strategy_toml(name: str, spec: StrategySpec, comment: str) -> str:
+    info = STRATEGIES[spec.name]
+    lines = [f"# {comment}", f"[sets.{name}]", f'base = "{spec.name}"']
+    lines += [f"{key} = {spec.params[k]:.4g}" for k, key in enumerate(info.param_names)]
+    return "\n".join(lines) + "\n"
+
+
+def run(args) -> int:
+    if not 2 <= args.players <= 5:
+        raise UserError(f"--players must be 2 to 5, got {args.players}")
+    if args.budget < 100:
+        raise UserError(f"--budget must be at least 100 games, got {args.budget}")
+    named = load_strategy_file(args.strategy_file) if args.strategy_file else {}
+    base = resolve_strategy(args.base, named)
+    if not STRATEGIES[base.name].param_names:
+        raise UserError(f"--base {args.base!r} has no parameters to tune")
+    opponents = [
+        resolve_strategy(spec, named) for spec in split_strategies(args.opponents, "--opponents")
+    ]
+    tables = load_catalog()
+    result = tune(
+        tables,
+        base,
+        opponents,
+        args.players,
+        args.budget,
+        args.seed,
+        args.workers,
+        progress=not args.no_progress,
+    )
+    name = args.name or f"tuned_{args.base.partition(':')[0]}"
+    comment = (
+        f"neom tune --base {args.base} --opponents {args.opponents} --players {args.players} "
+        f"--budget {args.budget} --seed {args.seed}: win share {result.tuned_share:.3f} "
+        f"(base {result.base_share:.3f}) on fresh deals, {result.games} games"
+    )
+    text = strategy_toml(name, result.spec, comment)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}: set {name!r}; {comment}")
+    else:
+        print(text, end="")
+    return 0
