@@ -15,8 +15,8 @@ def _compiled_sources(root: Path) -> list[Path]:
     """The source files compiled code depends on: the jit decorator's module, every module of
     sim/ and strategies/ (subpackages included) that imports it, and every module of those
     packages they import, directly or not (their constants are frozen into the compiled code).
-    Drivers such as the CLI, the runner or the benchmarks are left out, so editing them
-    recompiles nothing."""
+    Drivers such as the CLI, the runner or the benchmarks, and the packages' ``__init__``
+    (a game's declaration), are left out, so editing them recompiles nothing."""
     files = {}
     for package in PACKAGES:
         for path in (root / package).rglob("*.py"):
@@ -36,7 +36,10 @@ def _compiled_sources(root: Path) -> list[Path]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                targets = [f"{node.module}.{a.name}" for a in node.names]
+                # A package's __init__ declares the game, it holds nothing compiled code reads.
+                if node.module in files and files[node.module].name != "__init__.py":
+                    targets.append(node.module)
             else:
                 continue
             pending.extend(t for t in targets if t in files)

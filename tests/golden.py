@@ -92,6 +92,7 @@ def run_case(case: dict, out: Path) -> dict[str, dict[str, str]]:
     from sim.core.runner import RunConfig, run_simulation
     from sim.core.store import read_run
     from sim.neom.catalog import load_catalog
+    from sim.neom.constants import VARIANT_NAMES
 
     options = _rules_options(case["rules"], load_catalog(None))
     config = RunConfig(
@@ -100,13 +101,12 @@ def run_case(case: dict, out: Path) -> dict[str, dict[str, str]]:
         players=case["players"],
         games=case["deals"] * case["players"],
         seed=20261201,
-        variant=case["variant"],
         seats="rotate",
         workers=1,
         batch_size=3,
         events=True,
         progress=False,
-        rules_options=options,
+        rules={"variant": VARIANT_NAMES[case["variant"]], **options},
     )
     run_simulation(config)
     tables = read_run(out)

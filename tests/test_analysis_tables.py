@@ -9,11 +9,14 @@ import polars as pl
 import pytest
 
 from analysis.core import seats, strategies
-from analysis.core.load import SCORE_COLUMNS, open_run
+from analysis.core.load import open_run
 from analysis.neom import cornerstones, scores, tiles
+from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.synthetic import write_run
+from sim.core.batch import BatchOutput
 from sim.core.errors import UserError
 from sim.core.store import RunFolder, encode_batch
+from sim.neom import GAME
 from sim.neom import records as R
 
 
@@ -22,7 +25,7 @@ def _tiny_run(path):
     totals 30/60/20. Seat 0 plays strategy A, seats 1-2 strategy B. Seat 0 of game 0 drafted
     cornerstones 3 (placed in generation 1) and 4 (never placed); game 1 left 3 over."""
     games = np.full((2, R.N_GAME_COLS), -1, dtype=np.int64)
-    players = np.full((2, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int32)
+    players = np.full((2, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
     players[:, :3] = 0
     players[:, :3, R.P_CS_DRAFTED0 : R.P_CS_DRAFTED2 + 1] = -1
     for g, totals in enumerate(([50, 40, 50], [30, 60, 20])):
@@ -45,9 +48,10 @@ def _tiny_run(path):
     path.mkdir()
     for table in ("games", "players"):
         (path / table).mkdir()
-    folder.write_batch(0, encode_batch(games, players, None, ["A", "B"]))
+    folder.write_batch(0, encode_batch(GAME, BatchOutput(games, players, None), ["A", "B"]))
     folder.write_manifest({
-        "catalog": {"name": "tiny", "reconstructed": False}, "variant": "standard",
+        "game": "neom", "rules_version": GAME.rules_version,
+        "data": {"name": "tiny", "reconstructed": False}, "rules": {},
         "players": 3, "games": 2, "seed": 0, "seats": "fixed", "events": False,
         "strategies": [{"name": "A"}, {"name": "B"}], "status": "complete",
     })  # fmt: skip

@@ -7,6 +7,7 @@ import pytest
 from catalog_fixture import valid_catalog
 
 from sim.core import rng
+from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
@@ -79,11 +80,11 @@ class Scene:
         self.cs_box = np.full(tables.n_tiles, -1, dtype=np.int64)
         self.options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
         self.summaries = np.zeros((len(self.cells), E.N_SUMMARY), dtype=np.int64)
-        self.stats = np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
-        self.events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int32)
+        self.stats = np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
+        self.events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int64)
         spec = parse_strategy(strategy)
         self.seats = np.arange(n_players, dtype=np.int32)
-        self.strategy_ids = np.full(n_players, spec.id, dtype=G.STRATEGY_ID_DTYPE)
+        self.strategy_ids = np.full(n_players, spec.id, dtype=STRATEGY_ID_DTYPE)
         self.strategy_params = np.tile(spec.params, (n_players, 1))
         self.strat_rng = np.zeros((n_players, 2), dtype=np.uint64)
         for s in range(n_players):

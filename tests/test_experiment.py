@@ -8,13 +8,14 @@ import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
 from sim.core import rng
+from sim.core.batch import play_arrays
 from sim.core.cli import main
+from sim.neom import GAME
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
-from strategies.neom.play import play_batch
 from strategies.neom.registry import parse_strategy
 
 N_GAMES = 40
@@ -28,28 +29,13 @@ def tables():
 def play(tables, n_players, rules, n_games=N_GAMES, seed=5):
     """Players table of ``n_games`` random-strategy games (game ids 0..n-1)."""
     spec = parse_strategy("random")
-    games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
     ids = np.arange(n_games, dtype=np.int64)
-    play_batch(
-        rng.master_key(seed),
-        ids,
-        ids,
-        np.zeros((n_games, n_players), dtype=np.int32),
-        n_players,
-        np.array([spec.id], dtype=np.int32),  # as the runner passes them: one compilation
-        np.array([spec.params], dtype=np.float64),
-        tables.tiles,
-        tables.req,
-        tables.effects,
-        tables.goods_tier,
-        tables.board_center,
-        rules,
-        games,
-        players,
-        np.zeros((0, R.N_EVENT_COLS), dtype=np.int32),
+    seats = np.zeros((n_games, n_players), dtype=np.int32)
+    key = rng.master_key(seed)
+    out = play_arrays(
+        GAME, key, ids, ids, seats, [spec.id], [spec.params], tables.arrays, rules, False
     )
-    return games, players[:, :n_players]
+    return out.games, out.players[:, :n_players]
 
 
 def dealt_cornerstones(games, players):

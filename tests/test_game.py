@@ -15,12 +15,14 @@ from catalog_fixture import valid_catalog
 from plain_scoring import plain_score
 
 from sim.core import rng
+from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
+from sim.neom import GAME
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.catalog import compile_catalog, load_catalog
 from sim.neom.tables import make_rules
-from strategies.neom.play import STRATEGY_ID_DTYPE, play_batch, play_one
+from strategies.neom.play import play_one
 from strategies.neom.registry import parse_strategy
 
 VARIANTS = (K.V_STANDARD, K.V_NO_DISASTERS, K.V_RANDOM_DISASTERS, K.V_BEGINNER)
@@ -198,31 +200,19 @@ def test_disaster_strikes_only_when_selected(default_tables):
 
 
 def batch(tables, seat_strategy, specs, game_ids, deal_indices, events=False, variant=0):
-    key = rng.master_key(2026)
-    n = len(game_ids)
-    games = np.zeros((n, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((n, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
-    rows = n * R.MAX_EVENTS_PER_GAME if events else 0
-    event_rows = np.zeros((rows, R.N_EVENT_COLS), dtype=np.int32)
-    play_batch(
-        key,
-        np.asarray(game_ids, dtype=np.int64),
-        np.asarray(deal_indices, dtype=np.int64),
-        np.asarray(seat_strategy, dtype=np.int32),
-        len(seat_strategy[0]),
-        np.array([s.id for s in specs], dtype=STRATEGY_ID_DTYPE),
+    out = play_arrays(
+        GAME,
+        rng.master_key(2026),
+        game_ids,
+        deal_indices,
+        seat_strategy,
+        [s.id for s in specs],
         np.stack([s.params for s in specs]),
-        tables.tiles,
-        tables.req,
-        tables.effects,
-        tables.goods_tier,
-        tables.board_center,
+        tables.arrays,
         make_rules(variant),
-        games,
-        players,
-        event_rows,
+        events,
     )
-    return games, players, event_rows
+    return out.games, out.players, out.events
 
 
 def test_results_do_not_depend_on_the_batch(default_tables):
@@ -337,9 +327,10 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     seen = []
 
     def record(*args):
-        seen.append(args[5].dtype)
+        seen.append(args[4].dtype)
 
-    for module in (bench, runner, arena, G):
+    # The runner and play_one reach play_batch through the Game interface (resolved per call).
+    for module in (bench, arena, G):
         monkeypatch.setattr(module, "play_batch", record)
     tables = load_catalog()
     bench.run_games(tables, "greedy", 0, 1)

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 from sim.neom.catalog import load_catalog
-from strategies.neom.params import load_strategy_file
-from strategies.neom.registry import parse_strategy
+from strategies.neom.registry import load_strategy_file, parse_strategy
 from strategies.tools.arena import play_match
 from strategies.tools.ladder import wilson
 

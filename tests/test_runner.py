@@ -86,7 +86,7 @@ def test_reference_run_is_complete_and_consistent(reference):
     assert (win_share - 1.0).abs().max() < 1e-12
     snapshot = (path / "catalog.toml").read_bytes()
     assert snapshot == DEFAULT_CATALOG.read_bytes()
-    assert hashlib.sha256(snapshot).hexdigest() == manifest["catalog"]["digest"]
+    assert hashlib.sha256(snapshot).hexdigest() == manifest["data"]["digest"]
 
 
 def test_tables_do_not_depend_on_workers_or_batch_size(reference, tmp_path):
@@ -290,10 +290,10 @@ def test_cli_prints_the_summary_and_the_manifest_records_the_run(tmp_path, capsy
     out = capsys.readouterr().out
     for line in ("games: 8", "wall time:", "games/s:", f"output: {tmp_path / 'out'}"):
         assert line in out
-    assert "reconstruction: yes" in out
+    assert "data: NEOM default (reconstructed) (RECONSTRUCTED: not the published" in out
     manifest = RunFolder(tmp_path / "out").read_manifest()
     assert manifest["command"].startswith("neom ")
-    assert manifest["seats"] == "shuffle" and manifest["variant"] == "no-disasters"
+    assert manifest["seats"] == "shuffle" and manifest["game"] == "neom"
     assert manifest["rules"]["variant"] == V_NO_DISASTERS
     assert set(manifest["versions"]) == {
         "python",

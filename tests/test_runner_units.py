@@ -4,12 +4,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sim.core.batch import BatchOutput
 from sim.core.errors import UserError
 from sim.core.rng import master_key
 from sim.core.seeding import assign_seats, check_game_count
-from sim.core.store import events_table, games_table, players_table
+from sim.core.store import batch_tables
+from sim.core.strategies import split_strategies
+from sim.neom import GAME
 from sim.neom import records as R
-from strategies.neom.params import split_strategies
 
 KEY = master_key(3)
 
@@ -66,40 +68,51 @@ def _games(n_events):
     return games
 
 
+def _players(n_games):
+    players = np.full((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
+    players[:, :2] = 0
+    players[:, :2, R.P_SEAT] = [0, 1]
+    players[:, :2, R.P_STRATEGY] = [1, 0]
+    return players
+
+
 def test_events_table_keeps_the_used_rows_of_each_block_with_the_game_id():
     games = _games([2, 0, 3])
-    block = 4
-    events = np.full((3 * block, R.N_EVENT_COLS), 99, dtype=np.int32)
+    block = GAME.events_per_game
+    events = np.full((3 * block, R.N_EVENT_COLS), 99, dtype=np.int64)
     for i, count in enumerate([2, 0, 3]):
         for k in range(count):
             events[i * block + k] = i
             events[i * block + k, R.E_TURN] = k
             events[i * block + k, R.E_KIND] = R.EV_INCOME
-    table = events_table(games, events).to_pydict()
+    output = BatchOutput(games, _players(3), events)
+    table = batch_tables(GAME, output, ("random", "greedy"))["events"].to_pydict()
     assert table["game_id"] == [10, 10, 12, 12, 12]
     assert table["turn"] == [0, 1, 0, 1, 2]
     assert table["kind_name"] == ["income"] * 5
-    assert "game_row" not in table
 
 
 def test_players_table_drops_unused_seats_and_shares_wins():
     games = _games([0, 0, 0])
-    players = np.full((3, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int32)
-    players[:, :2] = 0
-    players[:, :2, R.P_SEAT] = [0, 1]
-    players[:, :2, R.P_STRATEGY] = [1, 0]
+    players = _players(3)
     players[1, :2, R.P_WIN] = 1  # a shared win
     players[0, 0, R.P_WIN] = 1
     players[2, 1, R.P_WIN] = 1
-    table = players_table(games, players, ("random", "greedy")).to_pydict()
+    output = BatchOutput(games, players, None)
+    table = batch_tables(GAME, output, ("random", "greedy"))["players"].to_pydict()
     assert table["game_id"] == [10, 10, 11, 11, 12, 12]
     assert table["strategy_name"] == ["greedy", "random"] * 3
     assert table["win_share"] == [1.0, 0.0, 0.5, 0.5, 0.0, 1.0]
 
 
-def test_columns_are_narrowed_only_when_the_values_fit():
+def test_tables_take_the_games_record_dtypes_and_refuse_values_that_do_not_fit():
+    """The stored schema is the game's record dtype; a value outside its field's type is one
+    clear error naming the game, table and column, never a wrapped number."""
     games = _games([0, 0, 0])
-    assert games_table(games).schema.field("n_players").type == pa.int8()
-    games[1, R.G_WINNING_SCORE] = 40000
-    with pytest.raises(OverflowError, match="winning_score"):
-        games_table(games)
+    output = BatchOutput(games, _players(3), None)
+    schema = batch_tables(GAME, output, ("random", "greedy"))["games"].schema
+    assert schema.field("n_players").type == pa.int8()
+    assert schema.field("winning_score").type == pa.int32()
+    games[1, R.G_WINNING_SCORE] = 2**40
+    with pytest.raises(UserError, match=r"game 11: games column 'winning_score' = 1099511627776"):
+        batch_tables(GAME, output, ("random", "greedy"))

@@ -5,8 +5,13 @@ import pytest
 from sim.core.cli import main
 from sim.core.errors import UserError
 from strategies.neom.archetypes import PARAM_NAMES
-from strategies.neom.params import load_strategy_file, resolve_strategy
-from strategies.neom.registry import STRATEGIES, list_strategies, parse_strategy
+from strategies.neom.registry import (
+    STRATEGIES,
+    list_strategies,
+    load_strategy_file,
+    parse_strategy,
+    resolve_strategy,
+)
 from strategies.tools.tune import lineup, strategy_toml
 
 

@@ -9,8 +9,7 @@ from sim.core.cli import main
 from sim.neom import constants as K
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
-from strategies.neom.params import load_strategy_file
-from strategies.neom.registry import list_strategies, parse_strategy
+from strategies.neom.registry import list_strategies, load_strategy_file, parse_strategy
 from strategies.tools.arena import play_match
 from strategies.tools.ladder import wilson
 

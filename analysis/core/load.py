@@ -1,9 +1,10 @@
-"""Open a run folder written by ``neom simulate``: manifest, catalogue snapshot, Parquet tables.
+"""Open a run folder written by ``neom simulate``: manifest, data snapshot, Parquet tables.
 
-A run folder holds ``manifest.json``, ``catalog.toml`` (the catalogue the run used) and Parquet
-tables under ``games/``, ``players/`` and optionally ``events/``. :func:`open_run` checks all of
-that and raises :class:`sim.errors.UserError` naming the path when something is missing, so the
-analysis code can rely on the agreed columns.
+A run folder holds ``manifest.json`` (which names the game), a copy of the game's data file
+and Parquet tables under ``games/``, ``players/`` and optionally ``events/``. :func:`open_run`
+checks all of that against the game's declared tables and raises
+:class:`sim.core.errors.UserError` naming the path when something is missing, so the analysis
+code can rely on the columns.
 """
 
 from dataclasses import dataclass
@@ -12,28 +13,19 @@ from pathlib import Path
 import polars as pl
 
 from sim.core.errors import UserError
-from sim.core.store import CATALOG_SNAPSHOT, EVENTS, GAMES, MANIFEST, PLAYERS, read_run
-from sim.neom import constants as K
-from sim.neom.records import EVENT_COLUMNS, GAME_COLUMNS, PLAYER_COLUMNS
-from sim.neom.tables import Tables
+from sim.core.game import ADDED_COLUMNS, Game, GameData
+from sim.core.registry import get_game
+from sim.core.store import EVENTS, GAMES, MANIFEST, PLAYERS, read_run
 
-MANIFEST_KEYS = ("catalog", "variant", "players", "games", "seed", "strategies")
-PLAYER_EXTRA_COLUMNS = ("game_id", "strategy_name", "win_share")
-# The store replaces the batch-relative ``game_row`` by ``game_id``.
-STORED_EVENT_COLUMNS = ("game_id", *EVENT_COLUMNS[1:], "kind_name")
-
-# Score categories as the players table names them, in SCORE_KEYS order.
-SCORE_COLUMNS = PLAYER_COLUMNS[3 : 3 + K.N_SCORE]
-DRAFTED_COLUMNS = tuple(c for c in PLAYER_COLUMNS if c.startswith("cs_drafted"))
-CS_GEN_COLUMNS = tuple(c for c in PLAYER_COLUMNS if c.startswith("cs_gen"))
-DISCARDED_CS_COLUMNS = tuple(c for c in GAME_COLUMNS if c.startswith("discarded_cs"))
+MANIFEST_KEYS = ("game", "rules_version", "data", "players", "games", "seed", "strategies")
 
 
 @dataclass(frozen=True)
 class Run:
     path: Path
     manifest: dict
-    tables: Tables | None  # None when the run folder has no catalogue snapshot
+    game: Game
+    data: GameData | None  # None when the run folder has no copy of its data file
     games: pl.LazyFrame
     players: pl.LazyFrame  # one row per seat, with the game's n_players joined in
     events: pl.LazyFrame | None
@@ -43,19 +35,23 @@ class Run:
         return [s["name"] for s in self.manifest["strategies"]]
 
     @property
-    def catalog_name(self) -> str:
-        return str(self.manifest["catalog"].get("name", "?"))
+    def data_name(self) -> str:
+        return str(self.manifest["data"].get("name", "?"))
 
     @property
     def reconstructed(self) -> bool:
-        return bool(self.manifest["catalog"].get("reconstructed", False))
+        return bool(self.manifest["data"].get("reconstructed", False))
+
+    @property
+    def tables(self):
+        """The game's own view of its data (NEOM: the compiled catalogue), if it was kept."""
+        return self.data.content if self.data is not None else None
 
     def tile_name(self, tile: int) -> str:
         if tile < 0:
             return ""
-        if self.tables is not None and 0 <= tile < self.tables.n_tiles:
-            return self.tables.tile_names[tile]
-        return f"tile {tile}"
+        names = getattr(self.tables, "tile_names", ())
+        return names[tile] if tile < len(names) else f"tile {tile}"
 
     def name_tiles(self, frame: pl.DataFrame, column: str = "tile", as_name: str = "tile_name"):
         """Add a column of tile names for the tile ids in ``column``."""
@@ -67,6 +63,10 @@ def _check_manifest(path: Path, manifest: dict) -> None:
     manifest_path = path / MANIFEST
     if not isinstance(manifest, dict):
         raise UserError(f"{manifest_path}: expected a JSON object")
+    if "game" not in manifest:
+        raise UserError(
+            f"{manifest_path}: written by an older neom-sim (no game recorded); simulate again"
+        )
     missing = [key for key in MANIFEST_KEYS if key not in manifest]
     if missing:
         raise UserError(f"{manifest_path}: missing key(s) {', '.join(missing)}")
@@ -74,13 +74,13 @@ def _check_manifest(path: Path, manifest: dict) -> None:
         isinstance(s, dict) and "name" in s for s in manifest["strategies"]
     ):
         raise UserError(f"{manifest_path}: 'strategies' must be a list of objects with a 'name'")
-    if not isinstance(manifest["catalog"], dict):
-        raise UserError(f"{manifest_path}: 'catalog' must be an object")
+    if not isinstance(manifest["data"], dict):
+        raise UserError(f"{manifest_path}: 'data' must be an object")
 
 
 def _checked(frame: pl.LazyFrame | None, folder: Path, columns: tuple[str, ...]):
-    """The table with its small integer columns widened to Int32 (the store narrows them; sums
-    and products here must not wrap), after checking it is readable and has ``columns``."""
+    """The table with its small integer columns widened to Int32 (sums and products here must
+    not wrap), after checking it is readable and has ``columns``."""
     if frame is None:
         return None
     try:
@@ -94,14 +94,11 @@ def _checked(frame: pl.LazyFrame | None, folder: Path, columns: tuple[str, ...])
     return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
 
 
-def _load_catalog(path: Path) -> Tables | None:
-    catalog_path = path / CATALOG_SNAPSHOT
-    if not catalog_path.is_file():
+def _load_data(path: Path, game: Game, manifest: dict) -> GameData | None:
+    snapshot = path / str(manifest["data"].get("snapshot", ""))
+    if not snapshot.is_file():
         return None
-    # Imported here so that reading a run without a snapshot does not need the compiler.
-    from sim.neom.catalog import load_catalog
-
-    return load_catalog(catalog_path)
+    return game.load_data(snapshot)
 
 
 def open_run(path) -> Run:
@@ -111,8 +108,14 @@ def open_run(path) -> Run:
         raise UserError(f"{path}: no such run folder")
     tables = read_run(path)
     _check_manifest(path, tables.manifest)
-    games = _checked(tables.games, path / GAMES, GAME_COLUMNS)
-    players = _checked(tables.players, path / PLAYERS, PLAYER_COLUMNS + PLAYER_EXTRA_COLUMNS)
-    events = _checked(tables.events, path / EVENTS, STORED_EVENT_COLUMNS)
+    game = get_game(tables.manifest["game"])
+
+    def columns(table: str) -> tuple[str, ...]:
+        return (*game.columns(table), *ADDED_COLUMNS[table])
+
+    games = _checked(tables.games, path / GAMES, columns(GAMES))
+    players = _checked(tables.players, path / PLAYERS, columns(PLAYERS))
+    events = _checked(tables.events, path / EVENTS, columns(EVENTS))
     players = players.join(games.select("game_id", "n_players"), on="game_id", how="left")
-    return Run(path, tables.manifest, _load_catalog(path), games, players, events)
+    data = _load_data(path, game, tables.manifest)
+    return Run(path, tables.manifest, game, data, games, players, events)

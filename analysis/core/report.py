@@ -10,10 +10,8 @@ from pathlib import Path
 import polars as pl
 
 from analysis.core import figures, seats, strategies
-from analysis.core.load import SCORE_COLUMNS, Run, open_run
-from analysis.neom import cornerstones, scores, tiles
-
-TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
+from analysis.core.load import Run, open_run
+from sim.core.game import resolve
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem;
@@ -81,6 +79,9 @@ def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
 @dataclass
 class Report:
     out: Path
+    correction: str = "bh"  # multiple-comparison correction of flagged findings
+    level: float = 0.05
+    label: str = ""  # the correction and level in words
     sections: list[tuple[str, str, list[str]]] = field(default_factory=list)  # id, title, html
     findings: list[str] = field(default_factory=list)
 
@@ -97,24 +98,31 @@ class Report:
         self.sections.append((key, title, parts))
 
 
+def readings(run: Run) -> list[str]:
+    """The rules options the run used, in words (the game's descriptions of its readings)."""
+    rules = run.manifest.get("rules", {})
+    words = []
+    for option in run.game.rule_options:
+        labels = {value: label for label, value in option.choices.items()}
+        label = labels.get(rules.get(option.name), str(rules.get(option.name)))
+        words.append(option.describe.get(label, f"{option.flag} {label}"))
+    return words
+
+
 def _identity(run: Run) -> list[tuple[str, str]]:
     m = run.manifest
-    strategy_text = ", ".join(
-        f"{s['name']}" + (f" ({s['spec']})" if s.get("spec") not in (None, s["name"]) else "")
-        for s in m["strategies"]
-    )
-    catalog = m["catalog"]
+    data = m["data"]
     return [
+        ("game", f"{run.game.title} (rules version {m['rules_version']})"),
         ("run", str(run.path)),
-        ("catalogue", f"{run.catalog_name}" + (" (RECONSTRUCTED)" if run.reconstructed else "")),
-        ("catalogue digest", str(catalog.get("digest", ""))[:16]),
-        ("variant", str(m["variant"])),
+        ("data", str(data.get("label", run.data_name))),
+        ("data digest", str(data.get("digest", ""))[:16]),
         ("players", str(m["players"])),
-        ("strategies", strategy_text),
+        ("strategies", ", ".join(s["name"] for s in m["strategies"])),
         ("seats", str(m.get("seats", ""))),
         ("games", str(m["games"])),
         ("seed", str(m["seed"])),
-        ("rules", str(m.get("rules", ""))),
+        ("rules", "; ".join(readings(run))),
     ]
 
 
@@ -263,237 +271,12 @@ def _seat_section(report: Report, run: Run) -> None:
     report.section("seats", "Seats", parts)
 
 
-def _flag_finding(frame: pl.DataFrame, what: str, correction: str) -> str:
-    named = [
-        f"{row['tile_name']} ({100 * row['effect']:+.1f} points)"
-        for row in frame.filter(pl.col("flag") == "strong").iter_rows(named=True)
-    ]
-    weak = [
-        f"{row['tile_name']} ({100 * row['effect']:+.1f} points)"
-        for row in frame.filter(pl.col("flag") == "weak").iter_rows(named=True)
-    ]
-    if not named and not weak:
-        return f"No {what} flagged ({correction})."
-    text = []
-    if named:
-        text.append(f"{len(named)} {what} flagged strong: {', '.join(named)}")
-    if weak:
-        text.append(f"{len(weak)} flagged weak: {', '.join(weak)}")
-    return "; ".join(text) + f" ({correction}; win share above expected)."
-
-
-def _effect_columns(what: str) -> list[tuple[str, object]]:
-    return [
-        ("flag", lambda r: r["flag"]),
-        (
-            f"win share above expected ({what}) [95% CI]",
-            lambda r: (
-                num_interval(100 * r["effect"], 100 * r["effect_lo"], 100 * r["effect_hi"]) + " pts"
-            ),
-        ),
-        ("q", lambda r: f"{r['effect_q']:.3g}"),
-    ]
-
-
-def _cornerstone_section(report: Report, run: Run, method: str, level: float, label: str) -> None:
-    table = cornerstones.cornerstone_table(run, method, level)
-    report.table("cornerstones", table)
-    report.findings.append(_flag_finding(table, "cornerstones", label))
-    has_pick = "mean_pick" in table.columns
-    columns = [
-        ("cornerstone", lambda r: r["tile_name"]),
-        *_effect_columns("drafted"),
-        ("drafted (games)", lambda r: pct(r["drafted_rate"])),
-        ("kept when dealt", share_ci("kept")),
-        *([("mean pick", lambda r: num(r["mean_pick"], 2))] if has_pick else []),
-        ("placed when drafted", lambda r: pct(r["placed_rate"])),
-        ("mean gen placed", lambda r: num(r["mean_gen"], 2)),
-        ("win share placed", share_ci("win_placed")),
-        ("drafted, not placed", share_ci("win_unplaced")),
-        ("not drafted", lambda r: pct(r["win_not_drafted"])),
-        ("score lead (VP) [95% CI]", lead_ci("score_diff")),
-    ]
-    parts = [
-        f"<p>Effect: the drafting seats' mean win share minus the mean win share of their "
-        f"strategy at their player count, in percentage points. Flags: {html.escape(label)}; "
-        "red = strong, blue = weak. Score lead: the owner's score minus the mean of the other "
-        "seats of the same game. Observational: see docs/reports.md.</p>",
-        report.figure(
-            "cornerstone_effects",
-            forest_effect(table, "Cornerstones: drafters' win share above expected (95% CI)"),
-            "cornerstone forest plot",
-        ),
-        html_table(table, columns),
-    ]
-    if not has_pick:
-        parts.append('<p class="note">No event log: draft pick numbers not available.</p>')
-    report.section("cornerstones", "Cornerstones", parts)
-
-
-def forest_effect(table: pl.DataFrame, title: str):
-    return figures.forest(
-        table.with_columns(
-            (pl.col("effect") * 100).alias("effect"),
-            (pl.col("effect_lo") * 100).alias("effect_lo"),
-            (pl.col("effect_hi") * 100).alias("effect_hi"),
-        ),
-        "tile_name",
-        "effect",
-        title,
-        "win share above expected (percentage points)",
-    )
-
-
-def _tile_section(report: Report, run: Run, method: str, level: float, label: str) -> None:
-    table = tiles.tile_table(run, method, level)
-    if table is None:
-        report.section(
-            "tiles",
-            "Tiles",
-            [
-                '<p class="note">This run has no event log, so there are no tile statistics. '
-                "Run <code>neom simulate</code> with events to get them.</p>"
-            ],
-        )
-        return
-    report.table("tiles", table)
-    report.findings.append(_flag_finding(table, "generation tiles", label))
-    shown = (
-        table.filter(pl.col("effect").is_not_nan())
-        .sort(pl.col("effect").abs(), descending=True)
-        .head(TILE_TABLE_ROWS)
-    )
-    parts = [
-        "<p>Seen: times the tile was in a hand a seat chose from (rebuilt from the log, games of "
-        "3+ players). Effect: win share of the seats that placed it, above their expected "
-        "share. Placing a tile needs coins and goods, so a seat doing well places more: treat "
-        f"flags as leads to test, not verdicts. Showing the {TILE_TABLE_ROWS} largest effects; "
-        "tables/tiles.csv has every tile.</p>",
-        report.figure(
-            "tile_effects",
-            forest_effect(table, "Generation tiles: placers' win share above expected (95% CI)"),
-            "tile forest plot",
-        ),
-        html_table(
-            shown,
-            [
-                ("tile", lambda r: r["tile_name"]),
-                *_effect_columns("placed"),
-                (
-                    "taken when seen",
-                    share_ci("taken_rate"),
-                ),
-                ("selected", lambda r: r["selected"]),
-                ("placed", lambda r: r["placed"]),
-                ("sold", lambda r: r["sold"]),
-                ("for a cornerstone", lambda r: r["for_cornerstone"]),
-                ("win share placed", lambda r: pct(r["win_placed"])),
-                (
-                    "most often passed over for",
-                    lambda r: (
-                        f"{r['passed_over_for_name']} ({pct(r['passed_over_share'])})"
-                        if r["passed_over_for"] >= 0
-                        else "–"
-                    ),
-                ),
-            ],
-        ),
-    ]
-    report.section("tiles", "Tiles", parts)
-
-
-def _score_section(report: Report, run: Run) -> None:
-    summary = scores.score_summary(run)
-    report.table("scores", summary)
-    players = run.players.select("n_players", "strategy_name", "total").collect()
-    categories = SCORE_COLUMNS[:-1]
-    parts = [
-        report.figure(
-            "score_distributions",
-            figures.score_distributions(players, "Final score by strategy"),
-            "score distributions",
-        ),
-        report.figure(
-            "score_breakdown",
-            figures.breakdown_bars(summary, categories, "Mean score breakdown"),
-            "score breakdown",
-        ),
-        html_table(
-            summary,
-            [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
-                *((c.replace("_", " "), lambda r, c=c: num(r[c])) for c in categories),
-                (
-                    "total [95% CI]",
-                    lambda r: f"{r['total']:.1f} [{r['total_lo']:.1f}, {r['total_hi']:.1f}]",
-                ),
-                ("sd", lambda r: num(r["total_sd"])),
-                (
-                    "10% / 50% / 90%",
-                    lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
-                ),
-            ],
-        ),
-    ]
-    report.section("scores", "Scores", parts)
-
-
-def _disaster_section(report: Report, run: Run) -> None:
-    summary = scores.disaster_summary(run)
-    frequency = scores.disaster_frequency(run)
-    report.table("disasters", summary)
-    report.table("disaster_frequency", frequency)
-    paid, suffered = summary["paid"].sum(), summary["suffered"].sum()
-    if suffered:
-        report.findings.append(
-            f"Disasters were suffered {suffered} times: paid {pct(paid / suffered)}, "
-            f"sacrificed tiles {pct(1 - paid / suffered)}."
-        )
-    gens = range(1, scores.N_GENERATIONS + 1)
-    parts = [
-        "<p>How often each generation's disaster happened (someone selected it, or it was "
-        "triggered at random in that variant):</p>",
-        html_table(
-            frequency,
-            [
-                ("players", lambda r: r["n_players"]),
-                ("games", lambda r: r["games"]),
-                *(
-                    (
-                        f"gen {g}",
-                        share_ci(f"gen{g}"),
-                    )
-                    for g in gens
-                ),
-            ],
-        ),
-        "<p>Per seat: disasters selected, and how the seats hit resolved them.</p>",
-        html_table(
-            summary,
-            [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
-                ("selected / game", lambda r: num(r["selected_per_game"], 2)),
-                ("suffered / game", lambda r: num(r["suffered_per_game"], 2)),
-                (
-                    "paid [95% CI]",
-                    share_ci("paid_share"),
-                ),
-                ("coins per payment", lambda r: num(r["coins_per_payment"])),
-                ("tiles per sacrifice", lambda r: num(r["tiles_per_sacrifice"], 2)),
-            ],
-        ),
-    ]
-    report.section("disasters", "Disasters", parts)
-
-
 def _html(run: Run, report: Report) -> str:
     notice = ""
     if run.reconstructed:
         notice = (
-            '<p class="notice">RECONSTRUCTED catalogue: the tile data behind this report is a '
-            "reconstruction, not the printed game. Findings about named tiles describe the "
+            '<p class="notice">RECONSTRUCTED data: the tile data behind this report is a '
+            "reconstruction, not the published game's. Findings about named tiles describe the "
             "reconstruction.</p>"
         )
     identity = html_table(
@@ -508,7 +291,7 @@ def _html(run: Run, report: Report) -> str:
         f'<h2 id="{key}">{html.escape(title)}</h2>' + "".join(parts)
         for key, title, parts in report.sections
     )
-    title = f"NEOM balance report: {run.catalog_name}, {run.manifest['games']} games"
+    title = f"{run.game.title} balance report: {run.data_name}, {run.manifest['games']} games"
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -520,9 +303,9 @@ def _html(run: Run, report: Report) -> str:
 
 
 def _summary_md(run: Run, report: Report) -> str:
-    lines = [f"# NEOM balance report: {run.catalog_name}", ""]
+    lines = [f"# {run.game.title} balance report: {run.data_name}", ""]
     if run.reconstructed:
-        lines += ["**RECONSTRUCTED catalogue: findings describe the reconstruction.**", ""]
+        lines += ["**RECONSTRUCTED data: findings describe the reconstruction.**", ""]
     lines += [f"- {key}: {value}" for key, value in _identity(run)]
     lines += ["", "## Headline findings", ""] + [f"- {f}" for f in report.findings]
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; full report: `index.html`."]
@@ -530,20 +313,18 @@ def _summary_md(run: Run, report: Report) -> str:
 
 
 def build_report(run, out, correction: str = "bh", level: float = 0.05) -> Path:
-    """Analyse the run folder ``run`` and write the report into ``out``; returns index.html."""
+    """Analyse the run folder ``run`` and write the report into ``out``; returns index.html.
+    The game's own sections (``Game.report_ref``) follow the sections every game shares;
+    ``correction`` and ``level`` set how they correct for many comparisons."""
     run = open_run(run)
     out = Path(out)
     for folder in ("figures", "tables"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    report = Report(out)
     method_name = {"bh": "Benjamini-Hochberg", "holm": "Holm"}[correction]
-    label = f"{method_name} adjusted p < {level:g}"
+    report = Report(out, correction, level, f"{method_name} adjusted p < {level:g}")
     _strategy_section(report, run)
     _seat_section(report, run)
-    _cornerstone_section(report, run, correction, level, label)
-    _tile_section(report, run, correction, level, label)
-    _score_section(report, run)
-    _disaster_section(report, run)
+    resolve(run.game.report_ref)(report, run)
     (out / "summary.md").write_text(_summary_md(run, report), encoding="utf-8")
     index = out / "index.html"
     index.write_text(_html(run, report), encoding="utf-8")

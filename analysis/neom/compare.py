@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 from sim.core.errors import UserError
+from sim.neom.constants import VARIANT_NAMES
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
@@ -34,7 +35,7 @@ def register(subparsers) -> None:
         "--strategies", required=True, help="one strategy per seat, comma-separated"
     )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--variant", default="standard")
+    parser.add_argument("--variant", default="standard", choices=tuple(VARIANT_NAMES))
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
     parser.add_argument(
@@ -137,7 +138,7 @@ def _pts(x, lo, hi) -> str:
 
 def _config(args, catalog: str, out: Path):
     from sim.core.runner import RunConfig
-    from strategies.neom.params import split_strategies
+    from sim.core.strategies import split_strategies
 
     return RunConfig(
         out=out,
@@ -145,8 +146,8 @@ def _config(args, catalog: str, out: Path):
         players=args.players,
         games=args.games,
         seed=args.seed,
-        catalog=Path(catalog),
-        variant=args.variant,
+        data=Path(catalog),
+        rules={"variant": VARIANT_NAMES[args.variant]},
         workers=args.workers,
         events=True,  # tile statistics come from the event log
         overwrite=args.overwrite,
@@ -280,15 +281,15 @@ def build_comparison(base_path, cand_path, out, level: float = 0.05) -> Path:
     _paired_section(report, "seats", "Seats", seats, "seat")
 
     identity = [
-        ("baseline", f"{base.catalog_name} ({base.path})"),
-        ("candidate", f"{cand.catalog_name} ({cand.path})"),
+        ("baseline", f"{base.data_name} ({base.path})"),
+        ("candidate", f"{cand.data_name} ({cand.path})"),
         ("players / games / seed", f"{base.manifest['players']} / {base.manifest['games']} / "
          f"{base.manifest['seed']}"),
         ("strategies", ", ".join(base.strategy_names)),
         ("flags", f"Benjamini-Hochberg adjusted p < {level:g}, within each run"),
     ]  # fmt: skip
     reconstructed = base.reconstructed or cand.reconstructed
-    title = f"NEOM A/B comparison: {base.catalog_name} vs {cand.catalog_name}"
+    title = f"NEOM A/B comparison: {base.data_name} vs {cand.data_name}"
     notice = (
         '<p class="notice">RECONSTRUCTED catalogue involved: findings describe the '
         "reconstruction.</p>"

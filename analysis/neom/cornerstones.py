@@ -11,8 +11,9 @@ strong themselves.
 
 import polars as pl
 
-from analysis.core.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, Run
+from analysis.core.load import Run
 from analysis.core.tabulate import seat_outcomes, with_effect_flags, with_mean_interval, with_wilson
+from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS
 from sim.neom.records import EV_DRAFT_PICK
 
 FDR_LEVEL = 0.05

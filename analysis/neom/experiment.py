@@ -116,7 +116,7 @@ def check_intervention(tables, tile: int, mode: str, seat: int, n_players: int, 
 
 def _config(args, out: Path, rules_options: dict | None = None):
     from sim.core import runner
-    from strategies.neom.params import split_strategies
+    from sim.core.strategies import split_strategies
 
     strategies = split_strategies(args.strategies)
     return runner.RunConfig(
@@ -125,13 +125,12 @@ def _config(args, out: Path, rules_options: dict | None = None):
         players=args.players,
         games=args.games,
         seed=args.seed,
-        catalog=Path(args.catalog) if args.catalog else None,
-        variant=args.variant,
+        data=Path(args.catalog) if args.catalog else None,
         workers=args.workers,
         overwrite=args.overwrite,
         progress=False,
         command="neom experiment",
-        rules_options=rules_options or {},
+        rules={"variant": K.VARIANT_NAMES[args.variant], **(rules_options or {})},
     )
 
 
@@ -163,7 +162,7 @@ def paired_rows(base, treated, subjects) -> list[dict]:
 def _subjects(mode: str, seat: int, n_players: int, tile: int, is_cornerstone: bool):
     import polars as pl
 
-    from analysis.core.load import DRAFTED_COLUMNS
+    from analysis.neom.load import DRAFTED_COLUMNS
 
     if mode == "force":
         return [(f"seat {seat}", pl.col("seat") == seat)]
@@ -224,7 +223,8 @@ def _markdown(result: dict) -> str:
 def run_experiment(args) -> int:
     import polars as pl
 
-    from analysis.core.load import DRAFTED_COLUMNS, open_run
+    from analysis.core.load import open_run
+    from analysis.neom.load import DRAFTED_COLUMNS
     from sim.core import runner
     from sim.neom.catalog import load_catalog
     from sim.neom.tables import make_rules

@@ -2,8 +2,9 @@
 
 import polars as pl
 
-from analysis.core.load import SCORE_COLUMNS, Run
+from analysis.core.load import Run
 from analysis.core.tabulate import with_mean_interval, with_wilson
+from analysis.neom.load import SCORE_COLUMNS
 
 N_GENERATIONS = 3
 QUANTILES = (0.1, 0.5, 0.9)

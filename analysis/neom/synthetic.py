@@ -11,15 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from analysis.neom.tiles import HAND_SIZE, TURNS_PER_GENERATION
-from sim.core.store import (
-    CATALOG_SNAPSHOT,
-    EVENTS,
-    GAMES,
-    PLAYERS,
-    STATUS_COMPLETE,
-    RunFolder,
-    encode_batch,
-)
+from sim.core.batch import BatchOutput
+from sim.core.store import EVENTS, GAMES, PLAYERS, STATUS_COMPLETE, RunFolder, encode_batch
+from sim.neom import CATALOG_SNAPSHOT, GAME
 from sim.neom import constants as K
 from sim.neom import records as R
 
@@ -110,22 +104,24 @@ def _block(
     event_rows = (
         _events(rng, game_ids, n_players, drafted, decks)
         if events
-        else np.empty((0, R.N_EVENT_COLS), dtype=np.int64)
+        else (np.empty((0, R.N_EVENT_COLS), dtype=np.int64), np.empty(0, dtype=np.int64))
     )
-    padded = np.full((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int32)
+    padded = np.full((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
     padded[:, :n_players] = players
     return games, padded, event_rows
 
 
 def _events(rng, game_ids, n_players, drafted, decks) -> np.ndarray:
     """Draft picks, and for each generation the selections (placed, sold or spent on a
-    cornerstone) and the 7th-turn leftovers, with hands passed to seat + 1."""
+    cornerstone) and the 7th-turn leftovers, with hands passed to seat + 1; with each row's
+    game id."""
     n_games = len(game_ids)
     chunks = []
+    owners = []
 
     def add(turn, player, kind, tile, other, game_index):
         block = np.full((tile.size, R.N_EVENT_COLS), -1, dtype=np.int64)
-        block[:, R.E_GAME_ROW] = game_ids[game_index.ravel()]  # the run is one batch
+        owners.append(game_ids[game_index.ravel()])  # the run is one batch
         block[:, R.E_TURN] = turn.ravel()
         block[:, R.E_PLAYER] = player.ravel()
         block[:, R.E_KIND] = kind.ravel()
@@ -160,7 +156,7 @@ def _events(rng, game_ids, n_players, drafted, decks) -> np.ndarray:
         tile = np.where(action == R.EV_CORNERSTONE, cornerstone, hands)
         other = np.where(action == R.EV_CORNERSTONE, hands, -1)
         add(turn, holder, action, tile, other, game_index)
-    return np.concatenate(chunks)
+    return np.concatenate(chunks), np.concatenate(owners)
 
 
 def write_run(
@@ -215,31 +211,35 @@ def write_run(
         first_id += block_games
     games = np.concatenate([b[0] for b in blocks])
     players = np.concatenate([b[1] for b in blocks])
-    event_array = _event_blocks(games, np.concatenate([b[2] for b in blocks])) if events else None
+    event_array = None
+    if events:
+        rows = np.concatenate([b[2][0] for b in blocks])
+        event_array = _event_blocks(games, rows, np.concatenate([b[2][1] for b in blocks]))
 
     folder = RunFolder(path)
     path.mkdir(parents=True, exist_ok=True)
     table_names = (GAMES, PLAYERS, EVENTS) if events else (GAMES, PLAYERS)
     for table in table_names:
         (path / table).mkdir(exist_ok=True)
-    folder.write_batch(0, encode_batch(games, players, event_array, names))
-    catalog = {"name": "synthetic", "reconstructed": True, "digest": "", "source": ""}
+    output = BatchOutput(games, players, event_array)
+    folder.write_batch(0, encode_batch(GAME, output, names))
+    data = {"name": "synthetic", "label": "synthetic", "reconstructed": True, "digest": ""}
+    data |= {"source": "", "snapshot": CATALOG_SNAPSHOT}
     if catalog_path is not None:
         shutil.copyfile(catalog_path, path / CATALOG_SNAPSHOT)
-        catalog.update(name=tables.name, digest=tables.digest, source=str(catalog_path))
+        data.update(name=tables.name, digest=tables.digest, source=str(catalog_path))
     manifest = {
         "command": "synthetic",
         "versions": {"neom-sim": "synthetic"},
-        "catalog": catalog,
-        "variant": "standard",
+        "game": GAME.name,
+        "rules_version": GAME.rules_version,
+        "data": data,
         "players": counts[0] if len(counts) == 1 else counts,
         "games": int(len(games)),
         "seed": seed,
         "seats": "rotate",
-        "strategies": [
-            {"name": name, "spec": name, "id": i, "params": {}} for i, name in enumerate(names)
-        ],
-        "rules": {"neighborhood_through_any": True},
+        "strategies": [{"name": name, "id": i, "params": {}} for i, name in enumerate(names)],
+        "rules": GAME.rules_as_dict(GAME.make_rules()),
         "batch_size": int(len(games)),
         "counts": folder.row_counts(table_names),
         "timings": {},
@@ -250,13 +250,15 @@ def write_run(
     return path
 
 
-def _event_blocks(games: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Lay event rows out as the engine does: a fixed-size block per game, ``n_events`` used."""
-    rows = rows[np.argsort(rows[:, R.E_GAME_ROW], kind="stable")]
-    counts = np.bincount(rows[:, R.E_GAME_ROW], minlength=len(games))
+def _event_blocks(games: np.ndarray, rows: np.ndarray, game_ids: np.ndarray) -> np.ndarray:
+    """Lay event rows out as the engine does: a block of ``MAX_EVENTS_PER_GAME`` rows per game,
+    ``n_events`` of them used (``game_ids``: each row's game, here its row in the batch)."""
+    order = np.argsort(game_ids, kind="stable")
+    rows, game_ids = rows[order], game_ids[order]
+    counts = np.bincount(game_ids, minlength=len(games))
     games[:, R.G_N_EVENTS] = counts
-    block = max(int(counts.max()), 1)
+    block = R.MAX_EVENTS_PER_GAME
     rank = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    events = np.full((len(games) * block, R.N_EVENT_COLS), -1, dtype=np.int32)
-    events[rows[:, R.E_GAME_ROW] * block + rank] = rows
+    events = np.full((len(games) * block, R.N_EVENT_COLS), -1, dtype=np.int64)
+    events[game_ids * block + rank] = rows
     return events

@@ -11,29 +11,35 @@ import importlib
 import sys
 
 from sim.core.errors import UserError
+from sim.core.registry import game_names, get_game
 
-# (command name, module that registers it)
+# Commands every game shares: (command name, module that registers it).
 COMMANDS = (
-    ("catalog", "sim.neom.commands.catalog"),
-    ("score", "sim.neom.commands.score"),
-    ("play", "sim.neom.commands.play"),
     ("simulate", "sim.core.commands.simulate"),
-    ("strategies", "strategies.neom.commands"),
-    ("tune", "strategies.tools.tune"),
     ("report", "analysis.core.commands"),
-    ("experiment", "analysis.neom.experiment"),
-    ("compare", "analysis.neom.compare"),
+    ("play", "sim.core.commands.play"),
+    ("score", "sim.core.commands.score"),
+    ("strategies", "sim.core.commands.strategies"),
 )
+
+
+def all_commands() -> tuple[tuple[str, str], ...]:
+    """The shared commands, then each game's own (NEOM's catalog, experiment, ...)."""
+    own = tuple(command for name in game_names() for command in get_game(name).commands)
+    return COMMANDS + own
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="neom", description="NEOM strategy simulator and balance analytics."
+        prog="neom",
+        description="Strategy simulator and balance analytics for tile-placement board games "
+        f"({', '.join(get_game(name).title for name in game_names())}).",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    names = [name for name, _ in COMMANDS]
+    commands = all_commands()
+    names = [name for name, _ in commands]
     wanted = argv[0] if argv and argv[0] in names else None
-    for name, module_name in COMMANDS:
+    for name, module_name in commands:
         # Import only the module of the command asked for; all of them for help or a typo.
         if wanted is None or wanted == name:
             importlib.import_module(module_name).register(subparsers)
@@ -42,8 +48,8 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
     try:
+        args = build_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"neom: error: {exc}", file=sys.stderr)

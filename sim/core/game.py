@@ -92,8 +92,9 @@ class GameData:
     the tile set)."""
 
     name: str
-    source: Path  # the file it was read from
+    source: str  # the file it was read from, as shown to users
     digest: str  # sha256 of the file's bytes
+    raw: bytes  # the file's bytes (a run folder keeps this copy)
     reconstructed: bool  # True: not the published game's data (say so wherever it is shown)
     arrays: tuple  # passed to play_batch as ``data``
     snapshot_name: str  # the copy's file name in a run folder ("catalog.toml", "tileset.toml")
@@ -103,7 +104,7 @@ class GameData:
     def label(self) -> str:
         """How every output names the data: reconstructions say so."""
         if self.reconstructed:
-            return f"{self.name} (RECONSTRUCTION: not the published game's data)"
+            return f"{self.name} (RECONSTRUCTED: not the published game's data)"
         return self.name
 
 
@@ -153,10 +154,11 @@ class Game:
     rules_as_dict: Callable[[np.ndarray], dict]  # the manifest's "rules" entry
     strategies_ref: str  # -> StrategyRegistry
     play_batch_ref: str  # -> the compiled play_batch above
-    play_one_ref: str  # -> play_one(data, n_players, specs, seed, rules, events) -> GameRecord
-    report_ref: str  # -> sections(run, report) adding the game's report sections
-    score_ref: str = ""  # -> score_file(path, data, rules) -> dict; "" if none
-    commands_ref: str = ""  # -> register(subparsers): the game's own commands; "" if none
+    play_ref: str  # -> show_game(args, data, rules, specs) -> exit code: ``neom play``
+    report_ref: str  # -> add_sections(report, run): the game's report sections
+    score_ref: str = ""  # -> score_file(path, data, rules) -> dict (``neom score``); "" if none
+    # The game's own commands: (name, module whose register(subparsers) adds it).
+    commands: tuple[tuple[str, str], ...] = ()
     describe_rules: Callable[[np.ndarray], list[str]] | None = None  # readings in words
 
     @property
@@ -166,10 +168,6 @@ class Game:
     @property
     def play_batch(self):
         return resolve(self.play_batch_ref)
-
-    @property
-    def play_one(self):
-        return resolve(self.play_one_ref)
 
     def columns(self, table: str) -> tuple[str, ...]:
         return self.tables[table].names

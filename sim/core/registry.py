@@ -9,7 +9,6 @@ from sim.core.game import Game
 DEFAULT_GAME = "neom"
 GAME_PACKAGES = {
     "neom": "sim.neom",
-    "tangram": "sim.tangram",
 }
 
 

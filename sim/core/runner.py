@@ -23,7 +23,10 @@ import joblib
 import numpy as np
 from tqdm import tqdm
 
+from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
 from sim.core.errors import UserError
+from sim.core.game import Game
+from sim.core.registry import DEFAULT_GAME, get_game
 from sim.core.rng import master_key
 from sim.core.seeding import SEAT_MODES, assign_seats, check_game_count
 from sim.core.store import (
@@ -36,12 +39,7 @@ from sim.core.store import (
     RunFolder,
     encode_batch,
 )
-from sim.neom import constants as K
-from sim.neom import records as R
-from sim.neom.catalog import DEFAULT_CATALOG, load_catalog
-from sim.neom.tables import make_rules, rules_as_dict
-from strategies.neom.params import load_strategy_file, resolve_strategy
-from strategies.neom.play import STRATEGY_ID_DTYPE, play_batch
+from sim.core.strategies import load_strategy_file, resolve_strategy
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -50,15 +48,16 @@ IN_FLIGHT_PER_WORKER = 2
 # Manifest entries a resumed run must share with the run it continues (with the option naming
 # each one in error messages).
 RESUME_PARAMETERS = {
+    "game": "--game",
+    "rules_version": "version of the game's rules",
     "players": "--players",
     "games": "--games",
     "strategies": "--strategies",
     "seed": "--seed",
-    "variant": "--variant",
     "seats": "--seats",
     "batch_size": "--batch-size",
     "events": "--events",
-    "catalog": "--catalog",
+    "data": "data file",
     "rules": "rules options",
 }
 
@@ -67,12 +66,12 @@ RESUME_PARAMETERS = {
 class RunConfig:
     out: Path
     strategies: tuple[str, ...]
+    game: str = DEFAULT_GAME
     players: int = 4
     games: int = 20000
     seed: int = 1
-    catalog: Path | None = None  # None: the default catalogue
+    data: Path | None = None  # the game's data file (NEOM: --catalog); None: the default
     strategy_file: Path | None = None  # named parameter sets usable in ``strategies``
-    variant: str = "standard"
     seats: str = "rotate"
     workers: int | None = None  # None: all cores
     batch_size: int = 1000
@@ -83,8 +82,9 @@ class RunConfig:
     overwrite: bool = False
     progress: bool | None = None  # None: only on a terminal outside CI
     command: str = ""
-    # Extra keyword arguments of ``make_rules`` (experiment interventions such as force_tile).
-    rules_options: dict = field(default_factory=dict)
+    # Rules options by name (the game's RuleOption names, and game-specific extras such as
+    # NEOM's experiment interventions), as the values make_rules takes.
+    rules: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class RunResult:
     warmup_s: float
     wall_s: float
     games_per_s: float
-    catalog_name: str
+    data_label: str  # the data's name, marked when it is a reconstruction
     reconstructed: bool
     manifest: dict = field(repr=False)
 
@@ -105,6 +105,7 @@ class RunResult:
 class BatchPlan:
     """Everything a worker needs to play any batch of the run (small, picklable)."""
 
+    game: str
     key: np.ndarray
     n_games: int
     batch_size: int
@@ -113,11 +114,7 @@ class BatchPlan:
     strategy_ids: np.ndarray
     strategy_params: np.ndarray
     strategy_names: tuple[str, ...]
-    tiles: np.ndarray
-    req: np.ndarray
-    effects: np.ndarray
-    goods_tier: np.ndarray
-    board_center: np.ndarray
+    data: tuple
     rules: np.ndarray
     events: bool
 
@@ -135,38 +132,26 @@ class BatchPlan:
 
 
 def play_games(plan: BatchPlan, game_ids: np.ndarray):
-    """Play the given games; return the engine's games, players and events arrays."""
-    n = game_ids.shape[0]
+    """Play the given games; return the game's outputs (``sim.core.batch.BatchOutput``)."""
     deal_indices, seat_strategy = assign_seats(plan.key, plan.seats, game_ids, plan.n_players)
-    games = np.empty((n, R.N_GAME_COLS), dtype=np.int64)
-    players = np.empty((n, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
-    n_event_rows = n * R.MAX_EVENTS_PER_GAME if plan.events else 0
-    events = np.empty((n_event_rows, R.N_EVENT_COLS), dtype=np.int32)
-    play_batch(
+    return play_arrays(
+        get_game(plan.game),
         plan.key,
         game_ids,
         deal_indices,
         seat_strategy,
-        plan.n_players,
         plan.strategy_ids,
         plan.strategy_params,
-        plan.tiles,
-        plan.req,
-        plan.effects,
-        plan.goods_tier,
-        plan.board_center,
+        plan.data,
         plan.rules,
-        games,
-        players,
-        events,
+        plan.events,
     )
-    return games, players, events if plan.events else None
 
 
 def play_and_encode(plan: BatchPlan, index: int) -> tuple[int, dict[str, bytes]]:
     """Play batch ``index`` and return its Parquet files (the unit of work of every backend)."""
-    games, players, events = play_games(plan, plan.game_ids(index))
-    return index, encode_batch(games, players, events, plan.strategy_names)
+    output = play_games(plan, plan.game_ids(index))
+    return index, encode_batch(get_game(plan.game), output, plan.strategy_names)
 
 
 def _check_range(value: int, low: int, high: int | None, option: str) -> None:
@@ -180,16 +165,22 @@ def _choice(value: str, choices: Iterable[str], option: str) -> None:
         raise UserError(f"{option} {value!r}: expected one of {', '.join(choices)}")
 
 
+def rules_array(game: Game, values: dict) -> np.ndarray:
+    """The game's rules array for the options in ``values`` (name -> value; others default)."""
+    defaults = {option.name: option.choices[option.default] for option in game.rule_options}
+    return game.make_rules(**(defaults | values))
+
+
 def make_plan(config: RunConfig):
-    """Check the configuration and build the run's plan, catalogue and manifest parameters."""
-    _check_range(config.players, 1, R.MAX_PLAYERS, "--players")
+    """Check the configuration and build the run's plan, data and manifest parameters."""
+    game = get_game(config.game)
+    _check_range(config.players, game.min_players, game.max_players, "--players")
     _check_range(config.games, 1, None, "--games")
     _check_range(config.batch_size, 1, None, "--batch-size")
     if config.workers is not None:
         _check_range(config.workers, 1, None, "--workers")
     if config.seed < 0:
         raise UserError(f"--seed {config.seed}: must be a non-negative integer")
-    _choice(config.variant, K.VARIANT_NAMES, "--variant")
     _choice(config.seats, SEAT_MODES, "--seats")
     _choice(config.backend, BACKENDS, "--backend")
     if config.scheduler and config.backend != "dask":
@@ -200,12 +191,14 @@ def make_plan(config: RunConfig):
             f"{'y' if len(config.strategies) == 1 else 'ies'} but --players is {config.players}:"
             " give one strategy per seat"
         )
-    named = load_strategy_file(config.strategy_file) if config.strategy_file else None
-    specs = [resolve_strategy(spec, named) for spec in config.strategies]
+    registry = game.strategies
+    named = load_strategy_file(registry, config.strategy_file) if config.strategy_file else None
+    specs = [resolve_strategy(registry, spec, named) for spec in config.strategies]
     check_game_count(config.seats, config.games, config.players)
-    tables = load_catalog(config.catalog)
-    rules = make_rules(K.VARIANT_NAMES[config.variant], **config.rules_options)
+    data = game.load_data(config.data)
+    rules = rules_array(game, config.rules)
     plan = BatchPlan(
+        game=game.name,
         key=master_key(config.seed),
         n_games=config.games,
         batch_size=config.batch_size,
@@ -214,15 +207,13 @@ def make_plan(config: RunConfig):
         strategy_ids=np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE),
         strategy_params=np.array([spec.params for spec in specs], dtype=np.float64),
         strategy_names=tuple(spec.spec for spec in specs),
-        tiles=tables.tiles,
-        req=tables.req,
-        effects=tables.effects,
-        goods_tier=tables.goods_tier,
-        board_center=tables.board_center,
+        data=data.arrays,
         rules=rules,
         events=config.events,
     )
     parameters = {
+        "game": game.name,
+        "rules_version": game.rules_version,
         "players": config.players,
         "games": config.games,
         "strategies": [
@@ -236,19 +227,20 @@ def make_plan(config: RunConfig):
             for i, spec in enumerate(specs)
         ],
         "seed": config.seed,
-        "variant": config.variant,
         "seats": config.seats,
         "batch_size": config.batch_size,
         "events": config.events,
-        "catalog": {
-            "name": tables.name,
-            "reconstructed": tables.reconstructed,
-            "digest": tables.digest,
-            "source": str(tables.source),
+        "data": {
+            "name": data.name,
+            "label": data.label,
+            "reconstructed": data.reconstructed,
+            "digest": data.digest,
+            "source": str(data.source),
+            "snapshot": data.snapshot_name,
         },
-        "rules": rules_as_dict(rules),
+        "rules": game.rules_as_dict(rules),
     }
-    return plan, tables, parameters
+    return plan, data, parameters
 
 
 def _shown(key: str, value) -> str:
@@ -257,7 +249,7 @@ def _shown(key: str, value) -> str:
         return "nothing"
     if key == "strategies":
         return ",".join(strategy["name"] for strategy in value)
-    if key == "catalog":
+    if key == "data":
         return f"{value['source']} (sha256 {value['digest'][:12]})"
     return json.dumps(value)
 
@@ -266,7 +258,7 @@ def _resume_conflict(old: dict, new: dict) -> str | None:
     """The first run parameter that differs between a run's manifest and the new options."""
     for key, option in RESUME_PARAMETERS.items():
         before, after = old.get(key), new[key]
-        if key == "catalog":  # compare the content only: the same file may have moved
+        if key == "data":  # compare the content only: the same file may have moved
             same = before is not None and before.get("digest") == after["digest"]
         else:
             same = before == after
@@ -383,7 +375,7 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
 
 def run_simulation(config: RunConfig) -> RunResult:
     """Play the run described by ``config`` into its run folder (see the module docstring)."""
-    plan, tables, parameters = make_plan(config)
+    plan, data, parameters = make_plan(config)
     folder = RunFolder(Path(config.out))
     resumed = _prepare_folder(config, folder, parameters)
     workers = config.workers or joblib.cpu_count()
@@ -396,7 +388,7 @@ def run_simulation(config: RunConfig) -> RunResult:
         "sessions": [],
     }
     manifest["status"] = STATUS_RUNNING  # a resumed run is running again until it ends
-    folder.create(plan.tables, config.catalog or DEFAULT_CATALOG, manifest)
+    folder.create(plan.tables, data.snapshot_name, data.raw, manifest)
     complete = folder.clean_incomplete(plan.tables)
     todo = [index for index in range(plan.n_batches) if index not in complete]
 
@@ -463,7 +455,7 @@ def run_simulation(config: RunConfig) -> RunResult:
         warmup_s=warmup_s,
         wall_s=wall_s,
         games_per_s=games_played / wall_s if wall_s > 0 else 0.0,
-        catalog_name=tables.name,
-        reconstructed=tables.reconstructed,
+        data_label=data.label,
+        reconstructed=data.reconstructed,
         manifest=manifest,
     )

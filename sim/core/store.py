@@ -1,6 +1,6 @@
-"""Run folders: the manifest, the catalogue snapshot and the Parquet tables of a simulation run.
+"""Run folders: the manifest, the data snapshot and the Parquet tables of a simulation run.
 
-A run folder holds ``manifest.json``, ``catalog.toml`` (a copy of the catalogue file used) and
+A run folder holds ``manifest.json``, a copy of the game's data file (NEOM: ``catalog.toml``) and
 one Parquet file per batch and table: ``games/batch-000123.parquet``, ``players/...`` and,
 with events, ``events/...``. Each file is written to a hidden temporary name and renamed into
 place, so a visible file is always whole; a batch is complete when all its tables exist. The
@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from sim.core.batch import BatchOutput, records, used_event_rows
 from sim.core.errors import UserError
-from sim.neom import records as R
+from sim.core.game import Game
 
 MANIFEST = "manifest.json"
-CATALOG_SNAPSHOT = "catalog.toml"
 GAMES = "games"
 PLAYERS = "players"
 EVENTS = "events"
@@ -33,110 +33,47 @@ STATUS_COMPLETE = "complete"
 
 _COMPRESSION = "zstd"
 
-# Storage type of every column; values are range-checked before narrowing.
-GAME_DTYPES = {
-    "game_id": np.int64,
-    "deal_seed": np.int64,
-    "n_players": np.int8,
-    "variant": np.int8,
-    "n_winners": np.int8,
-    "winners_mask": np.int8,
-    "winning_score": np.int16,
-    "disasters_mask": np.int8,
-    "discarded_cs0": np.int16,
-    "discarded_cs1": np.int16,
-    "discarded_cs2": np.int16,
-    "discarded_cs3": np.int16,
-    "discarded_cs4": np.int16,
-    "n_events": np.int32,
-}
-_PLAYER_INT16 = {
-    "tiles",
-    "neighborhoods",
-    "goods",
-    "money_vp",
-    "pollution",
-    "ghost_town",
-    "power",
-    "total",
-    "money",
-    "cs_drafted0",
-    "cs_drafted1",
-    "cs_drafted2",
-    "disaster_coins",
-    "coins_buying",
-    "coins_selling",
-    "income_total",
-}
-PLAYER_DTYPES = {
-    name: np.int32 if name == "goods_mask" else np.int16 if name in _PLAYER_INT16 else np.int8
-    for name in R.PLAYER_COLUMNS
-}
-# ``game_row`` is the game's row in its batch: replaced by ``game_id`` in the stored table.
-EVENT_DTYPES = {
-    "turn": np.int8,
-    "player": np.int8,
-    "kind": np.int8,
-    "tile": np.int16,
-    "cell": np.int8,
-    "coins": np.int16,
-    "other": np.int16,
-    "good": np.int8,
-}
-
 
 def batch_file_name(index: int) -> str:
     return f"batch-{index:06d}.parquet"
 
 
-def _narrow(values: np.ndarray, dtype, column: str) -> np.ndarray:
-    info = np.iinfo(dtype)
-    if values.size and (values.min() < info.min or values.max() > info.max):
-        raise OverflowError(
-            f"column {column!r}: values {values.min()}..{values.max()} do not fit {info.dtype}"
-        )
-    return values.astype(dtype)
+def _arrow(frame: np.ndarray) -> dict[str, np.ndarray]:
+    return {name: frame[name] for name in frame.dtype.names}
 
 
-def games_table(games: np.ndarray) -> pa.Table:
-    return pa.table(
-        {
-            name: _narrow(games[:, col], GAME_DTYPES[name], name)
-            for col, name in enumerate(R.GAME_COLUMNS)
-        }
-    )
-
-
-def players_table(games: np.ndarray, players: np.ndarray, strategy_names) -> pa.Table:
-    """One row per seat actually played, with the game id, strategy name and win share."""
-    used = players[:, :, R.P_SEAT] >= 0
-    rows = players[used]
+def batch_tables(game: Game, output: BatchOutput, strategy_names) -> dict[str, pa.Table]:
+    """The stored tables of one batch: each output as rows of its record dtype (values checked,
+    ``sim.core.batch.records``), the players of the seats actually played with the game id,
+    strategy name and win share, the events each game wrote with the game id and kind name."""
+    games_out = output.games
+    game_ids = games_out[:, game.tables[GAMES].names.index("game_id")]
+    games = records(games_out, game.tables[GAMES], GAMES, game_ids)
+    players_dtype = game.tables[PLAYERS]
+    used = output.players[:, :, players_dtype.names.index("seat")] >= 0
     game_rows = np.nonzero(used)[0]
-    columns = {"game_id": games[game_rows, R.G_GAME_ID]}
-    for col, name in enumerate(R.PLAYER_COLUMNS):
-        columns[name] = _narrow(rows[:, col], PLAYER_DTYPES[name], name)
+    players = records(output.players[used], players_dtype, PLAYERS, game_ids[game_rows])
+    columns = {"game_id": game_ids[game_rows], **_arrow(players)}
     names = pa.array(list(strategy_names), type=pa.string())
-    columns["strategy_name"] = pc.take(names, pa.array(rows[:, R.P_STRATEGY]))
-    columns["win_share"] = rows[:, R.P_WIN] / games[game_rows, R.G_N_WINNERS].astype(np.float64)
-    return pa.table(columns)
-
-
-def events_table(games: np.ndarray, events: np.ndarray) -> pa.Table:
-    """The used rows of each game's event block, tagged with the game id and the kind's name."""
-    n_games = games.shape[0]
-    block = events.shape[0] // n_games
-    counts = games[:, R.G_N_EVENTS]
-    starts = np.arange(n_games, dtype=np.int64) * block
-    offsets = np.cumsum(counts) - counts
-    rows = np.repeat(starts - offsets, counts) + np.arange(counts.sum(), dtype=np.int64)
-    used = events[rows]
-    columns = {"game_id": np.repeat(games[:, R.G_GAME_ID], counts)}
-    for col, name in enumerate(R.EVENT_COLUMNS):
-        if name in EVENT_DTYPES:
-            columns[name] = _narrow(used[:, col], EVENT_DTYPES[name], name)
-    kinds = pa.array(list(R.EVENT_KIND_NAMES), type=pa.string())
-    columns["kind_name"] = pc.take(kinds, pa.array(used[:, R.E_KIND]))
-    return pa.table(columns)
+    columns["strategy_name"] = pc.take(names, pa.array(players["strategy"].astype(np.int64)))
+    n_winners = games["n_winners"][game_rows].astype(np.float64)
+    columns["win_share"] = players["win"] / n_winners
+    tables = {GAMES: pa.table(_arrow(games)), PLAYERS: pa.table(columns)}
+    if output.events is not None:
+        n_events_col = game.tables[GAMES].names.index("n_events")
+        rows = used_event_rows(games_out, n_events_col, game.events_per_game)
+        counts = games_out[:, n_events_col]
+        event_ids = np.repeat(game_ids, counts)
+        events = records(output.events[rows], game.tables[EVENTS], EVENTS, event_ids)
+        kinds = pa.array(list(game.event_kinds), type=pa.string())
+        tables[EVENTS] = pa.table(
+            {
+                "game_id": event_ids,
+                **_arrow(events),
+                "kind_name": pc.take(kinds, pa.array(events["kind"].astype(np.int64))),
+            }
+        )
+    return tables
 
 
 def parquet_bytes(table: pa.Table) -> bytes:
@@ -145,17 +82,12 @@ def parquet_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def encode_batch(
-    games: np.ndarray, players: np.ndarray, events: np.ndarray | None, strategy_names
-) -> dict[str, bytes]:
+def encode_batch(game: Game, output: BatchOutput, strategy_names) -> dict[str, bytes]:
     """The Parquet files of one batch, by table name (events only when recorded)."""
-    files = {
-        GAMES: parquet_bytes(games_table(games)),
-        PLAYERS: parquet_bytes(players_table(games, players, strategy_names)),
+    return {
+        name: parquet_bytes(table)
+        for name, table in batch_tables(game, output, strategy_names).items()
     }
-    if events is not None:
-        files[EVENTS] = parquet_bytes(events_table(games, events))
-    return files
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -192,15 +124,15 @@ class RunFolder:
         data = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
         _write_atomic(self.manifest_path, data.encode("utf-8"))
 
-    def create(self, tables: tuple[str, ...], catalog_source: Path, manifest: dict) -> None:
+    def create(self, tables: tuple[str, ...], snapshot_name: str, data: bytes, manifest) -> None:
         """Make the folder with its manifest first (so it is a run folder from then on), its
-        table folders and the catalogue snapshot."""
+        table folders and the snapshot of the game's data file."""
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             self.write_manifest(manifest)
             for table in tables:
                 (self.path / table).mkdir(exist_ok=True)
-            _write_atomic(self.path / CATALOG_SNAPSHOT, Path(catalog_source).read_bytes())
+            _write_atomic(self.path / snapshot_name, data)
         except OSError as exc:
             raise UserError(f"{self.path}: cannot write the run folder ({exc.strerror})") from None
 

@@ -750,6 +750,11 @@ def compile_catalog(data: dict, source: str, digest: str = "") -> Tables:
 
 def load_catalog(path: str | Path | None = None) -> Tables:
     """Read, validate and compile a catalogue file (None: the packaged default catalogue)."""
+    return read_catalog(path)[0]
+
+
+def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
+    """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy)."""
     path = DEFAULT_CATALOG if path is None else Path(path)
     source = path.name if path == DEFAULT_CATALOG else str(path)
     try:
@@ -767,7 +772,7 @@ def load_catalog(path: str | Path | None = None) -> Tables:
         raise CatalogError([f"{source}: not UTF-8 text (line {line})"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
-    return compile_catalog(data, source, hashlib.sha256(content).hexdigest())
+    return compile_catalog(data, source, hashlib.sha256(content).hexdigest()), content
 
 
 def catalog_warnings(tables: Tables) -> list[str]:

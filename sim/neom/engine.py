@@ -120,7 +120,7 @@ CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
 
 # --- events --------------------------------------------------------------------------------
 # One signature (integers widened at the call) instead of one compilation per argument mix.
-@njit("void(int32[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)")
+@njit("void(int64[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)")
 def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
     """Append one event to the game's block of ``events`` (no-op without a buffer; events past
     MAX_EVENTS_PER_GAME are dropped and G_N_EVENTS stays at the block size)."""
@@ -128,7 +128,6 @@ def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
     if events.shape[0] == 0 or count >= R.MAX_EVENTS_PER_GAME:
         return
     row = gstate[GS_GAME_ROW] * R.MAX_EVENTS_PER_GAME + count
-    events[row, R.E_GAME_ROW] = gstate[GS_GAME_ROW]
     events[row, R.E_TURN] = gstate[GS_TURN]
     events[row, R.E_PLAYER] = player
     events[row, R.E_KIND] = kind

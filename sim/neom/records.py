@@ -1,139 +1,156 @@
-"""Layout of what the compiled game writes: preallocated integer arrays with named columns.
+"""The tables a NEOM game writes: one numpy record dtype per table.
 
-The engine fills ``games[n_games, N_GAME_COLS]`` (int64), ``players[n_games, MAX_PLAYERS,
-N_PLAYER_COLS]`` (int32; rows past the game's player count stay -1) and, optionally, an event
-buffer ``events[max_events, N_EVENT_COLS]`` (int32). The runner turns them into Parquet tables
-whose column names are the ``*_COLUMNS`` tuples below, in order, so adding a column means adding
-one constant here and one name to the tuple.
+Each dtype is both the layout the compiled game writes (``games_out``, ``players_out``,
+``events_out`` of ``play_batch`` are int64 arrays whose columns are the dtype's fields, in
+order: see ``sim.core.game``) and the Parquet schema of the stored table (the core checks every
+value against its field's type). The column constants below are looked up in the dtypes, so the
+compiled code and the stored tables cannot disagree; adding a column means adding one field.
+
+Storage types: values a catalogue can scale (scores, coins, money) are int32 (the catalogue
+validator bounds every value so that no game total can leave that range); tile ids int16; small
+counts and masks int8.
 """
+
+import numpy as np
 
 MAX_PLAYERS = 5
 MAX_EVENTS_PER_GAME = 1024  # each game's block of rows in the event buffer
 
-# --- games: one row per game (int64) ----------------------------------------------------------
-G_GAME_ID = 0
-G_DEAL_SEED = 1  # the deal stream's seed (uint64 bits stored as int64)
-G_N_PLAYERS = 2
-G_VARIANT = 3
-G_N_WINNERS = 4
-G_WINNERS_MASK = 5  # bit s set: seat s shares the win
-G_WINNING_SCORE = 6
-G_DISASTERS_MASK = 7  # bit g-1 set: generation g's disaster happened
-G_DISCARDED_CS0 = 8  # cornerstones left over from the draft (tile index, -1 if none)
-G_DISCARDED_CS1 = 9
-G_DISCARDED_CS2 = 10
-G_DISCARDED_CS3 = 11
-G_DISCARDED_CS4 = 12
-G_N_EVENTS = 13  # events this game wrote (0 without an event buffer)
-N_GAME_COLS = 14
-GAME_COLUMNS = (
-    "game_id",
-    "deal_seed",
-    "n_players",
-    "variant",
-    "n_winners",
-    "winners_mask",
-    "winning_score",
-    "disasters_mask",
-    "discarded_cs0",
-    "discarded_cs1",
-    "discarded_cs2",
-    "discarded_cs3",
-    "discarded_cs4",
-    "n_events",
+GAMES = np.dtype(
+    [
+        ("game_id", np.int64),
+        ("deal_seed", np.int64),  # the deal stream's seed (uint64 bits stored as int64)
+        ("n_players", np.int8),
+        ("variant", np.int8),
+        ("n_winners", np.int8),
+        ("winners_mask", np.int8),  # bit s set: seat s shares the win
+        ("winning_score", np.int32),
+        ("disasters_mask", np.int8),  # bit g-1 set: generation g's disaster happened
+        # cornerstones left over from the draft (tile index, -1 if none)
+        ("discarded_cs0", np.int16),
+        ("discarded_cs1", np.int16),
+        ("discarded_cs2", np.int16),
+        ("discarded_cs3", np.int16),
+        ("discarded_cs4", np.int16),
+        ("n_events", np.int32),  # events this game wrote (0 without an event buffer)
+    ]
 )
 
-# --- players: one row per seat (int32) --------------------------------------------------------
-P_SEAT = 0
-P_STRATEGY = 1  # index into the run's strategy list
-P_BOARD = 2
-P_SCORE_TILES = 3  # the score breakdown, same order as constants.SCORE_KEYS
-P_SCORE_NEIGHBORHOODS = 4
-P_SCORE_GOODS = 5
-P_SCORE_MONEY = 6
-P_SCORE_POLLUTION = 7
-P_SCORE_GHOST_TOWN = 8
-P_SCORE_POWER = 9
-P_SCORE_TOTAL = 10
-P_RANK = 11  # 1 = best; tied players share the better rank
-P_WIN = 12  # 1 if this seat shares the win
-P_MONEY = 13  # final money
-P_CS_DRAFTED0 = 14  # cornerstones drafted (tile index, -1 if none)
-P_CS_DRAFTED1 = 15
-P_CS_DRAFTED2 = 16
-P_CS_GEN0 = 17  # generation in which drafted cornerstone k was placed, 0 if never
-P_CS_GEN1 = 18
-P_CS_GEN2 = 19
-P_CS_PLACED = 20
-P_PLACED_RESIDENTIAL = 21  # tiles placed over the game, by type (a two-type tile counts twice)
-P_PLACED_COMMERCIAL = 22
-P_PLACED_INDUSTRIAL = 23
-P_PLACED_PUBLIC = 24
-P_PLACED_RESOURCE = 25
-P_TILES_SOLD = 26
-P_DISASTERS_SELECTED = 27
-P_DISASTERS_PAID = 28  # disasters resolved by paying
-P_DISASTERS_SACRIFICED = 29  # disasters resolved by sacrificing tiles
-P_DISASTER_COINS = 30  # coins paid to disasters
-P_DISASTER_TILES_LOST = 31
-P_GOODS_MASK = 32  # goods the final city produces
-P_TRADE_ROUTES = 33  # bit 0 left, bit 1 right, at the end of the game
-P_COINS_BUYING = 34  # coins paid to other players for goods
-P_COINS_SELLING = 35  # coins received from other players for goods
-P_INCOME_TOTAL = 36  # coins received as income over the game
-N_PLAYER_COLS = 37
-PLAYER_COLUMNS = (
-    "seat",
-    "strategy",
-    "board",
-    "tiles",
-    "neighborhoods",
-    "goods",
-    "money_vp",
-    "pollution",
-    "ghost_town",
-    "power",
-    "total",
-    "rank",
-    "win",
-    "money",
-    "cs_drafted0",
-    "cs_drafted1",
-    "cs_drafted2",
-    "cs_gen0",
-    "cs_gen1",
-    "cs_gen2",
-    "cs_placed",
-    "placed_residential",
-    "placed_commercial",
-    "placed_industrial",
-    "placed_public",
-    "placed_resource",
-    "tiles_sold",
-    "disasters_selected",
-    "disasters_paid",
-    "disasters_sacrificed",
-    "disaster_coins",
-    "disaster_tiles_lost",
-    "goods_mask",
-    "trade_routes",
-    "coins_buying",
-    "coins_selling",
-    "income_total",
+PLAYERS = np.dtype(
+    [
+        ("seat", np.int8),
+        ("strategy", np.int8),  # index into the run's strategy list
+        ("board", np.int8),
+        # the score breakdown, same order as constants.SCORE_KEYS
+        ("tiles", np.int32),
+        ("neighborhoods", np.int32),
+        ("goods", np.int32),
+        ("money_vp", np.int32),
+        ("pollution", np.int32),
+        ("ghost_town", np.int32),
+        ("power", np.int32),
+        ("total", np.int32),
+        ("rank", np.int8),  # 1 = best; tied players share the better rank
+        ("win", np.int8),  # 1 if this seat shares the win
+        ("money", np.int32),  # final money
+        # cornerstones drafted (tile index, -1 if none)
+        ("cs_drafted0", np.int16),
+        ("cs_drafted1", np.int16),
+        ("cs_drafted2", np.int16),
+        # generation in which drafted cornerstone k was placed, 0 if never
+        ("cs_gen0", np.int8),
+        ("cs_gen1", np.int8),
+        ("cs_gen2", np.int8),
+        ("cs_placed", np.int8),
+        # tiles placed over the game, by type (a two-type tile counts twice)
+        ("placed_residential", np.int8),
+        ("placed_commercial", np.int8),
+        ("placed_industrial", np.int8),
+        ("placed_public", np.int8),
+        ("placed_resource", np.int8),
+        ("tiles_sold", np.int8),
+        ("disasters_selected", np.int8),
+        ("disasters_paid", np.int8),  # disasters resolved by paying
+        ("disasters_sacrificed", np.int8),  # disasters resolved by sacrificing tiles
+        ("disaster_coins", np.int32),  # coins paid to disasters
+        ("disaster_tiles_lost", np.int8),
+        ("goods_mask", np.int32),  # goods the final city produces
+        ("trade_routes", np.int8),  # bit 0 left, bit 1 right, at the end of the game
+        ("coins_buying", np.int32),  # coins paid to other players for goods
+        ("coins_selling", np.int32),  # coins received from other players for goods
+        ("income_total", np.int32),  # coins received as income over the game
+    ]
 )
 
-# --- events: one row per decision or money change (int32) ---------------------------------------
-E_GAME_ROW = 0  # row of the game in the batch
-E_TURN = 1  # 0..20 for generation turns (gen = turn // 7 + 1); -1 for the cornerstone draft
-E_PLAYER = 2
-E_KIND = 3  # EV_*
-E_TILE = 4  # tile index, -1 if none
-E_CELL = 5  # cell 0..24, -1 if none
-E_COINS = 6  # the player's money change (negative: paid)
-E_OTHER = 7  # seller for purchases, buyer for sales of goods, option/choice index otherwise
-E_GOOD = 8  # good index for purchases, -1 otherwise
-N_EVENT_COLS = 9
-EVENT_COLUMNS = ("game_row", "turn", "player", "kind", "tile", "cell", "coins", "other", "good")
+# One row per decision or money change; the core adds the game id and the kind's name.
+EVENTS = np.dtype(
+    [
+        ("turn", np.int8),  # 0..20 for generation turns (gen = turn // 7 + 1); -1: the draft
+        ("player", np.int8),
+        ("kind", np.int8),  # EV_*
+        ("tile", np.int16),  # tile index, -1 if none
+        ("cell", np.int8),  # cell 0..24, -1 if none
+        ("coins", np.int32),  # the player's money change (negative: paid)
+        ("other", np.int16),  # seller / buyer of goods, option or choice index otherwise
+        ("good", np.int8),  # good index for purchases, -1 otherwise
+    ]
+)
+TABLES = {"games": GAMES, "players": PLAYERS, "events": EVENTS}
+
+G_GAME_ID = GAMES.names.index("game_id")
+G_DEAL_SEED = GAMES.names.index("deal_seed")
+G_N_PLAYERS = GAMES.names.index("n_players")
+G_VARIANT = GAMES.names.index("variant")
+G_N_WINNERS = GAMES.names.index("n_winners")
+G_WINNERS_MASK = GAMES.names.index("winners_mask")
+G_WINNING_SCORE = GAMES.names.index("winning_score")
+G_DISASTERS_MASK = GAMES.names.index("disasters_mask")
+G_DISCARDED_CS0 = GAMES.names.index("discarded_cs0")  # then cs1..cs4
+G_DISCARDED_CS4 = GAMES.names.index("discarded_cs4")
+G_N_EVENTS = GAMES.names.index("n_events")
+N_GAME_COLS = len(GAMES.names)
+
+P_SEAT = PLAYERS.names.index("seat")
+P_STRATEGY = PLAYERS.names.index("strategy")
+P_BOARD = PLAYERS.names.index("board")
+P_SCORE_TILES = PLAYERS.names.index("tiles")  # then the other score categories, in order
+P_SCORE_TOTAL = PLAYERS.names.index("total")
+P_RANK = PLAYERS.names.index("rank")
+P_WIN = PLAYERS.names.index("win")
+P_MONEY = PLAYERS.names.index("money")
+P_CS_DRAFTED0 = PLAYERS.names.index("cs_drafted0")  # then cs_drafted1, cs_drafted2
+P_CS_DRAFTED1 = PLAYERS.names.index("cs_drafted1")
+P_CS_DRAFTED2 = PLAYERS.names.index("cs_drafted2")
+P_CS_GEN0 = PLAYERS.names.index("cs_gen0")  # then cs_gen1, cs_gen2
+P_CS_GEN2 = PLAYERS.names.index("cs_gen2")
+P_CS_PLACED = PLAYERS.names.index("cs_placed")
+P_PLACED_RESIDENTIAL = PLAYERS.names.index("placed_residential")
+P_PLACED_COMMERCIAL = PLAYERS.names.index("placed_commercial")
+P_PLACED_INDUSTRIAL = PLAYERS.names.index("placed_industrial")
+P_PLACED_PUBLIC = PLAYERS.names.index("placed_public")
+P_PLACED_RESOURCE = PLAYERS.names.index("placed_resource")
+P_TILES_SOLD = PLAYERS.names.index("tiles_sold")
+P_DISASTERS_SELECTED = PLAYERS.names.index("disasters_selected")
+P_DISASTERS_PAID = PLAYERS.names.index("disasters_paid")
+P_DISASTERS_SACRIFICED = PLAYERS.names.index("disasters_sacrificed")
+P_DISASTER_COINS = PLAYERS.names.index("disaster_coins")
+P_DISASTER_TILES_LOST = PLAYERS.names.index("disaster_tiles_lost")
+P_GOODS_MASK = PLAYERS.names.index("goods_mask")
+P_TRADE_ROUTES = PLAYERS.names.index("trade_routes")
+P_COINS_BUYING = PLAYERS.names.index("coins_buying")
+P_COINS_SELLING = PLAYERS.names.index("coins_selling")
+P_INCOME_TOTAL = PLAYERS.names.index("income_total")
+N_PLAYER_COLS = len(PLAYERS.names)
+
+E_TURN = EVENTS.names.index("turn")
+E_PLAYER = EVENTS.names.index("player")
+E_KIND = EVENTS.names.index("kind")
+E_TILE = EVENTS.names.index("tile")
+E_CELL = EVENTS.names.index("cell")
+E_COINS = EVENTS.names.index("coins")
+E_OTHER = EVENTS.names.index("other")
+E_GOOD = EVENTS.names.index("good")
+N_EVENT_COLS = len(EVENTS.names)
 
 EV_DRAFT_PICK = 0  # E_TILE: cornerstone kept; E_OTHER: pick number 0..2
 EV_SELECT = 1  # tile selected from the hand (E_OTHER: hand size it was chosen from)

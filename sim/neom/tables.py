@@ -33,6 +33,11 @@ class Tables:
     invented_goods: tuple[bool, ...] = field(default=())
 
     @property
+    def arrays(self) -> tuple:
+        """What ``play_batch`` takes as ``data``."""
+        return (self.tiles, self.req, self.effects, self.goods_tier, self.board_center)
+
+    @property
     def n_tiles(self) -> int:
         return self.tiles.shape[0]
 

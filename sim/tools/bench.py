@@ -21,10 +21,11 @@ import numba
 import numpy as np
 
 from sim.core import rng
+from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
-from strategies.neom.play import STRATEGY_ID_DTYPE, play_batch
+from strategies.neom.play import play_batch
 from strategies.neom.registry import parse_strategy
 
 N_PLAYERS = 4
@@ -48,25 +49,20 @@ def run_games(tables, strategy: str, first: int, n_games: int, seed: int = 1) ->
     spec = parse_strategy(strategy)
     ids = np.arange(first, first + n_games, dtype=np.int64)
     games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
+    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     start = time.process_time()
     play_batch(
         rng.master_key(seed),
         ids,
         ids,
         np.zeros((n_games, N_PLAYERS), dtype=np.int32),
-        N_PLAYERS,
         np.array([spec.id], dtype=STRATEGY_ID_DTYPE),
         spec.params.reshape(1, -1),
-        tables.tiles,
-        tables.req,
-        tables.effects,
-        tables.goods_tier,
-        tables.board_center,
+        tables.arrays,
         make_rules(),
         games,
         players,
-        np.zeros((0, R.N_EVENT_COLS), dtype=np.int32),
+        np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
     )
     return time.process_time() - start
 

@@ -25,9 +25,6 @@ from strategies.neom.dispatch import choose
 from strategies.neom.evaluate import memo_size
 from strategies.neom.registry import RANDOM_ID
 
-# Every caller passes strategy ids in this dtype, so play_batch compiles once, not once per dtype.
-STRATEGY_ID_DTYPE = np.int32
-
 
 # --- decisions -----------------------------------------------------------------------------
 @njit(inline="always")
@@ -1231,28 +1228,21 @@ def play_batch(
     game_ids,
     deal_indices,
     seat_strategy,
-    n_players,
     strategy_ids,
     strategy_params,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    board_center,
+    data,
     rules,
     games_out,
     players_out,
     events_out,
 ):
-    """Play ``len(game_ids)`` games; game i's results depend only on (key, game_ids[i],
-    deal_indices[i], its seats' strategies, the tables and the rules).
+    """Play ``len(game_ids)`` games: the signature and the guarantees of ``sim.core.game``.
 
-    key: uint64[2] (sim.rng.master_key); game_ids, deal_indices: int64[n]; seat_strategy:
-    int32[n, n_players] indices into strategy_ids (STRATEGY_ID_DTYPE[m]) and strategy_params
-    (float64[m, N_PARAMS]); games_out: int64[n, N_GAME_COLS]; players_out: int32[n,
-    MAX_PLAYERS, N_PLAYER_COLS] (unused seats -1); events_out: int32[n * MAX_EVENTS_PER_GAME,
-    N_EVENT_COLS] or an empty array for no events.
+    ``data`` is the catalogue's ``(tiles, req, effects, goods_tier, board_center)``
+    (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE.
     """
+    tiles, req, effects, goods_tier, board_center = data
+    n_players = seat_strategy.shape[1]
     # Scratch of the decisions, allocated once: every row an option list uses is written first;
     # a memo is only read back for the city and money it was written for.
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
@@ -1298,9 +1288,11 @@ def play_one(
 ):
     """Play one game with ``strategies`` (StrategySpec per seat) from master seed ``seed``.
 
-    Returns a dict: ``game`` (int64[N_GAME_COLS]), ``players`` (int32[n_players,
-    N_PLAYER_COLS]), ``events`` (int32[n_events, N_EVENT_COLS]), ``rules``, ``strategies``.
+    Returns a dict: ``game`` (int64[N_GAME_COLS]), ``players`` (int64[n_players,
+    N_PLAYER_COLS]), ``events`` (int64[n_events, N_EVENT_COLS]), ``rules``, ``strategies``.
     """
+    from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
+    from sim.neom import GAME
     from sim.neom.tables import make_rules
 
     if len(strategies) != n_players:
@@ -1310,33 +1302,23 @@ def play_one(
     strategy_ids = np.array([spec.id for spec in strategies], dtype=STRATEGY_ID_DTYPE)
     strategy_params = np.stack([spec.params for spec in strategies]).astype(np.float64)
     seat_strategy = np.arange(n_players, dtype=np.int32).reshape(1, n_players)
-    games = np.zeros((1, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
-    n_event_rows = R.MAX_EVENTS_PER_GAME if events else 0
-    event_rows = np.zeros((n_event_rows, R.N_EVENT_COLS), dtype=np.int32)
     ids = np.zeros(1, dtype=np.int64)
-    play_batch(
+    out = play_arrays(
+        GAME,
         key,
         ids,
         ids,
         seat_strategy,
-        n_players,
         strategy_ids,
         strategy_params,
-        tables.tiles,
-        tables.req,
-        tables.effects,
-        tables.goods_tier,
-        tables.board_center,
+        tables.arrays,
         rules,
-        games,
-        players,
-        event_rows,
+        events,
     )
     return {
-        "game": games[0],
-        "players": players[0, :n_players],
-        "events": event_rows[: games[0, R.G_N_EVENTS]],
+        "game": out.games[0],
+        "players": out.players[0, :n_players],
+        "events": out.events[: out.games[0, R.G_N_EVENTS]],
         "rules": rules,
         "strategies": list(strategies),
     }

@@ -5,41 +5,28 @@ gets a float64 parameter vector of N_PARAMS entries, filled from its defaults an
 ``name:param=value,...`` spec.
 """
 
-from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
-import numpy as np
-
-from sim.core.errors import UserError
+from sim.core import strategies as core
+from sim.core.game import StrategyInfo, StrategyRegistry
 from strategies.neom.archetypes import ARCHETYPES, PARAM_NAMES
 
 N_PARAMS = 16
 
 RANDOM_ID = 0
 GREEDY_ID = 1
-EVALUATED_ID = 2  # the archetypes: strategies.evaluate with their own weights
+EVALUATED_ID = 2  # the archetypes: strategies.neom.evaluate with their own weights
 ROLLOUT_ID = 3
 MISER_ID = 4  # the worked example of docs/strategies.md
 
 # Parameter slots of greedy.
 GREEDY_MONEY_WEIGHT = 0
 
-
-@dataclass(frozen=True)
-class StrategyInfo:
-    name: str
-    id: int
-    description: str
-    param_names: tuple[str, ...] = ()
-    defaults: tuple[float, ...] = ()
-
-
-@dataclass(frozen=True)
-class StrategySpec:
-    name: str
-    id: int
-    params: np.ndarray  # float64[N_PARAMS]
-    spec: str  # canonical: name, then every parameter that differs from its default
-
+# Allowed ranges: weights far beyond these only make a strategy degenerate, and the compiled
+# code turns rollout's counts into integers.
+WEIGHT_BOUNDS = (-1000.0, 1000.0)
+MAX_PLAYOUTS = 10_000
 
 _STRATEGIES = (
     StrategyInfo("random", RANDOM_ID, "uniform choice among the legal options of every decision"),
@@ -50,9 +37,17 @@ _STRATEGIES = (
         "money_weight scales the VP of money",
         ("money_weight",),
         (1.0,),
+        (WEIGHT_BOUNDS,),
     ),
     *(
-        StrategyInfo(a.name, EVALUATED_ID, a.description, PARAM_NAMES, a.defaults())
+        StrategyInfo(
+            a.name,
+            EVALUATED_ID,
+            a.description,
+            PARAM_NAMES,
+            a.defaults(),
+            (WEIGHT_BOUNDS,) * len(PARAM_NAMES),
+        )
         for a in ARCHETYPES
     ),
     StrategyInfo(
@@ -63,47 +58,21 @@ _STRATEGIES = (
         "final margin; slow",
         ("playouts", "candidates"),
         (8.0, 4.0),
+        ((1.0, MAX_PLAYOUTS), (1.0, 100.0)),
     ),
     StrategyInfo(
         "miser", MISER_ID, "never spends a coin it can keep (worked example of a new strategy)"
     ),
 )
-STRATEGIES = {info.name: info for info in _STRATEGIES}
+REGISTRY = StrategyRegistry(_STRATEGIES, N_PARAMS, Path(__file__).with_name("tuned.toml"))
+STRATEGIES = REGISTRY.by_name()
 
 
 def list_strategies() -> list[StrategyInfo]:
     return list(_STRATEGIES)
 
 
-def parse_strategy(spec: str) -> StrategySpec:
-    """``name`` or ``name:param=value,...`` -> StrategySpec; UserError on any mistake."""
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip()
-    info = STRATEGIES.get(name)
-    if info is None:
-        valid = ", ".join(STRATEGIES)
-        raise UserError(f"unknown strategy {name!r} in {spec!r}; valid strategies: {valid}")
-    params = np.zeros(N_PARAMS, dtype=np.float64)
-    params[: len(info.defaults)] = info.defaults
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in info.param_names:
-            known = ", ".join(info.param_names) or "none"
-            raise UserError(
-                f"bad parameter {item!r} for strategy {name!r} in {spec!r}; "
-                f"expected param=value with param one of: {known}"
-            )
-        try:
-            params[info.param_names.index(key)] = float(value)
-        except ValueError:
-            raise UserError(
-                f"parameter {key!r} of strategy {name!r} in {spec!r} is not a number: {value!r}"
-            ) from None
-    changed = [
-        f"{key}={params[k]:g}"
-        for k, key in enumerate(info.param_names)
-        if params[k] != info.defaults[k]
-    ]
-    canonical = name + (":" + ",".join(changed) if changed else "")
-    return StrategySpec(name, info.id, params, canonical)
+# The generic spec functions of sim.core.strategies, bound to NEOM's strategies.
+parse_strategy = partial(core.parse_strategy, REGISTRY)
+load_strategy_file = partial(core.load_strategy_file, REGISTRY)
+resolve_strategy = partial(core.resolve_strategy, REGISTRY)

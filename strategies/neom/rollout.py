@@ -423,8 +423,8 @@ def play_out(
     tiles, ``state`` breaks the players' ties."""
     n_players = gstate[E.GS_N_PLAYERS]
     options = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int32)
-    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int32)
+    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int64)
+    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
     goods_of = np.zeros(n_players, dtype=np.int64)
     selected = np.empty(n_players, dtype=np.int64)
     for turn in range(gstate[E.GS_TURN] + 1, E.N_TURNS):
@@ -549,8 +549,8 @@ def candidate_value(
 ):
     """Mean final margin of option k over the playouts."""
     actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int32)
-    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int32)
+    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int64)
+    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
     random_turns = np.empty(E.N_GENERATIONS, dtype=np.int64)
     deals = np.zeros(2, dtype=np.uint64)
     state = np.zeros(2, dtype=np.uint64)

@@ -13,15 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.core import rng
+from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.neom import constants as K
 from sim.neom import records as R
 from sim.neom.tables import make_rules
-from strategies.neom.play import STRATEGY_ID_DTYPE, play_batch
+from strategies.neom.play import play_batch
 
 
 @dataclass(frozen=True)
 class MatchResult:
-    players: np.ndarray  # int32[n_games, n_players, N_PLAYER_COLS]
+    players: np.ndarray  # int64[n_games, n_players, N_PLAYER_COLS]
     games: np.ndarray  # int64[n_games, N_GAME_COLS]
     seconds: float  # wall time of play_batch calls
 
@@ -68,8 +69,8 @@ def play_match(
     seats = rotated_seats(n_games, lineup)
     deals = np.arange(first_deal, first_deal + n_games, dtype=np.int64)
     games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int32)
-    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int32)
+    players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
+    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
 
     def run(part: slice) -> None:
         play_batch(
@@ -77,14 +78,9 @@ def play_match(
             deals[part],
             deals[part],
             seats[part],
-            n_players,
             ids,
             params,
-            tables.tiles,
-            tables.req,
-            tables.effects,
-            tables.goods_tier,
-            tables.board_center,
+            tables.arrays,
             rules,
             games[part],
             players[part],

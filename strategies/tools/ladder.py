@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
-from strategies.neom.params import load_strategy_file, resolve_strategy
+from strategies.neom.registry import load_strategy_file, resolve_strategy
 from strategies.tools.arena import play_match
 
 Z95 = 1.959963984540054

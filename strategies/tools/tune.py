@@ -16,9 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from sim.core.errors import UserError
+from sim.core.strategies import StrategySpec, split_strategies
 from sim.neom.catalog import load_catalog
-from strategies.neom.params import load_strategy_file, resolve_strategy, split_strategies
-from strategies.neom.registry import STRATEGIES, StrategySpec, parse_strategy
+from strategies.neom.registry import (
+    STRATEGIES,
+    load_strategy_file,
+    parse_strategy,
+    resolve_strategy,
+)
 from strategies.tools.arena import play_match
 
 POPULATION = 16

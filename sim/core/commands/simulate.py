@@ -5,15 +5,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.runner import BACKENDS, RunConfig, run_simulation
 from sim.core.seeding import SEAT_MODES
-from sim.neom.commands.readings import (
-    add_neighborhoods_argument,
-    add_solo_tileset_argument,
-    through_any,
-)
-from sim.neom.constants import VARIANT_NAMES
-from strategies.neom.params import split_strategies
+from sim.core.strategies import split_strategies
 
 
 def register(subparsers) -> None:
@@ -21,11 +16,9 @@ def register(subparsers) -> None:
         "simulate",
         help="play many games and write Parquet tables",
         description="Play many games with one strategy per seat and write a run folder "
-        "(manifest.json, catalog.toml, games/ players/ [events/] Parquet tables).",
+        "(manifest.json, the data file's copy, games/ players/ [events/] Parquet tables).",
     )
-    parser.add_argument(
-        "--players", type=int, default=RunConfig.players, help="players per game (1-5)"
-    )
+    parser.add_argument("--players", type=int, default=RunConfig.players, help="players per game")
     parser.add_argument(
         "--games",
         type=int,
@@ -44,10 +37,6 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, default=RunConfig.seed, help="master seed")
     parser.add_argument("--out", required=True, type=Path, help="run folder to write")
-    parser.add_argument("--catalog", type=Path, help="catalogue file (default: the built-in one)")
-    parser.add_argument("--variant", choices=tuple(VARIANT_NAMES), default=RunConfig.variant)
-    add_neighborhoods_argument(parser)
-    add_solo_tileset_argument(parser)
     parser.add_argument(
         "--seats",
         choices=SEAT_MODES,
@@ -70,20 +59,21 @@ def register(subparsers) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue an interrupted run")
     group.add_argument("--overwrite", action="store_true", help="replace an existing run")
+    add_game_options(parser, "simulate")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    strategies = split_strategies(args.strategies)
+    game, data, rules = resolve_game_options(args, "simulate")
     config = RunConfig(
         out=args.out,
-        strategies=strategies,
+        strategies=split_strategies(args.strategies),
+        game=game.name,
         players=args.players,
         games=args.games,
         seed=args.seed,
-        catalog=args.catalog,
+        data=data,
         strategy_file=args.strategy_file,
-        variant=args.variant,
         seats=args.seats,
         workers=args.workers,
         batch_size=args.batch_size,
@@ -93,19 +83,16 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         command=shlex.join(["neom", *sys.argv[1:]]),
-        rules_options={
-            "neighborhood_through_any": through_any(args),
-            "solo_tileset": args.solo_tileset,
-        },
+        rules=rules,
     )
     result = run_simulation(config)
-    reconstruction = "yes" if result.reconstructed else "no"
     resumed = f" ({result.games - result.games_played} resumed)" if result.batches_resumed else ""
     print(
+        f"game: {game.title}\n"
         f"games: {result.games}{resumed}\n"
         f"wall time: {result.wall_s:.1f} s (+{result.warmup_s:.1f} s compile/warm-up)\n"
         f"games/s: {result.games_per_s:,.0f}\n"
         f"output: {result.path}\n"
-        f"catalogue: {result.catalog_name} (reconstruction: {reconstruction})"
+        f"data: {result.data_label}"
     )
     return 0

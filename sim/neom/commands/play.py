@@ -12,71 +12,28 @@ from sim.core.errors import UserError
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
-from sim.neom.catalog import RECONSTRUCTED_BANNER, load_catalog
-from sim.neom.commands.readings import (
-    add_neighborhoods_argument,
-    add_solo_tileset_argument,
-    through_any,
-)
+from sim.neom.catalog import RECONSTRUCTED_BANNER
 from sim.neom.tables import rules_as_dict
-from strategies.neom.params import load_strategy_file, resolve_strategy, split_strategies
 from strategies.neom.play import final_cities, play_one
 
 VARIANTS = ", ".join(K.VARIANT_NAMES)
 CELL_WIDTH = 16
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("play", help="play one game and tell it turn by turn")
-    parser.add_argument("--players", type=int, required=True, metavar="P", help="1 to 5")
-    parser.add_argument(
-        "--strategies",
-        required=True,
-        metavar="S1,S2,...",
-        help="one strategy per seat (name or name:param=value,...), or one for all seats",
-    )
-    parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
-    parser.add_argument("--variant", default="standard", metavar="V", help=VARIANTS)
-    add_solo_tileset_argument(parser)
-    add_neighborhoods_argument(parser)
-    parser.add_argument("--catalog", metavar="FILE", help="tile catalogue (default: packaged)")
-    parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
-    parser.set_defaults(func=run)
-
-
-def parse_args(args):
-    if not 1 <= args.players <= R.MAX_PLAYERS:
-        raise UserError(f"--players {args.players}: must be 1 to {R.MAX_PLAYERS}")
-    if args.variant not in K.VARIANT_NAMES:
-        raise UserError(f"--variant {args.variant!r}: unknown variant; valid: {VARIANTS}")
-    if args.seed < 0:
-        raise UserError(f"--seed {args.seed}: must be 0 or more")
-    named = load_strategy_file(args.strategy_file) if args.strategy_file else None
-    specs = [resolve_strategy(spec, named) for spec in split_strategies(args.strategies)]
-    if len(specs) == 1:
-        specs *= args.players
-    if len(specs) != args.players:
-        raise UserError(
-            f"--strategies: {len(specs)} strategies for {args.players} players "
-            "(give one per seat, or one for all)"
-        )
-    return specs, K.VARIANT_NAMES[args.variant]
-
-
-def run(args) -> int:
-    specs, variant = parse_args(args)
-    tables = load_catalog(args.catalog)
+def show_game(args, data, rules: dict, specs) -> int:
+    """Play the game of ``neom play`` and print it (and write --json): ``Game.play_ref``."""
+    tables = data.content
     result = play_one(
         tables,
         args.players,
         specs,
         args.seed,
-        variant,
-        solo_tileset=args.solo_tileset,
-        neighborhood_through_any=through_any(args),
+        rules["variant"],
+        solo_tileset=rules["solo_tileset"],
+        neighborhood_through_any=bool(rules["neighborhood_through_any"]),
     )
-    story = Story(tables, result, args.seed, args.variant)
+    variant_name = {v: k for k, v in K.VARIANT_NAMES.items()}[rules["variant"]]
+    story = Story(tables, result, args.seed, variant_name)
     for line in story.lines():
         print(line)
     if args.json:

@@ -15,14 +15,12 @@ the reconstructed-catalogue notice goes to stderr.
 
 import difflib
 import json
-import sys
 
 import numpy as np
 
 from sim.core.errors import UserError
 from sim.neom import constants as K
-from sim.neom.catalog import RECONSTRUCTED_BANNER, load_catalog, with_extra_tiles
-from sim.neom.commands.readings import add_neighborhoods_argument, through_any
+from sim.neom.catalog import with_extra_tiles
 from sim.neom.scoring import score_city
 from sim.neom.tables import Tables, make_rules
 
@@ -30,26 +28,15 @@ CITY_KEYS = ("money", "center_good", "variant", "cells")
 CELL_KEYS = ("row", "col", "tile")
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "score", help="score one city (JSON) and print the breakdown as JSON"
-    )
-    parser.add_argument("city", metavar="CITY.json", help="the city: money, center, cells")
-    parser.add_argument("--catalog", metavar="FILE", help="tile catalogue (default: packaged)")
-    add_neighborhoods_argument(parser)
-    parser.set_defaults(func=run)
-
-
-def run(args) -> int:
-    tables = load_catalog(args.catalog)
-    data = read_city_file(args.city)
-    cells, money, rules, tables = compile_city(data, tables, args.city, through_any(args))
+def score_file(path, data, rules: dict) -> dict:
+    """``neom score CITY.json``: the city's score breakdown (``Game.score_ref``)."""
+    tables = data.content
+    city = read_city_file(str(path))
+    through_any = bool(rules["neighborhood_through_any"])
+    cells, money, rules_array, tables = compile_city(city, tables, str(path), through_any)
     out = np.zeros(K.N_SCORE, dtype=np.int32)
-    score_city(cells, money, tables.tiles, tables.effects, tables.goods_tier, rules, out)
-    if tables.reconstructed:
-        print(f'neom score: catalogue "{tables.name}": {RECONSTRUCTED_BANNER}', file=sys.stderr)
-    print(json.dumps(dict(zip(K.SCORE_KEYS, out.tolist(), strict=True))))
-    return 0
+    score_city(cells, money, tables.tiles, tables.effects, tables.goods_tier, rules_array, out)
+    return dict(zip(K.SCORE_KEYS, out.tolist(), strict=True))
 
 
 def read_city_file(path: str) -> dict:

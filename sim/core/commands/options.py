@@ -1,0 +1,77 @@
+"""The command-line options every game-generic command shares: ``--game``, and each game's data
+file flag and rules options (``sim.core.game.RuleOption``), in one argument group per game.
+
+Every game's flags are offered (with no default), and ``resolve_game_options`` refuses a flag
+that does not belong to the chosen game, so ``--help`` lists them all and a mistake gets one
+line.
+"""
+
+import argparse
+from pathlib import Path
+
+from sim.core.errors import UserError
+from sim.core.game import Game, RuleOption
+from sim.core.registry import DEFAULT_GAME, game_names, get_game
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _games() -> list[Game]:
+    return [get_game(name) for name in game_names()]
+
+
+def add_game_options(parser: argparse.ArgumentParser, command: str, data: bool = True) -> None:
+    """``--game`` and, per game, its data flag (when ``data``) and the rules options it offers
+    to ``command``."""
+    parser.add_argument(
+        "--game",
+        choices=game_names(),
+        default=DEFAULT_GAME,
+        help=f"the game (default: {DEFAULT_GAME})",
+    )
+    seen: set[str] = set()
+    for game in _games():
+        group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
+        if data and game.data_flag not in seen:
+            seen.add(game.data_flag)
+            group.add_argument(
+                game.data_flag,
+                type=Path,
+                metavar="FILE",
+                help=f"{game.title} data file (default: the shipped one, a reconstruction)",
+            )
+        for option in game.rule_options:
+            if command in option.commands and option.flag not in seen:
+                seen.add(option.flag)
+                group.add_argument(
+                    option.flag,
+                    metavar="|".join(option.choices),
+                    help=f"{option.help} (default: {option.default})",
+                )
+
+
+def _label(option: RuleOption, given: str | None) -> str:
+    label = option.default if given is None else given
+    if label not in option.choices:
+        raise UserError(f"{option.flag} {label!r}: expected one of {', '.join(option.choices)}")
+    return label
+
+
+def resolve_game_options(args, command: str) -> tuple[Game, Path | None, dict]:
+    """The chosen game, its data file (None: the default) and the rules values of the options
+    given, after refusing any flag of another game."""
+    game = get_game(args.game)
+    own = {game.data_flag} | {o.flag for o in game.rule_options if command in o.commands}
+    for other in _games():
+        flags = [other.data_flag] + [o.flag for o in other.rule_options]
+        for flag in flags:
+            if flag not in own and getattr(args, _dest(flag), None) is not None:
+                raise UserError(f"{flag} is not an option of --game {game.name}")
+    rules = {
+        option.name: option.choices[_label(option, getattr(args, _dest(option.flag), None))]
+        for option in game.rule_options
+        if command in option.commands
+    }
+    return game, getattr(args, _dest(game.data_flag), None), rules

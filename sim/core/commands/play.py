@@ -1,0 +1,44 @@
+"""``neom play``: one game, told turn by turn by the game's own log (``Game.play_ref``),
+optionally written as JSON."""
+
+from sim.core.commands.options import add_game_options, resolve_game_options
+from sim.core.errors import UserError
+from sim.core.game import resolve
+from sim.core.strategies import load_strategy_file, resolve_strategy, split_strategies
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("play", help="play one game and tell it turn by turn")
+    parser.add_argument("--players", type=int, required=True, metavar="P", help="players")
+    parser.add_argument(
+        "--strategies",
+        required=True,
+        metavar="S1,S2,...",
+        help="one strategy per seat (name or name:param=value,...), or one for all seats",
+    )
+    parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
+    parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
+    add_game_options(parser, "play")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    game, data_path, rules = resolve_game_options(args, "play")
+    if not game.min_players <= args.players <= game.max_players:
+        raise UserError(
+            f"--players {args.players}: must be {game.min_players} to {game.max_players}"
+        )
+    if args.seed < 0:
+        raise UserError(f"--seed {args.seed}: must be 0 or more")
+    registry = game.strategies
+    named = load_strategy_file(registry, args.strategy_file) if args.strategy_file else None
+    specs = [resolve_strategy(registry, s, named) for s in split_strategies(args.strategies)]
+    if len(specs) == 1:
+        specs *= args.players
+    if len(specs) != args.players:
+        raise UserError(
+            f"--strategies: {len(specs)} strategies for {args.players} players "
+            "(give one per seat, or one for all)"
+        )
+    return resolve(game.play_ref)(args, game.load_data(data_path), rules, specs)
