@@ -22,9 +22,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
-_S11 = np.uint64(11)
 _R24 = np.uint64(24)
-_R40 = np.uint64(40)
 _L16 = np.uint64(16)
 _R37 = np.uint64(37)
 _L64 = np.uint64(64)
@@ -98,12 +96,6 @@ def randint(state, n):
     """Uniform integer in [0, n) for n >= 1 (multiply-shift on the top 32 bits)."""
     top = next_u64(state) >> np.uint64(32)
     return np.int64((top * np.uint64(n)) >> np.uint64(32))
-
-
-@njit
-def random01(state):
-    """Uniform float in [0, 1) with 53 bits."""
-    return np.float64(next_u64(state) >> _S11) * (1.0 / 9007199254740992.0)
 
 
 @njit

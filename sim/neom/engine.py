@@ -82,17 +82,6 @@ D_DISASTER = 4  # OPT_KIND = DR_PAY (OPT_COST coins) or DR_SACRIFICE
 D_SACRIFICE = 5  # sacrifice the tile on OPT_CELL (OPT_TILE)
 D_TAKE_CS = 6  # take OPT_TILE (OPT_SLOT = index in the draft discard pile)
 D_SWAP_CS = 7  # OPT_SLOT = cornerstone slot to swap, -1 = keep them all
-N_DECISIONS = 8
-DECISION_NAMES = (
-    "draft",
-    "select",
-    "action",
-    "buy",
-    "disaster",
-    "sacrifice",
-    "take_cornerstone",
-    "swap_cornerstone",
-)
 
 OPT_KIND = 0
 OPT_TILE = 1

@@ -15,9 +15,6 @@ import numpy as np
 from sim.core.jit import njit
 from sim.neom import constants as K
 
-# Directions in the order of their road bits: N, E, S, W.
-DIRECTION_BITS = (K.ROAD_N, K.ROAD_E, K.ROAD_S, K.ROAD_W)
-
 ALL_CELLS = (1 << K.N_CELLS) - 1
 COL0_CELLS = sum(1 << (row * K.GRID) for row in range(K.GRID))
 COL4_CELLS = COL0_CELLS << (K.GRID - 1)
