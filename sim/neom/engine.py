@@ -96,6 +96,21 @@ N_OPT_COLS = 8
 # cornerstone likewise, and selling: at most 25 * 3 * (1 + MAX_CS_HAND) + 1.
 MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
 
+
+@njit
+def set_option(options, n, kind, tile, cell, req, slot, seat, good, cost):
+    """Write row ``n`` of ``options``, every column (no row keeps what an earlier listing left
+    there): the one writer of option rows."""
+    options[n, OPT_KIND] = kind
+    options[n, OPT_TILE] = tile
+    options[n, OPT_CELL] = cell
+    options[n, OPT_REQ] = req
+    options[n, OPT_SLOT] = slot
+    options[n, OPT_SEAT] = seat
+    options[n, OPT_GOOD] = good
+    options[n, OPT_COST] = cost
+
+
 A_PLACE = 0
 A_CORNERSTONE = 1
 A_SELL = 2
@@ -582,14 +597,7 @@ def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
         for o in range(n_req):
             if req_costs[o] < 0:
                 continue
-            options[n, OPT_KIND] = kind
-            options[n, OPT_TILE] = tile
-            options[n, OPT_CELL] = cell
-            options[n, OPT_REQ] = o
-            options[n, OPT_SLOT] = slot
-            options[n, OPT_SEAT] = -1
-            options[n, OPT_GOOD] = -1
-            options[n, OPT_COST] = req_costs[o]
+            set_option(options, n, kind, tile, cell, o, slot, -1, -1, req_costs[o])
             n += 1
     return n
 
@@ -798,14 +806,7 @@ def fill_action_options(
         summary,
         req_costs,
     )
-    options[n, OPT_KIND] = A_SELL
-    options[n, OPT_TILE] = selected
-    options[n, OPT_CELL] = -1
-    options[n, OPT_REQ] = -1
-    options[n, OPT_SLOT] = -1
-    options[n, OPT_SEAT] = -1
-    options[n, OPT_GOOD] = -1
-    options[n, OPT_COST] = -SELL_COINS
+    set_option(options, n, A_SELL, selected, -1, -1, -1, -1, -1, -SELL_COINS)
     return n + 1
 
 
@@ -821,14 +822,7 @@ def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods
         price = purchase_price(seat, seller, n_players, base, routes)
         if price + rest_cost > money:
             continue
-        options[n, OPT_KIND] = 0
-        options[n, OPT_TILE] = -1
-        options[n, OPT_CELL] = -1
-        options[n, OPT_REQ] = -1
-        options[n, OPT_SLOT] = -1
-        options[n, OPT_SEAT] = seller
-        options[n, OPT_GOOD] = good
-        options[n, OPT_COST] = price
+        set_option(options, n, 0, -1, -1, -1, -1, seller, good, price)
         n += 1
     return n
 
@@ -896,14 +890,7 @@ def take_options(cs_pile, gstate, options):
     """Cornerstones of the draft's discard pile that a take effect may claim."""
     n = gstate[GS_N_CS_PILE]
     for k in range(n):
-        options[k, OPT_KIND] = 0
-        options[k, OPT_TILE] = cs_pile[k]
-        options[k, OPT_CELL] = -1
-        options[k, OPT_REQ] = -1
-        options[k, OPT_SLOT] = k
-        options[k, OPT_SEAT] = -1
-        options[k, OPT_GOOD] = -1
-        options[k, OPT_COST] = 0
+        set_option(options, k, 0, cs_pile[k], -1, -1, k, -1, -1, 0)
     return n
 
 
@@ -912,14 +899,8 @@ def swap_options(seat, cs_hands, pstate, options):
     """Keep every cornerstone (slot -1), or swap the one in a slot for a random one."""
     n = pstate[seat, PS_N_CS] + 1
     for k in range(n):
-        options[k, OPT_KIND] = 0
-        options[k, OPT_TILE] = -1 if k == 0 else cs_hands[seat, k - 1]
-        options[k, OPT_CELL] = -1
-        options[k, OPT_REQ] = -1
-        options[k, OPT_SLOT] = k - 1
-        options[k, OPT_SEAT] = -1
-        options[k, OPT_GOOD] = -1
-        options[k, OPT_COST] = 0
+        tile = -1 if k == 0 else cs_hands[seat, k - 1]
+        set_option(options, k, 0, tile, -1, -1, k - 1, -1, -1, 0)
     return n
 
 
@@ -948,16 +929,24 @@ def disaster_cost(city, tiles, disaster):
 
 
 @njit
-def disaster_cost_of(masks, fire_cover, police_cover, disaster):
-    """Coins to pay a disaster off: Flood 1 per Residential/Commercial/Industrial/Public tile;
-    Fire 1 per such tile not protected from Fire; Crime Spree 2 per Residential/Commercial/
-    Industrial tile not protected by police. ``masks``: the city's (sim.grid.city_masks);
-    the covers: its ``protected_cells``."""
+def disaster_charge(disaster, fire_cover, police_cover):
+    """The rule of a disaster's cost, as (tile types charged, cells spared, coins per tile):
+    Flood 1 per Residential/Commercial/Industrial/Public tile; Fire 1 per such tile not
+    protected from Fire; Crime Spree 2 per Residential/Commercial/Industrial tile not protected
+    by police. The covers: the city's ``protected_cells``."""
     if disaster == K.DIS_FLOOD:
-        return popcount(G.cells_of_types(masks, K.T_BUILDING))
+        return K.T_BUILDING, 0, 1
     if disaster == K.DIS_FIRE:
-        return popcount(G.cells_of_types(masks, K.T_BUILDING) & ~fire_cover)
-    return 2 * popcount(G.cells_of_types(masks, CRIME_TYPES) & ~police_cover)
+        return K.T_BUILDING, fire_cover, 1
+    return CRIME_TYPES, police_cover, 2
+
+
+@njit
+def disaster_cost_of(masks, fire_cover, police_cover, disaster):
+    """Coins to pay a disaster off (``disaster_charge``) for a city whose masks
+    (sim.grid.city_masks) and covers (``protected_cells``) are given."""
+    charged, spared, coins = disaster_charge(disaster, fire_cover, police_cover)
+    return coins * popcount(G.cells_of_types(masks, charged) & ~spared)
 
 
 @njit
@@ -966,20 +955,11 @@ def disaster_options(city, money, tiles, disaster, options):
     cost = disaster_cost(city, tiles, disaster)
     n = 0
     if cost <= money:
-        options[n, OPT_KIND] = DR_PAY
-        options[n, OPT_COST] = cost
+        set_option(options, n, DR_PAY, -1, -1, -1, -1, -1, -1, cost)
         n += 1
     if cost > 0:
-        options[n, OPT_KIND] = DR_SACRIFICE
-        options[n, OPT_COST] = 0
+        set_option(options, n, DR_SACRIFICE, -1, -1, -1, -1, -1, -1, 0)
         n += 1
-    for k in range(n):
-        options[k, OPT_TILE] = -1
-        options[k, OPT_CELL] = -1
-        options[k, OPT_REQ] = -1
-        options[k, OPT_SLOT] = -1
-        options[k, OPT_SEAT] = -1
-        options[k, OPT_GOOD] = -1
     return n
 
 
@@ -1013,14 +993,7 @@ def sacrifice_options(city, tiles, disaster, step, options):
         tile = city[cell]
         if tile == K.EMPTY or (wanted != 0 and not tiles[tile, K.C_TYPES] & wanted):
             continue
-        options[n, OPT_KIND] = 0
-        options[n, OPT_TILE] = tile
-        options[n, OPT_CELL] = cell
-        options[n, OPT_REQ] = -1
-        options[n, OPT_SLOT] = -1
-        options[n, OPT_SEAT] = -1
-        options[n, OPT_GOOD] = -1
-        options[n, OPT_COST] = 0
+        set_option(options, n, 0, tile, cell, -1, -1, -1, -1, 0)
         n += 1
     return n
 

@@ -3,6 +3,10 @@
 ``score_masks`` scores a city from its squares and masks (``sim.grid.city_masks``), so callers
 that keep a city's masks (the engine's summaries, the strategies' contexts) score it without a
 walk per tile; ``score_city`` computes the masks first.
+
+Each scoring rule is written once, here, as a small function of what it reads (``money_vp``,
+``printed_vp``, ``pollution_around``, ``ghost_town``, ``power_vp``): the strategies' incremental
+score changes (``strategies.neom.evaluate``, ``strategies.neom.basic``) call the same ones.
 """
 
 import numpy as np
@@ -42,12 +46,54 @@ def neighborhood_value(size):
 
 
 @njit
-def pollution_at(cell, polluting):
-    """VP lost by the Residential tile on ``cell``: 2 per orthogonally and 1 per diagonally
-    adjacent Polluting tile (cell mask ``polluting``; its own pollution does not count)."""
-    return POLLUTION_ORTHOGONAL * popcount(ORTHOGONAL_MASKS[cell] & polluting) + (
-        POLLUTION_DIAGONAL * popcount(DIAGONAL_MASKS[cell] & polluting)
+def pollution_around(cell, others):
+    """The pollution rule: a Residential tile loses 2 VP per orthogonally and 1 VP per
+    diagonally adjacent Polluting tile. Here for the square ``cell`` and the cell mask
+    ``others`` (the Polluting tiles around a Residential one, or the Residential tiles around a
+    Polluting one; a cell's own tile never counts): the VP lost, as a positive number."""
+    return POLLUTION_ORTHOGONAL * popcount(ORTHOGONAL_MASKS[cell] & others) + (
+        POLLUTION_DIAGONAL * popcount(DIAGONAL_MASKS[cell] & others)
     )
+
+
+@njit
+def money_vp(money):
+    """1 VP per 2 coins left, rounded down."""
+    return money // 2
+
+
+@njit
+def money_vp_change(money, coins):
+    """Change of ``money_vp`` when ``money`` changes by ``coins`` (negative: paid)."""
+    return money_vp(money + coins) - money_vp(money)
+
+
+@njit
+def ghost_town(n_residential):
+    """-10 VP for a city without a Residential tile, -4 with only one."""
+    if n_residential == 0:
+        return GHOST_TOWN_NONE
+    if n_residential == 1:
+        return GHOST_TOWN_ONE
+    return 0
+
+
+@njit
+def power_vp(has_power):
+    """-5 VP for a city without a tile that generates power."""
+    return 0 if has_power else NO_POWER
+
+
+@njit
+def printed_vp(tile, tiles, no_disasters):
+    """The VP printed on ``tile`` as final scoring counts it: Residential and Public tiles only,
+    plus their extra VP in the no-disasters variant; 0 for an empty square (EMPTY)."""
+    if tile == K.EMPTY or not tiles[tile, K.C_TYPES] & VP_TYPES:
+        return 0
+    vp = tiles[tile, K.C_VP]
+    if no_disasters:
+        vp += tiles[tile, K.C_VP_NO_DISASTERS]
+    return vp
 
 
 @njit
@@ -97,35 +143,26 @@ def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
     while scored:
         cell = lowest_cell(scored)
         scored &= scored - 1
-        tile = cells[cell]
-        tiles_vp += tiles[tile, K.C_VP]
+        tiles_vp += printed_vp(cells[cell], tiles, no_disasters)
         tiles_vp += tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier)
-        if no_disasters:
-            tiles_vp += tiles[tile, K.C_VP_NO_DISASTERS]
     residential_cells = cells_of_types(masks, K.T_RESIDENTIAL)
     n_residential = popcount(residential_cells)
     pollution = 0
     if masks[M_POLLUTING]:
         remaining = residential_cells
         while remaining:
-            pollution -= pollution_at(lowest_cell(remaining), masks[M_POLLUTING])
+            pollution -= pollution_around(lowest_cell(remaining), masks[M_POLLUTING])
             remaining &= remaining - 1
-    has_power = masks[M_POWER] != 0
 
     out[K.S_TILES] = tiles_vp
     out[K.S_NEIGHBORHOODS] = neighborhoods_vp(
         masks, residential_cells, rules[K.RO_NEIGHBORHOOD_THROUGH_ANY] != 0
     )
     out[K.S_GOODS] = goods_vp(masks[M_GOODS], goods_tier)
-    out[K.S_MONEY] = money // 2
+    out[K.S_MONEY] = money_vp(money)
     out[K.S_POLLUTION] = pollution
-    if n_residential == 0:
-        out[K.S_GHOST_TOWN] = GHOST_TOWN_NONE
-    elif n_residential == 1:
-        out[K.S_GHOST_TOWN] = GHOST_TOWN_ONE
-    else:
-        out[K.S_GHOST_TOWN] = 0
-    out[K.S_POWER] = 0 if has_power else NO_POWER
+    out[K.S_GHOST_TOWN] = ghost_town(n_residential)
+    out[K.S_POWER] = power_vp(masks[M_POWER] != 0)
     total = 0
     for key in range(K.S_TOTAL):
         total += out[key]

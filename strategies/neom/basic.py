@@ -17,7 +17,7 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
-from sim.neom.scoring import score_city
+from sim.neom.scoring import money_vp, money_vp_change, score_city
 from strategies.neom.evaluate import (
     ANY_STATE,
     CX_MONEY,
@@ -84,21 +84,14 @@ def city_value(city, money, params, tiles, effects, goods_tier, rules, score):
 def value_after(params, delta, coins, ctx):
     """``city_value`` after a move that changes the score of the decision's city (``ctx``) by
     ``delta``, money included, and its money by ``coins``."""
-    money_vp = (ctx[CX_MONEY] + coins) // 2
-    return (ctx[CX_SCORE] + delta) + (params[GREEDY_MONEY_WEIGHT] - 1.0) * money_vp
-
-
-@njit(inline="always")
-def money_vp_change(coins, ctx):
-    """Change of the money VP when the decision's money changes by ``coins``."""
-    money = ctx[CX_MONEY]
-    return (money + coins) // 2 - money // 2
+    after = money_vp(ctx[CX_MONEY] + coins)
+    return (ctx[CX_SCORE] + delta) + (params[GREEDY_MONEY_WEIGHT] - 1.0) * after
 
 
 @njit(inline="always")
 def coins_value(params, coins, ctx):
     """Value of the city unchanged with ``coins`` more (negative: paid)."""
-    return value_after(params, money_vp_change(coins, ctx), coins, ctx)
+    return value_after(params, money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
 
 
 @njit(inline="always")
@@ -107,7 +100,7 @@ def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rul
     included)."""
     coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
     change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
-    return value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
+    return value_after(params, change + money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
 
 
 @njit
@@ -281,7 +274,8 @@ def greedy_values(
                 last_tile = tile
                 last_cell = cell
             coins = tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
-            values[k] = value_after(params, change + money_vp_change(coins, ctx), coins, ctx)
+            money_change = money_vp_change(ctx[CX_MONEY], coins)
+            values[k] = value_after(params, change + money_change, coins, ctx)
     elif decision == E.D_DISASTER:
         score = np.empty(K.N_SCORE, dtype=np.int32)
         for k in range(n_options):

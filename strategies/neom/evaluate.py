@@ -29,7 +29,6 @@ from sim.neom.grid import (
     M_POLLUTING,
     M_POWER,
     N_MASKS,
-    ORTHOGONAL_MASKS,
     SURROUNDING_MASKS,
     add_tile,
     cells_of_types,
@@ -42,15 +41,16 @@ from sim.neom.grid import (
     road_linked,
 )
 from sim.neom.scoring import (
-    GHOST_TOWN_NONE,
-    GHOST_TOWN_ONE,
-    NO_POWER,
-    POLLUTION_DIAGONAL,
-    POLLUTION_ORTHOGONAL,
     VP_TYPES,
+    ghost_town,
     goods_vp,
+    money_vp,
+    money_vp_change,
     neighborhood_value,
     neighborhoods_vp,
+    pollution_around,
+    power_vp,
+    printed_vp,
     score_masks,
 )
 from strategies.neom.archetypes import (
@@ -167,7 +167,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
 @njit
 def set_context_money(ctx, money):
     """Bring a kept context's money, and the score's money VP with it, up to ``money``."""
-    ctx[CX_SCORE] += money // 2 - ctx[CX_MONEY] // 2
+    ctx[CX_SCORE] += money_vp(money) - money_vp(ctx[CX_MONEY])
     ctx[CX_MONEY] = money
 
 
@@ -206,26 +206,6 @@ def has_effect_kinds(effects, tile, low, high):
 
 
 @njit
-def printed_vp(tile, tiles, no_disasters):
-    """The VP printed on a tile as final scoring counts it (Residential and Public only)."""
-    if tile == K.EMPTY or not tiles[tile, K.C_TYPES] & VP_TYPES:
-        return 0
-    vp = tiles[tile, K.C_VP]
-    if no_disasters:
-        vp += tiles[tile, K.C_VP_NO_DISASTERS]
-    return vp
-
-
-@njit
-def ghost_town(n_residential):
-    if n_residential == 0:
-        return GHOST_TOWN_NONE
-    if n_residential == 1:
-        return GHOST_TOWN_ONE
-    return 0
-
-
-@njit
 def upcoming_disasters(gstate, tiles, rules):
     """Kinds (bit DIS_*) of the disasters that may still strike: those of this and later
     generations' decks that have not happened yet (none in the no-disasters variant)."""
@@ -258,18 +238,18 @@ def exposure(ctx, kinds):
 
 @njit
 def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
-    """Coins the tile on ``cell`` adds to the upcoming disasters' cost."""
+    """Coins the tile on ``cell`` adds to the cost of the disasters of ``kinds`` (the engine's
+    ``disaster_charge`` for one tile)."""
     if tile == K.EMPTY:
         return 0
     types = tiles[tile, K.C_TYPES]
     bit = 1 << cell
     total = 0
-    if (kinds >> K.DIS_FLOOD) & 1 and types & K.T_BUILDING:
-        total += 1
-    if (kinds >> K.DIS_FIRE) & 1 and types & K.T_BUILDING and not fire_cover & bit:
-        total += 1
-    if (kinds >> K.DIS_CRIME) & 1 and types & E.CRIME_TYPES and not police_cover & bit:
-        total += 2
+    for kind in (K.DIS_FLOOD, K.DIS_FIRE, K.DIS_CRIME):
+        if (kinds >> kind) & 1:
+            charged, spared, coins = E.disaster_charge(kind, fire_cover, police_cover)
+            if types & charged and not spared & bit:
+                total += coins
     return total
 
 
@@ -385,7 +365,7 @@ def money_value(params, coins, ctx):
     """Value of gaining ``coins`` (negative: paying) with the city unchanged."""
     money = ctx[CX_MONEY]
     after = money + coins
-    vp = after // 2 - money // 2
+    vp = money_vp_change(money, coins)
     shortfall = max(ctx[CX_EXPOSURE] - money, 0)
     shortfall_after = max(ctx[CX_EXPOSURE] - after, 0)
     return (
@@ -443,15 +423,11 @@ def pollution_of(tile, cell, residential, polluting, tiles):
     """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
     if tile == K.EMPTY:
         return 0
-    orth = ORTHOGONAL_MASKS[cell]
-    diag = SURROUNDING_MASKS[cell] & ~orth
     lost = 0
     if tiles[tile, K.C_TYPES] & K.T_RESIDENTIAL:
-        lost += POLLUTION_ORTHOGONAL * popcount(orth & polluting)
-        lost += POLLUTION_DIAGONAL * popcount(diag & polluting)
+        lost += pollution_around(cell, polluting)
     if tiles[tile, K.C_POLLUTING]:
-        lost += POLLUTION_ORTHOGONAL * popcount(orth & residential)
-        lost += POLLUTION_DIAGONAL * popcount(diag & residential)
+        lost += pollution_around(cell, residential)
     return -lost
 
 
@@ -501,9 +477,8 @@ def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_
             residential |= bit
         n_power += tiles[new, K.C_POWER] != 0
     delta += ghost_town(n_res) - ghost_town(ctx[CX_N_RESIDENTIAL])
-    delta += (0 if n_power > 0 else NO_POWER) - (0 if ctx[CX_N_POWER] > 0 else NO_POWER)
-    money = ctx[CX_MONEY]
-    delta += (money + coins) // 2 - money // 2
+    delta += power_vp(n_power > 0) - power_vp(ctx[CX_N_POWER] > 0)
+    delta += money_vp_change(ctx[CX_MONEY], coins)
 
     masks = try_move(new, cell, city, tiles, ctx)
     delta -= ctx[CX_VAR_VP + cell]
@@ -677,11 +652,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     empty = ~ctx[CX_OCCUPIED] & E.ALL_CELLS
     pollution_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POLLUTING]:
-        orth = ORTHOGONAL_MASKS[cell]
-        diag = SURROUNDING_MASKS[cell] & ~orth
-        aimed = POLLUTION_ORTHOGONAL * popcount(orth & empty)
-        aimed += POLLUTION_DIAGONAL * popcount(diag & empty)
-        pollution_term = params[W_POLLUTION] * aimed
+        pollution_term = params[W_POLLUTION] * pollution_around(cell, empty)
 
     power_term = 0.0
     if new != K.EMPTY and tiles[new, K.C_POWER] and ctx[CX_N_POWER] == 0:
@@ -758,7 +729,7 @@ def terms_value(params, coins, terms, ctx):
     scaled by the share of the game left (``remaining_share``)."""
     coins += int(terms[1])
     money = ctx[CX_MONEY]
-    delta = int(terms[0]) + (money + coins) // 2 - money // 2
+    delta = int(terms[0]) + money_vp_change(money, coins)
     share = remaining_share(ctx)
     value = params[W_VP] * delta
     value += params[W_MONEY] * coins * share

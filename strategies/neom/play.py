@@ -126,14 +126,7 @@ def keep_cornerstone(
     """The seat keeps one cornerstone of its draft hand (``hands``), which shrinks by one."""
     size = pstate[seat, E.PS_HAND_SIZE]
     for k in range(size):
-        options[k, E.OPT_KIND] = 0
-        options[k, E.OPT_TILE] = hands[seat, k]
-        options[k, E.OPT_CELL] = -1
-        options[k, E.OPT_REQ] = -1
-        options[k, E.OPT_SLOT] = k
-        options[k, E.OPT_SEAT] = -1
-        options[k, E.OPT_GOOD] = -1
-        options[k, E.OPT_COST] = 0
+        E.set_option(options, k, 0, hands[seat, k], -1, -1, k, -1, -1, 0)
     k = decide(
         seat,
         E.D_DRAFT,
@@ -303,14 +296,7 @@ def select_tile(
         tile = hands[seat, k]
         if not disaster_selectable and tiles[tile, K.C_DISASTER] != K.DIS_NONE:
             continue
-        options[n, E.OPT_KIND] = 0
-        options[n, E.OPT_TILE] = tile
-        options[n, E.OPT_CELL] = -1
-        options[n, E.OPT_REQ] = -1
-        options[n, E.OPT_SLOT] = k
-        options[n, E.OPT_SEAT] = -1
-        options[n, E.OPT_GOOD] = -1
-        options[n, E.OPT_COST] = 0
+        E.set_option(options, n, 0, tile, -1, -1, k, -1, -1, 0)
         n += 1
     k = decide(
         seat,

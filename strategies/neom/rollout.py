@@ -442,8 +442,7 @@ def play_out(
             if size == 0:
                 continue
             for h in range(size):
-                options[h, E.OPT_TILE] = hands[s, h]
-                options[h, E.OPT_SLOT] = h
+                E.set_option(options, h, 0, hands[s, h], -1, -1, h, -1, -1, 0)
             slot = policy(
                 E.D_SELECT,
                 options,
