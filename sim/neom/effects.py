@@ -9,7 +9,7 @@ effects or victory points of cut-off tiles"), so nothing here looks at connectiv
 
 The evaluators read for every move a strategy tries (``tile_variable_vp``, ``vp_reads_change``,
 ``tile_income``) are inlined: a compiled call passing five arrays costs more than their work
-(docs/engine.md, fifth round).
+(docs/performance-log.md, fifth round).
 
 Adding an effect kind: one ``EF_*`` constant, one evaluator below wired into its dispatcher
 (a VP kind also in ``vp_reads_change``), one test in tests/test_effects.py.

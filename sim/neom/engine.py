@@ -18,7 +18,7 @@ k seats to the buyer's left is reached through the buyer's left Trade Route.
 
 Small functions called several times a turn (a listing's prerequisites, requirement costs and
 rows, ``remove_slot``) are inlined: a compiled call passing their arrays costs more than their
-work (docs/engine.md, fifth round).
+work (docs/performance-log.md, fifth round).
 """
 
 import numpy as np
