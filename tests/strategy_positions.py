@@ -7,7 +7,9 @@ import numpy as np
 
 from sim.neom import constants as K
 from sim.neom import engine as E
+from sim.neom import records as R
 from sim.neom.grid import city_goods
+from sim.neom.state import Game
 from sim.neom.tables import make_rules
 from strategies.neom.dispatch import choose
 from strategies.neom.evaluate import memo_size
@@ -74,31 +76,41 @@ class Position:
         )
         return options, int(n)
 
-    def decide(self, name: str, decision: int, options, n: int, seat: int = 0, seed: int = 0):
-        """The option the strategy spec ``name`` picks for ``seat`` (its stream from ``seed``)."""
-        spec = parse_strategy(name)
-        state = np.array([seed + 1, 7], dtype=np.uint64)
-        return choose(
-            spec.id,
-            spec.params,
-            state,
-            decision,
-            options,
-            n,
-            seat,
+    def game(self, options=None):
+        """The position as the game loop's bundle (``sim.neom.state.Game``), with ``options``
+        as its decision's options; seats, streams and scratch of the game loop's types."""
+        n_tiles = len(self.tables.tiles)
+        if options is None:
+            options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+        return Game(
+            *self.tables.arrays,
+            self.rules,
             self.gstate,
             self.pstate,
             self.cells,
             self.hands,
             self.cs_hands,
             self.goods_of,
-            self.tables.tiles,
-            self.tables.req,
-            self.tables.effects,
-            self.tables.goods_tier,
-            self.rules,
-            np.zeros(memo_size(len(self.tables.tiles)), dtype=np.int64),
+            np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
+            np.full(n_tiles, -1, dtype=np.int64),
+            np.arange(self.n_players, dtype=np.int32),
+            np.zeros(self.n_players, dtype=np.int32),
+            np.zeros((self.n_players, 16), dtype=np.float64),
+            np.zeros((self.n_players, 2), dtype=np.uint64),
+            np.zeros((self.n_players, memo_size(n_tiles)), dtype=np.int64),
+            options,
+            np.zeros((self.n_players, E.N_SUMMARY), dtype=np.int64),
+            np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
+            np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
+            np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
         )
+
+    def decide(self, name: str, decision: int, options, n: int, seat: int = 0, seed: int = 0):
+        """The option the strategy spec ``name`` picks for ``seat`` (its stream from ``seed``)."""
+        spec = parse_strategy(name)
+        state = np.array([seed + 1, 7], dtype=np.uint64)
+        memo = np.zeros(memo_size(len(self.tables.tiles)), dtype=np.int64)
+        return choose(spec.id, spec.params, state, decision, n, seat, self.game(options), memo)
 
 
 def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards=None) -> Position:

@@ -12,6 +12,7 @@ from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.catalog import compile_catalog, with_extra_tiles
+from sim.neom.state import Game
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom.evaluate import memo_size
@@ -98,18 +99,34 @@ class Scene:
     def tile(self, name):
         return self.t.tile_index(name)
 
+    def game(self):
+        """The scene as the game loop's bundle (``sim.neom.state.Game``): its arrays, not
+        copies."""
+        return Game(
+            *self.t.arrays,
+            self.rules,
+            self.gstate,
+            self.pstate,
+            self.cells,
+            self.hands,
+            self.cs_hands,
+            self.goods_of,
+            self.cs_pile,
+            self.cs_box,
+            self.seats,
+            self.strategy_ids,
+            self.strategy_params,
+            self.strat_rng,
+            self.memos,
+            self.options,
+            self.summaries,
+            np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
+            self.stats,
+            self.events,
+        )
+
     def refresh(self):
-        G.refresh_goods(self.cells, self.n, self.t.tiles, self.goods_of)
-
-    def strategy(self):
-        return (self.seats, self.strategy_ids, self.strategy_params, self.strat_rng, self.memos)
-
-    def view(self):
-        return (self.gstate, self.pstate, self.cells, self.hands, self.cs_hands, self.goods_of)
-
-    def catalog(self):
-        t = self.t
-        return (t.tiles, t.req, t.effects, t.goods_tier, self.rules)
+        G.refresh_goods(self.game())
 
     def mask(self, seat, name):
         summary = np.empty(E.N_SUMMARY, dtype=np.int64)
@@ -139,17 +156,7 @@ class Scene:
 
     def pay(self, seat, name, option):
         self.refresh()
-        return G.pay_requirements(
-            seat,
-            self.tile(name),
-            option,
-            *self.strategy(),
-            *self.view(),
-            *self.catalog(),
-            self.options,
-            self.stats,
-            self.events,
-        )
+        return G.pay_requirements(seat, self.tile(name), option, self.game())
 
     def place(self, seat, name, cell):
         return E.place_tile(
@@ -166,17 +173,7 @@ class Scene:
         )
 
     def resolve(self, spared, disaster):
-        G.resolve_disaster(
-            spared,
-            disaster,
-            *self.strategy(),
-            *self.view(),
-            *self.catalog(),
-            self.options,
-            self.summaries,
-            self.stats,
-            self.events,
-        )
+        G.resolve_disaster(spared, disaster, self.game())
 
     def logged(self, kind=None):
         rows = self.events[: self.gstate[E.GS_N_EVENTS]]
@@ -255,7 +252,7 @@ def test_seller_coins_are_pending_until_the_end_of_the_turn(tables):
     assert buy[0, R.E_PLAYER] == 0 and buy[0, R.E_OTHER] == 1 and buy[0, R.E_COINS] == -4
     sold = scene.logged(R.EV_GOOD_SOLD)
     assert sold[0, R.E_PLAYER] == 1 and sold[0, R.E_COINS] == 4
-    G.release_pending(scene.pstate, 3)
+    G.release_pending(scene.game())
     assert scene.pstate[1, E.PS_MONEY] == 14 and scene.pstate[1, E.PS_PENDING] == 0
 
 

@@ -231,7 +231,6 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     no_memo = np.empty(0, dtype=np.int64)
     ctx = np.empty(N_CTX, dtype=np.int64)
     args = (tables.tiles, tables.effects, tables.goods_tier, rules)
-    tables_args = (tables.tiles, tables.req, tables.effects, tables.goods_tier, rules)
 
     def select_then_act(spec, pos, selected, memo):
         """Value the selection, then the action with ``memo`` into ``values`` and afresh
@@ -250,10 +249,7 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
             return n
         money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
         kept = evaluated_context(memo, spec.params, city, money, pos.gstate, *args)
-        state = (0, pos.gstate, pos.pstate, pos.cells, pos.cs_hands, pos.goods_of)
-        select_values(
-            spec.params, hand, n_hand, *state, *tables_args, city, kept, scratch, memo
-        )  # fmt: skip
+        select_values(spec.params, n_hand, 0, pos.game(hand), city, kept, scratch, memo)
         action_values(spec.params, options, n, city, *args, kept, values, memo)
         build_context(city, money, pos.gstate, *args[:3], rules, ctx)
         action_values(spec.params, options, n, city, *args, ctx, fresh_values, no_memo)
@@ -410,26 +406,7 @@ def test_choose_evaluated_is_deterministic_for_a_stream(tables):
     picks = set()
     for _ in range(3):
         state = np.array([3, 4], dtype=np.uint64)
-        picks.add(
-            choose_evaluated(
-                spec.params,
-                state,
-                E.D_SELECT,
-                options,
-                n,
-                0,
-                pos.gstate,
-                pos.pstate,
-                pos.cells,
-                pos.hands,
-                pos.cs_hands,
-                pos.goods_of,
-                tables.tiles,
-                tables.req,
-                tables.effects,
-                tables.goods_tier,
-                pos.rules,
-                np.empty(0, dtype=np.int64),
-            )
-        )
+        game = pos.game(options)
+        no_memo = np.empty(0, dtype=np.int64)
+        picks.add(choose_evaluated(spec.params, state, E.D_SELECT, n, 0, game, no_memo))
     assert len(picks) == 1

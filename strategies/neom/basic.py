@@ -302,40 +302,23 @@ def greedy_values(
 
 
 @njit(inline="always")
-def choose_greedy(
-    params,
-    rng_state,
-    decision,
-    options,
-    n_options,
-    seat,
-    gstate,
-    pstate,
-    cells,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    memo,
-):
+def choose_greedy(params, rng_state, decision, n_options, seat, game, memo):
     values = np.empty(n_options, dtype=np.float64)
     greedy_values(
         params,
         decision,
-        options,
+        game.options,
         n_options,
         seat,
-        gstate,
-        pstate,
-        goods_of,
-        cells[seat],
-        tiles,
-        req,
-        effects,
-        goods_tier,
-        rules,
+        game.gstate,
+        game.pstate,
+        game.goods_of,
+        game.cells[seat],
+        game.tiles,
+        game.req,
+        game.effects,
+        game.goods_tier,
+        game.rules,
         values,
         memo,
     )

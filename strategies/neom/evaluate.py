@@ -378,7 +378,7 @@ def money_value(params, coins, ctx):
 # The helpers of a candidate move's value (neighborhoods_after, score_delta_and_neighborhoods,
 # try_move, undo_move, coins_on_placing, income_delta) are inlined: they run for every move
 # tried, and a compiled call passing the context's arrays costs more than their work
-# (docs/engine.md, fifth round).
+# (docs/performance-log.md, fifth round).
 @njit(inline="always")
 def neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential_after, ctx):
     """Neighborhood VP after putting ``new`` (EMPTY: nothing) on ``cell``; ``city`` and its
@@ -842,27 +842,13 @@ def action_values(
 
 
 @njit
-def best_placement(
-    params,
-    seat,
-    tile,
-    city,
-    money,
-    goods_of,
-    n_players,
-    free,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    ctx,
-    memo,
-):
-    """Best value of placing ``tile`` in ``city`` (whose context is ``ctx``: summary and Trade
-    Routes come from it) at its cheapest requirement option, or NO_VALUE when it cannot go
-    anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued in the
-    draft, before the goods they need can exist)."""
+def best_placement(params, seat, tile, city, money, free, game, ctx, memo):
+    """Best value for ``seat`` of placing ``tile`` in ``city`` (whose context is ``ctx``:
+    summary and Trade Routes come from it) at its cheapest requirement option, or NO_VALUE when
+    it cannot go anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued
+    in the draft, before the goods they need can exist)."""
+    tiles = game.tiles
+    req = game.req
     summary = context_summary(ctx)
     req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
     cost = -1
@@ -877,13 +863,13 @@ def best_placement(
             tile,
             city,
             summary,
-            goods_of,
+            game.goods_of,
             ctx[CX_ROUTES],
-            n_players,
+            game.gstate[E.GS_N_PLAYERS],
             money,
             tiles,
             req,
-            goods_tier,
+            game.goods_tier,
             req_costs,
         )
         for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
@@ -893,10 +879,46 @@ def best_placement(
     for cell in range(K.N_CELLS):
         if (mask >> cell) & 1:
             terms = memo_move_terms(
-                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
-            )
+                params, tile, cell, city, tiles, game.effects, game.goods_tier, game.rules, ctx,
+                memo,
+            )  # fmt: skip
             best = max(best, terms_value(params, -cost, terms, ctx))
     return best
+
+
+@njit
+def left_neighbour(seat, deny, game):
+    """The seat to the left (who gets the hand next), a copy of its city and, when the
+    strategy weighs what it would pass them (``deny``), that city's context."""
+    left = (seat + 1) % game.gstate[E.GS_N_PLAYERS]
+    city = game.cells[left].copy()
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    if deny:
+        build_context(
+            city,
+            seat_money(game.pstate, left),
+            game.gstate,
+            game.tiles,
+            game.effects,
+            game.goods_tier,
+            game.rules,
+            ctx,
+        )
+    return left, city, ctx
+
+
+@njit
+def denied_value(params, left, tile, free, game, left_city, left_ctx):
+    """W_DENY times the left neighbour's best use of ``tile`` (never below 0)."""
+    money = seat_money(game.pstate, left)
+    gift = best_placement(params, left, tile, left_city, money, free, game, left_ctx, memo_none())
+    return params[W_DENY] * max(gift, 0.0)
+
+
+@njit
+def memo_none():
+    """An empty memo: values computed afresh (another seat's city)."""
+    return np.empty(0, dtype=np.int64)
 
 
 @njit
@@ -912,16 +934,18 @@ def disaster_loss(city, money, tiles, effects, disaster):
 
 
 @njit
-def disaster_select_value(params, seat, disaster, gstate, pstate, cells, tiles, effects):
+def disaster_select_value(params, seat, disaster, game):
     """Selecting the Disaster: no action this turn, but it strikes every other player and
     spares us. Valued as W_HURT times the worst-hit opponent's loss plus our own avoided one."""
     worst = 0.0
-    for other in range(gstate[E.GS_N_PLAYERS]):
-        if other != seat:
-            money = pstate[other, E.PS_MONEY] + pstate[other, E.PS_PENDING]
-            worst = max(worst, disaster_loss(cells[other], money, tiles, effects, disaster))
-    money = pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
-    own = disaster_loss(cells[seat], money, tiles, effects, disaster)
+    own = 0.0
+    for s in range(game.gstate[E.GS_N_PLAYERS]):
+        money = seat_money(game.pstate, s)
+        loss = disaster_loss(game.cells[s], money, game.tiles, game.effects, disaster)
+        if s == seat:
+            own = loss
+        else:
+            worst = max(worst, loss)
     return params[W_HURT] * (worst + own)
 
 
@@ -980,32 +1004,18 @@ def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_t
 
 
 @njit
-def choose_evaluated(
-    params,
-    rng_state,
-    decision,
-    options,
-    n_options,
-    seat,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    memo,
-):
-    """The option of highest value under the weights ``params`` (one entry per decision kind
-    of sim.engine; ties broken by the strategy's random stream). ``memo``: the seat's (see
-    memo_holds), or an empty array for none."""
-    n_players = gstate[E.GS_N_PLAYERS]
-    city = cells[seat].copy()
-    money = seat_money(pstate, seat)
+def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
+    """The option of ``game.options[:n_options]`` of highest value under the weights
+    ``params`` (one entry per decision kind of sim.neom.engine; ties broken by the strategy's
+    random stream). ``memo``: the seat's (see memo_holds), or an empty array for none."""
+    gstate = game.gstate
+    tiles = game.tiles
+    effects = game.effects
+    goods_tier = game.goods_tier
+    rules = game.rules
+    options = game.options
+    city = game.cells[seat].copy()
+    money = seat_money(game.pstate, seat)
     if memo.shape[0] == 0:
         ctx = np.empty(N_CTX, dtype=np.int64)
         build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
@@ -1013,125 +1023,33 @@ def choose_evaluated(
         ctx = evaluated_context(
             memo, params, city, money, gstate, tiles, effects, goods_tier, rules
         )
-    no_memo = memo[:0]
     values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
         action_values(
-            params,
-            options,
-            n_options,
-            city,
-            tiles,
-            effects,
-            goods_tier,
-            rules,
-            ctx,
-            values,
+            params, options, n_options, city, tiles, effects, goods_tier, rules, ctx, values,
             memo,
-        )
+        )  # fmt: skip
     elif decision == E.D_SELECT:
-        select_values(
-            params,
-            options,
-            n_options,
-            seat,
-            gstate,
-            pstate,
-            cells,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            city,
-            ctx,
-            values,
-            memo,
-        )
+        select_values(params, n_options, seat, game, city, ctx, values, memo)
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
-        deny = decision == E.D_DRAFT and params[W_DENY] != 0 and n_players > 1
-        left = (seat + 1) % n_players
-        left_city = cells[left].copy()
-        left_ctx = np.empty(N_CTX, dtype=np.int64)
-        if deny:
-            build_context(
-                left_city,
-                seat_money(pstate, left),
-                gstate,
-                tiles,
-                effects,
-                goods_tier,
-                rules,
-                left_ctx,
-            )
+        deny = decision == E.D_DRAFT and params[W_DENY] != 0 and gstate[E.GS_N_PLAYERS] > 1
+        left, left_city, left_ctx = left_neighbour(seat, deny, game)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
-            values[k] = best_placement(
-                params,
-                seat,
-                tile,
-                city,
-                money,
-                goods_of,
-                n_players,
-                True,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
-                memo,
-            )
+            values[k] = best_placement(params, seat, tile, city, money, True, game, ctx, memo)
             if deny:
-                values[k] += params[W_DENY] * max(
-                    best_placement(
-                        params,
-                        left,
-                        tile,
-                        left_city,
-                        seat_money(pstate, left),
-                        goods_of,
-                        n_players,
-                        True,
-                        tiles,
-                        req,
-                        effects,
-                        goods_tier,
-                        rules,
-                        left_ctx,
-                        no_memo,
-                    ),
-                    0.0,
-                )
+                values[k] += denied_value(params, left, tile, True, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
         values[0] = 0.0
         for k in range(1, n_options):
-            value = best_placement(
-                params,
-                seat,
-                options[k, E.OPT_TILE],
-                city,
-                money,
-                goods_of,
-                n_players,
-                True,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
-                memo,
-            )
+            tile = options[k, E.OPT_TILE]
+            value = best_placement(params, seat, tile, city, money, True, game, ctx, memo)
             values[k] = -max(value, WORST_CORNERSTONE)
     elif decision == E.D_BUY:
         for k in range(n_options):
             # Cheapest first; between equal prices, pay the poorer seller.
             seller = options[k, E.OPT_SEAT]
-            values[k] = -options[k, E.OPT_COST] - 1e-3 * seat_money(pstate, seller)
+            values[k] = -options[k, E.OPT_COST] - 1e-3 * seat_money(game.pstate, seller)
     elif decision == E.D_DISASTER:
         for k in range(n_options):
             if options[k, E.OPT_KIND] == E.DR_PAY:
@@ -1150,172 +1068,72 @@ def choose_evaluated(
                 )
     else:  # D_SACRIFICE
         for k in range(n_options):
+            cell = options[k, E.OPT_CELL]
             values[k] = move_value(
-                params,
-                K.EMPTY,
-                options[k, E.OPT_CELL],
-                0,
-                city,
-                tiles,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
+                params, K.EMPTY, cell, 0, city, tiles, effects, goods_tier, rules, ctx
             )
     return pick_best(values, n_options, rng_state)
 
 
 @njit
-def select_values(
-    params,
-    options,
-    n_options,
-    seat,
-    gstate,
-    pstate,
-    cells,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    city,
-    ctx,
-    values,
-    memo,
-):
-    """Each selectable tile's value: the best of placing it, selling it, or discarding it to
-    place a cornerstone, plus W_DENY times the left neighbour's best use of it; the Disaster
-    by ``disaster_select_value``."""
-    n_players = gstate[E.GS_N_PLAYERS]
-    money = seat_money(pstate, seat)
+def select_values(params, n_options, seat, game, city, ctx, values, memo):
+    """Each selectable tile of ``game.options``: the best of placing it, selling it, or
+    discarding it to place a cornerstone, plus W_DENY times the left neighbour's best use of
+    it; the Disaster by ``disaster_select_value``. ``city``: a copy of the seat's."""
+    options = game.options
+    money = seat_money(game.pstate, seat)
     fallback = max(
         money_value(params, E.SELL_COINS, ctx),
-        cornerstone_value(
-            params,
-            options,
-            n_options,
-            seat,
-            gstate,
-            pstate,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            city,
-            ctx,
-            memo,
-        ),
+        cornerstone_value(params, n_options, seat, game, city, ctx, memo),
     )
-    deny = params[W_DENY] != 0 and n_players > 1
-    left = (seat + 1) % n_players
-    left_city = cells[left].copy()
-    left_ctx = np.empty(N_CTX, dtype=np.int64)
-    if deny:
-        build_context(
-            left_city, seat_money(pstate, left), gstate, tiles, effects, goods_tier, rules, left_ctx
-        )
+    deny = params[W_DENY] != 0 and game.gstate[E.GS_N_PLAYERS] > 1
+    left, left_city, left_ctx = left_neighbour(seat, deny, game)
     for k in range(n_options):
         tile = options[k, E.OPT_TILE]
-        disaster = tiles[tile, K.C_DISASTER]
+        disaster = game.tiles[tile, K.C_DISASTER]
         if disaster != K.DIS_NONE:
-            values[k] = disaster_select_value(
-                params, seat, disaster, gstate, pstate, cells, tiles, effects
-            )
+            values[k] = disaster_select_value(params, seat, disaster, game)
             continue
-        best = max(
-            fallback,
-            best_placement(
-                params,
-                seat,
-                tile,
-                city,
-                money,
-                goods_of,
-                n_players,
-                False,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
-                memo,
-            ),
-        )
+        place = best_placement(params, seat, tile, city, money, False, game, ctx, memo)
+        values[k] = max(fallback, place)
         if deny:
-            gift = best_placement(
-                params,
-                left,
-                tile,
-                left_city,
-                seat_money(pstate, left),
-                goods_of,
-                n_players,
-                False,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                left_ctx,
-                memo[:0],
-            )
-            best += params[W_DENY] * max(gift, 0.0)
-        values[k] = best
+            values[k] += denied_value(params, left, tile, False, game, left_city, left_ctx)
 
 
 @njit
-def cornerstone_value(
-    params,
-    options,
-    n_options,
-    seat,
-    gstate,
-    pstate,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    city,
-    ctx,
-    memo,
-):
-    """Best value of discarding a selected tile to place a cornerstone (the same for every
-    tile of the hand but the Disaster), from the engine's own list of those actions; NO_VALUE
-    if none."""
+def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
+    """Best value of discarding a selected tile of ``game.options`` to place a cornerstone (the
+    same for every tile of the hand but the Disaster), from the engine's own list of those
+    actions; NO_VALUE if none."""
     best = NO_VALUE
+    pstate = game.pstate
+    tiles = game.tiles
     if pstate[seat, E.PS_N_CS] == 0:
         return best
     any_tile = False  # a hand of only the Disaster gives no action
     for k in range(n_options):
-        any_tile = any_tile or tiles[options[k, E.OPT_TILE], K.C_DISASTER] == K.DIS_NONE
+        any_tile = any_tile or tiles[game.options[k, E.OPT_TILE], K.C_DISASTER] == K.DIS_NONE
     if not any_tile:
         return best
     actions, n = E.cornerstone_options(
         seat,
-        gstate[E.GS_GEN],
+        game.gstate[E.GS_GEN],
         city,
         pstate,
-        cs_hands,
-        goods_of,
+        game.cs_hands,
+        game.goods_of,
         ctx[CX_ROUTES],
-        gstate[E.GS_N_PLAYERS],
+        game.gstate[E.GS_N_PLAYERS],
         tiles,
-        req,
-        goods_tier,
+        game.req,
+        game.goods_tier,
         context_summary(ctx),
     )
     values = np.empty(n, dtype=np.float64)
-    action_values(params, actions, n, city, tiles, effects, goods_tier, rules, ctx, values, memo)
+    action_values(
+        params, actions, n, city, tiles, game.effects, game.goods_tier, game.rules, ctx, values,
+        memo,
+    )  # fmt: skip
     for a in range(n):
         best = max(best, values[a])
     return best

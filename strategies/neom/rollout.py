@@ -28,16 +28,17 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
-from sim.neom import records as R
 from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import city_goods, masks_of
 from sim.neom.scoring import score_city
+from sim.neom.state import Game
 from strategies.neom.archetypes import ARCHETYPES
 from strategies.neom.evaluate import (
     N_CTX,
     action_values,
     build_context,
     choose_evaluated,
+    memo_none,
     pick_best,
     seat_money,
     select_values,
@@ -81,211 +82,96 @@ def draw_random_turns(turn, gstate, rules, state, random_turns):
         random_turns[g] = first + rng.randint(state, E.TURNS_PER_GENERATION - first)
 
 
-@njit
-def policy(
-    decision,
-    options,
-    n,
-    seat,
-    state,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-):
-    """The playout players' choice: the builder's evaluation."""
-    return choose_evaluated(
-        policy_weights(),
-        state,
-        decision,
-        options,
-        n,
-        seat,
-        gstate,
-        pstate,
-        cells,
-        hands,
-        cs_hands,
-        goods_of,
-        tiles,
-        req,
-        effects,
-        goods_tier,
-        rules,
-        np.empty(0, dtype=np.int64),
-    )
+@njit(inline="always")
+def policy(decision, n, seat, state, game):
+    """The playout players' choice among ``game.options[:n]``: the builder's evaluation."""
+    return choose_evaluated(policy_weights(), state, decision, n, seat, game, memo_none())
 
 
-@njit
-def apply_action(
-    seat, options, k, cells, pstate, cs_hands, stats, tiles, effects, no_events, gstate
-):
+@njit(inline="always")
+def apply_action(seat, options, k, game):
+    """Apply action option k of ``options`` for ``seat`` to the playout ``game``."""
+    pstate = game.pstate
     kind = options[k, E.OPT_KIND]
     if kind == E.A_SELL:
         pstate[seat, E.PS_MONEY] += E.SELL_COINS
         return
     pstate[seat, E.PS_MONEY] -= options[k, E.OPT_COST]
     if kind == E.A_CORNERSTONE:
-        E.remove_slot(cs_hands[seat], pstate[seat, E.PS_N_CS], options[k, E.OPT_SLOT])
+        E.remove_slot(game.cs_hands[seat], pstate[seat, E.PS_N_CS], options[k, E.OPT_SLOT])
         pstate[seat, E.PS_N_CS] -= 1
     E.place_tile(
         seat,
         options[k, E.OPT_TILE],
         options[k, E.OPT_CELL],
-        cells,
+        game.cells,
         pstate,
-        stats,
-        tiles,
-        effects,
-        no_events,
-        gstate,
+        game.stats[0],
+        game.tiles,
+        game.effects,
+        game.events,
+        game.gstate,
     )
 
 
-@njit
-def act(
-    seat,
-    tile,
-    state,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    options,
-    stats,
-    no_events,
-):
+@njit(inline="always")
+def act(seat, tile, state, game):
     """The seat's action with its selected (non-Disaster) tile, chosen by the policy."""
     n = E.action_options(
         seat,
         tile,
-        gstate[E.GS_GEN],
-        cells,
-        pstate,
-        cs_hands,
-        goods_of,
-        gstate[E.GS_N_PLAYERS],
-        tiles,
-        req,
-        goods_tier,
-        options,
+        game.gstate[E.GS_GEN],
+        game.cells,
+        game.pstate,
+        game.cs_hands,
+        game.goods_of,
+        game.gstate[E.GS_N_PLAYERS],
+        game.tiles,
+        game.req,
+        game.goods_tier,
+        game.options,
     )
-    k = policy(
-        E.D_ACTION,
-        options,
-        n,
-        seat,
-        state,
-        gstate,
-        pstate,
-        cells,
-        hands,
-        cs_hands,
-        goods_of,
-        tiles,
-        req,
-        effects,
-        goods_tier,
-        rules,
-    )
-    apply_action(
-        seat, options, k, cells, pstate, cs_hands, stats, tiles, effects, no_events, gstate
-    )
+    k = policy(E.D_ACTION, n, seat, state, game)
+    apply_action(seat, game.options, k, game)
 
 
-@njit
-def strike(
-    spared,
-    disaster,
-    state,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    options,
-):
+@njit(inline="always")
+def strike(spared, disaster, state, game):
     """Every player but ``spared`` and the insured pays the disaster off or sacrifices
     tiles, as the policy chooses."""
+    gstate = game.gstate
+    pstate = game.pstate
+    options = game.options
     gstate[E.GS_DISASTERS] |= 1 << (gstate[E.GS_GEN] - 1)
     gstate[E.GS_RESOLVING] = disaster
     for s in range(gstate[E.GS_N_PLAYERS]):
-        if s == spared or insured_against(cells[s], effects, disaster):
+        city = game.cells[s]
+        if s == spared or insured_against(city, game.effects, disaster):
             continue
-        n = E.disaster_options(cells[s], pstate[s, E.PS_MONEY], tiles, disaster, options)
-        k = policy(
-            E.D_DISASTER,
-            options,
-            n,
-            s,
-            state,
-            gstate,
-            pstate,
-            cells,
-            hands,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-        )
+        n = E.disaster_options(city, pstate[s, E.PS_MONEY], game.tiles, disaster, options)
+        k = policy(E.D_DISASTER, n, s, state, game)
         if options[k, E.OPT_KIND] == E.DR_PAY:
             pstate[s, E.PS_MONEY] -= options[k, E.OPT_COST]
             continue
         for step in range(E.sacrifice_steps(disaster)):
-            n = E.sacrifice_options(cells[s], tiles, disaster, step, options)
+            n = E.sacrifice_options(city, game.tiles, disaster, step, options)
             if n == 0:
                 continue
-            k = policy(
-                E.D_SACRIFICE,
-                options,
-                n,
-                s,
-                state,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-            )
-            cells[s, options[k, E.OPT_CELL]] = K.EMPTY
+            k = policy(E.D_SACRIFICE, n, s, state, game)
+            city[options[k, E.OPT_CELL]] = K.EMPTY
     gstate[E.GS_RESOLVING] = K.DIS_NONE
 
 
 @njit
-def deal_unseen(gen, seat, cells, hands, pstate, n_players, tiles, rules, state):
+def deal_unseen(gen, seat, game, state):
     """Fill the other players' hands (their sizes kept) with tiles of generation ``gen`` that
     are neither in a city nor in the seat's hand."""
-    deck = np.empty(tiles.shape[0], dtype=np.int64)
-    n_deck = E.build_deck(gen, n_players, tiles, rules, deck)
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    cells = game.cells
+    hands = game.hands
+    pstate = game.pstate
+    deck = np.empty(game.tiles.shape[0], dtype=np.int64)
+    n_deck = E.build_deck(gen, n_players, game.tiles, game.rules, deck)
     pool = np.empty(n_deck, dtype=np.int64)
     n_pool = 0
     for k in range(n_deck):
@@ -315,126 +201,72 @@ def deal_unseen(gen, seat, cells, hands, pstate, n_players, tiles, rules, state)
 
 
 @njit
-def deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, state):
-    deck = np.empty(tiles.shape[0], dtype=np.int64)
-    n_deck = E.build_deck(gen, n_players, tiles, rules, deck)
+def deal_generation(gen, game, state):
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    deck = np.empty(game.tiles.shape[0], dtype=np.int64)
+    n_deck = E.build_deck(gen, n_players, game.tiles, game.rules, deck)
     rng.shuffle(state, deck, n_deck)
     dealt = 0
     for s in range(n_players):
         size = min(E.HAND_SIZE, n_deck - dealt)
         for h in range(size):
-            hands[s, h] = deck[dealt + h]
+            game.hands[s, h] = deck[dealt + h]
         dealt += size
-        pstate[s, E.PS_HAND_SIZE] = size
+        game.pstate[s, E.PS_HAND_SIZE] = size
 
 
-@njit
-def finish_turn(
-    selector,
-    disaster,
-    random_turns,
-    state,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    options,
-):
+@njit(inline="always")
+def finish_turn(selector, disaster, random_turns, state, game):
     """End of turn ``gstate[GS_TURN]``: a selected Disaster strikes, then the generation's
     random disaster when this is its turn; hands pass left, or income at a generation's end."""
+    gstate = game.gstate
     n_players = gstate[E.GS_N_PLAYERS]
     turn = gstate[E.GS_TURN]
     gen = gstate[E.GS_GEN]
     t = turn % E.TURNS_PER_GENERATION
-    if selector >= 0 and n_players > 1:
-        strike(
-            selector,
-            disaster,
-            state,
-            gstate,
-            pstate,
-            cells,
-            hands,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            options,
-        )
-    if random_turns[gen - 1] == t:
-        kind = E.generation_disaster(gen, tiles)
+    # One call site of strike (each is a large compiled copy): the selected Disaster, then the
+    # generation's random one when this is its turn.
+    for source in range(2):
+        if source == 0:
+            spared = selector
+            kind = disaster if selector >= 0 and n_players > 1 else K.DIS_NONE
+        else:
+            spared = NO_SEAT
+            kind = K.DIS_NONE
+            if random_turns[gen - 1] == t:
+                kind = E.generation_disaster(gen, game.tiles)
         if kind != K.DIS_NONE:
-            strike(
-                NO_SEAT,
-                kind,
-                state,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                options,
-            )
+            strike(spared, kind, state, game)
     if t == E.TURNS_PER_GENERATION - 1:
         for s in range(n_players):
-            pstate[s, E.PS_HAND_SIZE] = 0
-            pstate[s, E.PS_MONEY] += city_income(
-                cells[s], tiles, masks_of(cells[s], tiles), effects
+            city = game.cells[s]
+            game.pstate[s, E.PS_HAND_SIZE] = 0
+            game.pstate[s, E.PS_MONEY] += city_income(
+                city, game.tiles, masks_of(city, game.tiles), game.effects
             )
     else:
-        E.pass_left(hands, pstate, n_players)
+        E.pass_left(game.hands, game.pstate, n_players)
 
 
-@njit
-def play_out(
-    seat,
-    random_turns,
-    deals,
-    state,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-):
-    """Play the turns after ``gstate[GS_TURN]`` to the end of the game (the arrays are the
-    playout's own copies) and return the seat's final margin. ``deals`` draws the hidden
-    tiles, ``state`` breaks the players' ties."""
+@njit(inline="always")
+def play_out(seat, random_turns, deals, state, game):
+    """Play the turns after ``gstate[GS_TURN]`` to the end of the game (``game``: the playout's
+    own copy) and return the seat's final margin. ``deals`` draws the hidden tiles, ``state``
+    breaks the players' ties."""
+    gstate = game.gstate
+    pstate = game.pstate
+    hands = game.hands
+    tiles = game.tiles
     n_players = gstate[E.GS_N_PLAYERS]
-    options = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int64)
-    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
-    goods_of = np.zeros(n_players, dtype=np.int64)
     selected = np.empty(n_players, dtype=np.int64)
     for turn in range(gstate[E.GS_TURN] + 1, E.N_TURNS):
         gen = turn // E.TURNS_PER_GENERATION + 1
         gstate[E.GS_TURN] = turn
         gstate[E.GS_GEN] = gen
         if turn % E.TURNS_PER_GENERATION == 0:
-            deal_generation(gen, cells, hands, pstate, n_players, tiles, rules, deals)
+            deal_generation(gen, game, deals)
         for s in range(n_players):
-            goods_of[s] = city_goods(cells[s], tiles)
+            game.goods_of[s] = city_goods(game.cells[s], tiles)
         selector = NO_SEAT
         for s in range(n_players):
             size = pstate[s, E.PS_HAND_SIZE]
@@ -442,25 +274,8 @@ def play_out(
             if size == 0:
                 continue
             for h in range(size):
-                E.set_option(options, h, 0, hands[s, h], -1, -1, h, -1, -1, 0)
-            slot = policy(
-                E.D_SELECT,
-                options,
-                size,
-                s,
-                state,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-            )
+                E.set_option(game.options, h, 0, hands[s, h], -1, -1, h, -1, -1, 0)
+            slot = policy(E.D_SELECT, size, s, state, game)
             selected[s] = hands[s, slot]
             E.remove_slot(hands[s], size, slot)
             pstate[s, E.PS_HAND_SIZE] = size - 1
@@ -469,56 +284,22 @@ def play_out(
         for s in range(n_players):
             if selected[s] < 0 or s == selector:
                 continue
-            act(
-                s,
-                selected[s],
-                state,
-                gstate,
-                pstate,
-                cells,
-                hands,
-                cs_hands,
-                goods_of,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                options,
-                stats,
-                no_events,
-            )
+            act(s, selected[s], state, game)
         disaster = tiles[selected[selector], K.C_DISASTER] if selector >= 0 else K.DIS_NONE
-        finish_turn(
-            selector,
-            disaster,
-            random_turns,
-            state,
-            gstate,
-            pstate,
-            cells,
-            hands,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            options,
-        )
-    return margin(seat, cells, pstate, n_players, tiles, effects, goods_tier, rules)
+        finish_turn(selector, disaster, random_turns, state, game)
+    return margin(seat, game)
 
 
 @njit
-def margin(seat, cells, pstate, n_players, tiles, effects, goods_tier, rules):
+def margin(seat, game):
     """Seat's final score minus the best other score (its own score when playing alone)."""
+    n_players = game.gstate[E.GS_N_PLAYERS]
     out = np.empty(K.N_SCORE, dtype=np.int32)
     mine = 0
     best_other = -1 << 30
     for s in range(n_players):
-        money = pstate[s, E.PS_MONEY] + pstate[s, E.PS_PENDING]
-        score_city(cells[s], money, tiles, effects, goods_tier, rules, out)
+        money = seat_money(game.pstate, s)
+        score_city(game.cells[s], money, game.tiles, game.effects, game.goods_tier, game.rules, out)
         if s == seat:
             mine = out[K.S_TOTAL]
         else:
@@ -527,241 +308,114 @@ def margin(seat, cells, pstate, n_players, tiles, effects, goods_tier, rules):
 
 
 @njit
-def candidate_value(
-    params,
-    seat,
-    decision,
-    options,
-    k,
-    base_seed,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-):
-    """Mean final margin of option k over the playouts."""
-    actions = np.empty((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    stats = np.zeros(R.N_PLAYER_COLS, dtype=np.int64)
-    no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
+def new_playout(game):
+    """A game for playouts from ``game``: the same catalogue, rules and seats, room for its
+    own copy of the state (``start_playout``), its own scratch, no events."""
+    return Game(
+        game.tiles,
+        game.req,
+        game.effects,
+        game.goods_tier,
+        game.board_center,
+        game.rules,
+        np.empty_like(game.gstate),
+        np.empty_like(game.pstate),
+        np.empty_like(game.cells),
+        np.empty_like(game.hands),
+        np.empty_like(game.cs_hands),
+        np.empty_like(game.goods_of),
+        np.empty_like(game.cs_pile),
+        np.empty_like(game.cs_box),
+        game.seats,
+        game.strategy_ids,
+        game.strategy_params,
+        game.strat_rng,
+        game.memos,
+        np.empty_like(game.options),
+        np.empty_like(game.summaries),
+        np.empty_like(game.req_costs),
+        np.zeros((1, game.stats.shape[1]), dtype=np.int64),
+        np.zeros((0, game.events.shape[1]), dtype=np.int64),
+    )
+
+
+@njit
+def start_playout(game, playout):
+    """Copy the state of ``game`` into ``playout`` (``new_playout``)."""
+    playout.gstate[:] = game.gstate
+    playout.pstate[:, :] = game.pstate
+    playout.cells[:, :] = game.cells
+    playout.hands[:, :] = game.hands
+    playout.cs_hands[:, :] = game.cs_hands
+    playout.goods_of[:] = game.goods_of
+    playout.cs_pile[:] = game.cs_pile
+    playout.cs_box[:] = game.cs_box
+
+
+@njit(inline="always")
+def candidate_value(params, seat, decision, k, base_seed, game, playout):
+    """Mean final margin of option k of ``game.options`` over the playouts (each played in
+    ``playout``, a copy of ``game``)."""
     random_turns = np.empty(E.N_GENERATIONS, dtype=np.int64)
     deals = np.zeros(2, dtype=np.uint64)
     state = np.zeros(2, dtype=np.uint64)
+    options = game.options
+    tiles = game.tiles
     n_playouts = max(int(params[R_PLAYOUTS]), 1)
-    turn = gstate[E.GS_TURN]
+    turn = game.gstate[E.GS_TURN]
     total = 0.0
     for p in range(n_playouts):
         rng.seed_state(deals, base_seed + np.uint64(2 * p))
         rng.seed_state(state, base_seed + np.uint64(2 * p + 1))
-        my_gstate = gstate.copy()
-        my_cells = cells.copy()
-        my_hands = hands.copy()
-        my_pstate = pstate.copy()
-        my_cs = cs_hands.copy()
-        deal_unseen(
-            my_gstate[E.GS_GEN],
-            seat,
-            my_cells,
-            my_hands,
-            my_pstate,
-            my_gstate[E.GS_N_PLAYERS],
-            tiles,
-            rules,
-            deals,
-        )
-        draw_random_turns(turn, my_gstate, rules, deals, random_turns)
+        start_playout(game, playout)
+        deal_unseen(playout.gstate[E.GS_GEN], seat, playout, deals)
+        draw_random_turns(turn, playout.gstate, game.rules, deals, random_turns)
         selector = NO_SEAT
         disaster = K.DIS_NONE
         if decision == E.D_ACTION:
-            apply_action(
-                seat,
-                options,
-                k,
-                my_cells,
-                my_pstate,
-                my_cs,
-                stats,
-                tiles,
-                effects,
-                no_events,
-                my_gstate,
-            )
+            apply_action(seat, options, k, playout)
         else:
             tile = options[k, E.OPT_TILE]
-            E.remove_slot(my_hands[seat], my_pstate[seat, E.PS_HAND_SIZE], options[k, E.OPT_SLOT])
-            my_pstate[seat, E.PS_HAND_SIZE] -= 1
+            hand_size = playout.pstate[seat, E.PS_HAND_SIZE]
+            E.remove_slot(playout.hands[seat], hand_size, options[k, E.OPT_SLOT])
+            playout.pstate[seat, E.PS_HAND_SIZE] -= 1
             if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
                 selector = seat
                 disaster = tiles[tile, K.C_DISASTER]
             else:
-                act(
-                    seat,
-                    tile,
-                    state,
-                    my_gstate,
-                    my_pstate,
-                    my_cells,
-                    my_hands,
-                    my_cs,
-                    goods_of,
-                    tiles,
-                    req,
-                    effects,
-                    goods_tier,
-                    rules,
-                    actions,
-                    stats,
-                    no_events,
-                )
-        finish_turn(
-            selector,
-            disaster,
-            random_turns,
-            state,
-            my_gstate,
-            my_pstate,
-            my_cells,
-            my_hands,
-            my_cs,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            actions,
-        )
-        total += play_out(
-            seat,
-            random_turns,
-            deals,
-            state,
-            my_gstate,
-            my_pstate,
-            my_cells,
-            my_hands,
-            my_cs,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-        )
+                act(seat, tile, state, playout)
+        finish_turn(selector, disaster, random_turns, state, playout)
+        total += play_out(seat, random_turns, deals, state, playout)
     return total / n_playouts
 
 
 @njit
-def choose_rollout(
-    params,
-    rng_state,
-    decision,
-    options,
-    n_options,
-    seat,
-    gstate,
-    pstate,
-    cells,
-    hands,
-    cs_hands,
-    goods_of,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-):
+def choose_rollout(params, rng_state, decision, n_options, seat, game):
     n_candidates = min(max(int(params[R_CANDIDATES]), 1), n_options)
+    gstate = game.gstate
     if (
         (decision != E.D_SELECT and decision != E.D_ACTION)
         or gstate[E.GS_TURN] < 0
         or n_candidates == 1
     ):
-        return policy(
-            decision,
-            options,
-            n_options,
-            seat,
-            rng_state,
-            gstate,
-            pstate,
-            cells,
-            hands,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-        )
-    city = cells[seat].copy()
+        return policy(decision, n_options, seat, rng_state, game)
+    city = game.cells[seat].copy()
     ctx = np.empty(N_CTX, dtype=np.int64)
-    build_context(city, seat_money(pstate, seat), gstate, tiles, effects, goods_tier, rules, ctx)
+    money = seat_money(game.pstate, seat)
+    build_context(city, money, gstate, game.tiles, game.effects, game.goods_tier, game.rules, ctx)
     ranked = np.empty(n_options, dtype=np.float64)
-    no_memo = np.empty(0, dtype=np.int64)
     if decision == E.D_ACTION:
         action_values(
-            policy_weights(),
-            options,
-            n_options,
-            city,
-            tiles,
-            effects,
-            goods_tier,
-            rules,
-            ctx,
-            ranked,
-            no_memo,
-        )
+            policy_weights(), game.options, n_options, city, game.tiles, game.effects,
+            game.goods_tier, game.rules, ctx, ranked, memo_none(),
+        )  # fmt: skip
     else:
-        select_values(
-            policy_weights(),
-            options,
-            n_options,
-            seat,
-            gstate,
-            pstate,
-            cells,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-            city,
-            ctx,
-            ranked,
-            no_memo,
-        )
+        select_values(policy_weights(), n_options, seat, game, city, ctx, ranked, memo_none())
     order = np.argsort(-ranked, kind="mergesort")
     base_seed = rng.next_u64(rng_state)
     values = np.full(n_options, -1e18)
+    playout = new_playout(game)
     for c in range(n_candidates):
         k = order[c]
-        values[k] = candidate_value(
-            params,
-            seat,
-            decision,
-            options,
-            k,
-            base_seed,
-            gstate,
-            pstate,
-            cells,
-            hands,
-            cs_hands,
-            goods_of,
-            tiles,
-            req,
-            effects,
-            goods_tier,
-            rules,
-        )
+        values[k] = candidate_value(params, seat, decision, k, base_seed, game, playout)
     return pick_best(values, n_options, rng_state)
