@@ -12,7 +12,12 @@ def register(subparsers) -> None:
         help="write the balance report (HTML, Markdown, figures, CSV tables) of a run folder",
         description="Analyse a run folder from `neom simulate` and write its balance report.",
     )
-    parser.add_argument("run", help="run folder (manifest.json, catalog.toml, Parquet tables)")
+    parser.add_argument(
+        "run",
+        nargs="+",
+        help="run folder (manifest.json, catalog.toml, Parquet tables); several: the first is "
+        "reported in full and all of them side by side (e.g. one run per player count)",
+    )
     parser.add_argument(
         "--out", help="report folder (default: reports/<run folder name>)", default=None
     )
@@ -26,6 +31,26 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
     )
+    parser.add_argument(
+        "--band",
+        type=float,
+        default=2.0,
+        help="practical band in pct-pts of win share: an effect is flagged only when its whole "
+        "interval lies outside +-BAND (2)",
+    )
+    parser.add_argument(
+        "--min-n",
+        type=int,
+        default=100,
+        help="seats below which an effect is not tested nor flagged (100)",
+    )
+    parser.add_argument(
+        "--check",
+        default=None,
+        metavar="RUN2",
+        help="a run of a stronger field on the same catalogue: adds a section setting the "
+        "findings side by side",
+    )
     parser.set_defaults(func=run_report)
 
 
@@ -35,8 +60,23 @@ def run_report(args) -> int:
 
     if not 0.0 < args.level < 1.0:
         raise UserError(f"--level {args.level}: must be between 0 and 1")
-    out = Path(args.out) if args.out else Path("reports") / Path(args.run).resolve().name
+    if not 0.0 <= args.band < 100.0:
+        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
+    if args.min_n < 2:
+        raise UserError(f"--min-n {args.min_n}: must be at least 2")
+    runs = args.run if isinstance(args.run, list) else [args.run]
+    out = Path(args.out) if args.out else Path("reports") / Path(runs[0]).resolve().name
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder")
-    print(build_report(args.run, out, correction=args.correction, level=args.level))
+    print(
+        build_report(
+            runs if len(runs) > 1 else runs[0],
+            out,
+            correction=args.correction,
+            level=args.level,
+            band=args.band / 100.0,
+            min_n=args.min_n,
+            check=args.check,
+        )
+    )
     return 0
