@@ -48,8 +48,9 @@ OUTCOME = ["game_id", "seat", "strategy_name", "win_share", "expected", "residua
 
 # Why a selected tile was not placed (dead_tiles), in the order the reasons are checked.
 WHY_PREREQUISITE = "prerequisite tile missing"
-WHY_UNAFFORDABLE = "unaffordable (coins below its cheapest cost)"
-WHY_OUTVALUED = "sold though affordable in coins (selling paid more, or goods/square lacking)"
+WHY_NO_GOODS = "a required good no city of the game produced"
+WHY_UNAFFORDABLE = "unaffordable (coins below its cost and the goods to buy)"
+WHY_OUTVALUED = "sold though affordable (selling paid more, or no legal square)"
 WHY_CORNERSTONE = "spent on a cornerstone"
 
 
@@ -307,12 +308,43 @@ def by_strategy(
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
+def _cheapest_bound(tables, tile: np.ndarray, have: np.ndarray, table_goods=None) -> np.ndarray:
+    """A lower bound on what placing ``tile`` costs a seat whose city produces the goods mask
+    ``have``: over the tile's requirement options, the coin cost plus, for each required good
+    the city lacks, its tier's base price less the 1-coin Trade Route discount. An option
+    needing a good that no city of the game produces (``table_goods``) cannot be paid at all
+    (the bound is then the int64 maximum)."""
+    n_options = np.maximum(tables.tiles[tile, K.C_N_REQ_OPTIONS], 1)
+    tier_price = np.array(K.TIER_PRICE, dtype=np.int64)[tables.goods_tier]
+    best = np.full(tile.shape, np.iinfo(np.int64).max, dtype=np.int64)
+    for option in range(K.MAX_REQ_OPTIONS):
+        goods = tables.req[tile, option, K.R_GOODS].astype(np.int64)
+        missing = goods & ~have
+        cost = tables.req[tile, option, K.R_COST].astype(np.int64)
+        for good in range(len(tables.goods_tier)):
+            cost += ((missing >> good) & 1) * (tier_price[good] - 1)
+        if table_goods is not None:
+            cost = np.where(missing & ~table_goods, np.iinfo(np.int64).max, cost)
+        best = np.where(option < n_options, np.minimum(best, cost), best)
+    return best
+
+
 def _sale_reasons(run: Run) -> pl.DataFrame:
     """Per tile: how its selections that were not placed ended (sold, by reason, or spent on a
-    cornerstone). The seller's coins before the sale are rebuilt from the log (start money plus
-    every coin change before it; coins owed for goods sold that turn count already, so this
-    is an upper bound and "unaffordable" is certain); a prerequisite counts as met when the
-    seller had placed that tile before (a later removal is not tracked)."""
+    cornerstone), read from the log:
+
+    - prerequisite missing: the tile needs tiles the seller had not placed before the sale;
+    - goods unavailable: every requirement option needs a good that no city of the game
+      produced, at any time;
+    - unaffordable: the seller's coins before the sale (start money plus every coin change
+      before it; coins owed for goods sold that turn already count, so an upper bound) are
+      below a lower bound of the tile's price: its cheapest option's coin cost plus, for each
+      required good the seller's city did not produce, that good's base price less 1;
+    - otherwise sold though affordable: selling paid more, or no legal square.
+
+    The seller's city is its board's City Center plus every tile it placed before the sale
+    (removals by replacement or disaster are not tracked, which can only hide a shortage:
+    "unaffordable" and "prerequisite missing" stay certain up to that)."""
     tables = run.tables
     events = (
         run.events.with_row_index("row")
@@ -323,62 +355,108 @@ def _sale_reasons(run: Run) -> pl.DataFrame:
                 START_MONEY + pl.col("coins").cum_sum().over("game_id", "player") - pl.col("coins")
             ).alias("money_before")
         )
+        .filter(pl.col("kind").is_in([EV_SELL, EV_PLACE, EV_CORNERSTONE]))
+        .select(
+            "row",
+            "game_id",
+            pl.col("player").cast(pl.Int64),
+            "kind",
+            pl.col("tile").cast(pl.Int64),
+            "money_before",
+        )  # fmt: skip
+        .collect()
     )
-    sells = events.filter(pl.col("kind") == EV_SELL).select(
-        "row", "game_id", "player", "tile", "money_before"
+    boards = run.players.select(
+        "game_id", pl.col("seat").cast(pl.Int64).alias("player"), pl.col("board").cast(pl.Int64)
+    ).collect()
+    events = events.join(boards, on=["game_id", "player"], how="left")
+    produces = tables.tiles[:, K.C_PRODUCES].astype(np.int64)
+    center = tables.board_center.astype(np.int64)
+    board = np.clip(events["board"].fill_null(0).to_numpy(), 0, len(center) - 1)
+    tile = events["tile"].to_numpy()
+    built = events["kind"].to_numpy() != EV_SELL
+    gained = np.where(built, produces[np.clip(tile, 0, None)], 0)
+    # Goods held before each row: the centre's plus a running OR of the tiles built before,
+    # one running count per good bit (a cumulative OR).
+    keys = events.select((pl.col("game_id").rank("dense") * 8 + pl.col("player")).alias("k"))[
+        "k"
+    ].to_numpy()
+    have = produces[center[board]]
+    bits = pl.DataFrame({"k": keys, **{f"b{g}": (gained >> g) & 1
+                                          for g in range(len(tables.goods_tier))}})  # fmt: skip
+    cumulative = bits.select(
+        (pl.col(f"b{g}").cum_sum().over("k") - pl.col(f"b{g}") > 0).cast(pl.Int64) * (1 << g)
+        for g in range(len(tables.goods_tier))
     )
-    n_options = np.maximum(tables.tiles[:, K.C_N_REQ_OPTIONS], 1)
-    costs = tables.req[:, :, K.R_COST].astype(np.float64)
-    costs[np.arange(K.MAX_REQ_OPTIONS)[None, :] >= n_options[:, None]] = np.inf
-    cheapest = pl.DataFrame(
-        {"tile": np.arange(tables.n_tiles), "min_cost": costs.min(axis=1).astype(np.int64)}
+    have = have | cumulative.to_numpy().sum(axis=1) if cumulative.width else have
+    # Every good any city of the game produced at some point (centres included).
+    centers = run.players.select("game_id", pl.col("board").cast(pl.Int64)).collect()
+    center_goods = produces[center[np.clip(centers["board"].to_numpy(), 0, len(center) - 1)]]
+    table_goods = (
+        pl.concat(
+            [
+                events.select("game_id", pl.Series("g", gained)),
+                centers.select("game_id", pl.Series("g", center_goods)),
+            ]
+        )
+        .group_by("game_id")
+        .agg(pl.col("g").bitwise_or().alias("table_goods"))
     )
-    prereqs = pl.DataFrame(
-        {
-            "tile": np.repeat(np.arange(tables.n_tiles), K.MAX_PREREQS),
-            "prereq": tables.tiles[:, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS].ravel(),
-        }
-    ).filter(pl.col("prereq") >= 0)
-    built = (
-        events.filter(pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]))
+    sells = (
+        events.with_columns(pl.Series("have", have))
+        .filter(pl.col("kind") == EV_SELL)
+        .join(table_goods, on="game_id", how="left")
+    )
+    bound = _cheapest_bound(
+        tables, sells["tile"].to_numpy(), sells["have"].to_numpy(), sells["table_goods"].to_numpy()
+    )
+    sells = sells.with_columns(pl.Series("bound", bound))
+    prereqs = (
+        pl.DataFrame(
+            {
+                "tile": np.repeat(np.arange(tables.n_tiles), K.MAX_PREREQS),
+                "prereq": tables.tiles[:, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS].ravel(),
+            }
+        )
+        .filter(pl.col("prereq") >= 0)
+        .with_columns(pl.col("tile", "prereq").cast(pl.Int64))
+    )
+    placed = (
+        events.filter(pl.col("kind") != EV_SELL)
         .group_by("game_id", "player", "tile")
         .agg(pl.col("row").min().alias("built_row"))
         .rename({"tile": "prereq"})
     )
-    sells = sells.with_columns(pl.col("tile").cast(pl.Int64))
     missing = (
-        sells.join(prereqs.lazy(), on="tile")
-        .join(
-            built.with_columns(pl.col("prereq").cast(pl.Int64)),
-            on=["game_id", "player", "prereq"],
-            how="left",
-        )  # fmt: skip
+        sells.join(prereqs, on="tile")
+        .join(placed, on=["game_id", "player", "prereq"], how="left")
         .group_by("row")
         .agg(
             (pl.col("built_row").is_null() | (pl.col("built_row") > pl.col("row")))
             .any()
             .alias("prereq_missing")
-        )  # fmt: skip
+        )
     )
     reasons = (
-        sells.join(cheapest.lazy(), on="tile", how="left")
-        .join(missing, on="row", how="left")
+        sells.join(missing, on="row", how="left")
         .with_columns(
             pl.when(pl.col("prereq_missing").fill_null(False))
             .then(pl.lit(WHY_PREREQUISITE))
-            .when(pl.col("money_before") < pl.col("min_cost"))
+            .when(pl.col("bound") == np.iinfo(np.int64).max)
+            .then(pl.lit(WHY_NO_GOODS))
+            .when(pl.col("money_before") < pl.col("bound"))
             .then(pl.lit(WHY_UNAFFORDABLE))
             .otherwise(pl.lit(WHY_OUTVALUED))
             .alias("why")
         )
         .select("tile", "why")
     )
-    spent = run.events.filter(pl.col("kind") == EV_CORNERSTONE).select(
-        pl.col("other").cast(pl.Int64).alias("tile"), pl.lit(WHY_CORNERSTONE).alias("why")
+    spent = (
+        run.events.filter(pl.col("kind") == EV_CORNERSTONE)
+        .select(pl.col("other").cast(pl.Int64).alias("tile"), pl.lit(WHY_CORNERSTONE).alias("why"))
+        .collect()
     )
-    return (
-        pl.concat([reasons, spent]).group_by("tile", "why").agg(pl.len().alias("count")).collect()
-    )
+    return pl.concat([reasons, spent]).group_by("tile", "why").agg(pl.len().alias("count"))
 
 
 def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | None:
@@ -418,7 +496,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
     )
     frame = frame.filter(pl.col("placed") < RARE_SHARE * n_games)
     reasons = _sale_reasons(run)
-    why_columns = (WHY_PREREQUISITE, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
+    why_columns = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
     wide = {name: np.zeros(frame.height, dtype=np.int64) for name in why_columns}
     position = {t: i for i, t in enumerate(frame["tile"].to_list())}
     for tile, why, count in reasons.iter_rows():
@@ -453,6 +531,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
 def _slug(why: str) -> str:
     return {
         WHY_PREREQUISITE: "prerequisite_missing",
+        WHY_NO_GOODS: "goods_unavailable",
         WHY_UNAFFORDABLE: "unaffordable",
         WHY_OUTVALUED: "sold_affordable",
         WHY_CORNERSTONE: "for_cornerstone",
