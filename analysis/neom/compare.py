@@ -679,9 +679,11 @@ def run_compare(args) -> int:
     base_rules = parse_rules(args.baseline_rules, "--baseline-rules")
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
     candidate = args.candidate if args.candidate is not None else args.baseline
+    from analysis.neom.experiment import _check_out
+
     out = Path(args.out) if args.out else Path("reports") / "compare"
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
+    own = ("runs", "tables", "figures", "index.html", "summary.md", "findings.json")
+    _check_out(out, args.overwrite, own, "neom compare")
     runs = out / "runs"
     run_simulation(_config(args, args.baseline, base_rules, runs / BASELINE))
     run_simulation(_config(args, candidate, cand_rules, runs / CANDIDATE))
