@@ -17,12 +17,13 @@ import numpy as np
 from sim.core.errors import UserError
 from sim.core.jit import njit
 from sim.core.rng import seed_state, shuffle, stream_seed
-from sim.neom.records import MAX_PLAYERS
 
 SEAT_MODES = ("fixed", "rotate", "shuffle")
 
-# Streams 0 (deal) and 1..MAX_PLAYERS (seats' strategies) belong to the engine.
-SEAT_ORDER_STREAM = 1 + MAX_PLAYERS
+# Streams 0 (deal) and 1..MAX_SEATS (seats' strategies) belong to the games' engines; every
+# game seats at most MAX_SEATS players (the registry's games: 5).
+MAX_SEATS = 5
+SEAT_ORDER_STREAM = 1 + MAX_SEATS
 
 
 def check_game_count(seats: str, n_games: int, n_players: int) -> None:
