@@ -167,7 +167,7 @@ def _cluster_se(values: np.ndarray, clusters: np.ndarray, n: int) -> float:
     return math.sqrt(g / (g - 1) * float((sums**2).sum())) / n
 
 
-def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name"):
+def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", value="residual"):
     """Per item: each side's effect (mean ``residual`` over its group's seats) and the shift
     candidate - baseline with a paired, cluster-robust interval (delta method on the two
     ratio estimators, differenced game by game).
@@ -184,9 +184,9 @@ def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name"):
     def per_game(long, suffix):
         # Sorted and order-kept, so the same rows always sum in the same order (a catalogue
         # against itself must give exactly 0, not a rounding error).
-        long = long.sort("game_id", key, "residual")
+        long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
         return long.group_by("game_id", key, maintain_order=True).agg(
-            pl.col("residual").sum().alias(f"s{suffix}"), pl.len().alias(f"k{suffix}")
+            pl.col(value).cast(pl.Float64).sum().alias(f"s{suffix}"), pl.len().alias(f"k{suffix}")
         )
 
     both = (
@@ -276,7 +276,6 @@ def paired_by_group(base, cand, group: str, games):
 
 def _long_tables(run):
     """Cornerstone (drafted) and tile (selected) seat-level rows with residuals."""
-    import polars as pl
 
     from analysis.neom import cornerstones, tiles
 
@@ -284,7 +283,7 @@ def _long_tables(run):
     if run.events is not None:
         selected, _, _ = tiles._seat_groups(run, None)
         out["tile"] = run.name_tiles(selected)
-    return {k: v.select("game_id", "tile_name", pl.col("residual")) for k, v in out.items()}
+    return {k: v.select("game_id", "tile_name", "residual", "score_diff") for k, v in out.items()}
 
 
 def _pts(x, lo=None, hi=None) -> str:
@@ -315,9 +314,19 @@ def comparison_items(base, cand, report, changed_names: set[str]):
     frames = []
     for kind, (tb, tc) in tables.items():
         shifts = paired_effect_shifts(longs[0][kind], longs[1][kind], games)
+        # The same groups' score lead (VP over the mean of the other seats): a second, far
+        # more sensitive measure of "did the change matter" for the items the diff changed.
+        leads = paired_effect_shifts(longs[0][kind], longs[1][kind], games, value="score_diff")
+        leads = leads.select(
+            "tile_name",
+            *(pl.col(c).alias(f"lead_{c}") for c in ("shift", "shift_lo", "shift_hi", "shift_p")),
+            pl.col("effect_b").alias("lead_b"),
+            pl.col("effect_c").alias("lead_c"),
+        )
         keep = ["tile_name", "n", "effect", "effect_lo", "effect_hi", "flag"]
         frame = (
-            shifts.join(tb.select(keep), on="tile_name", how="left")
+            shifts.join(leads, on="tile_name", how="left")
+            .join(tb.select(keep), on="tile_name", how="left")
             .join(tc.select(keep), on="tile_name", how="left", suffix="_cand")
             .with_columns(pl.lit(kind).alias("kind"), pl.lit(metric[kind]).alias("metric"))
         )
@@ -325,12 +334,18 @@ def comparison_items(base, cand, report, changed_names: set[str]):
     items = pl.concat(frames, how="diagonal_relaxed")
     primary = items["tile_name"].is_in(list(changed_names)).to_numpy()
     p = items["shift_p"].to_numpy().astype(np.float64)
+    lead_p = items["lead_shift_p"].to_numpy().astype(np.float64)
     q = np.full(p.shape, math.nan)
+    lead_q = np.full(p.shape, math.nan)
     if primary.any():
-        q[primary] = adjust(p[primary], "holm")
+        # The designer's question: both measures of every changed item, Holm together.
+        both = adjust(np.concatenate([p[primary], lead_p[primary]]), "holm")
+        q[primary], lead_q[primary] = both[: primary.sum()], both[primary.sum() :]
     if (~primary).any():
         q[~primary] = adjust(p[~primary], "bh")
-    return items.with_columns(pl.Series("shift_q", q), pl.Series("primary", primary))
+    return items.with_columns(
+        pl.Series("shift_q", q), pl.Series("lead_shift_q", lead_q), pl.Series("primary", primary)
+    )
 
 
 def _json_items(items, strategies, seats, data_label: str) -> list[dict]:
@@ -445,12 +460,18 @@ def build_comparison(
     n_primary = int(items["primary"].sum())
     tested = int(items["shift_q"].is_not_nan().sum())
     for r in items.filter(pl.col("primary")).iter_rows(named=True):
-        verdict = "moved" if r["shift_q"] < level else "no significant change"
+        moved_win, moved_lead = r["shift_q"] < level, r["lead_shift_q"] < level
+        verdict = (
+            "moved" if moved_win else "its score lead moved" if moved_lead
+            else "no significant change"
+        )  # fmt: skip
         findings.append(
-            f"Changed {r['kind']} {r['tile_name']}: {verdict}, effect "
+            f"Changed {r['kind']} {r['tile_name']}: {verdict}; win share above expected "
             f"{_pts(r['effect_b'])} → {_pts(r['effect_c'])}, shift "
-            f"{_pts(r['shift'], r['shift_lo'], r['shift_hi'])} (Holm q = {r['shift_q']:.3g}, "
-            f"n = {r['n_b']} → {r['n_c']})."
+            f"{_pts(r['shift'], r['shift_lo'], r['shift_hi'])} (Holm q = {r['shift_q']:.3g}); "
+            f"score lead {r['lead_b']:+.2f} → {r['lead_c']:+.2f} VP, shift "
+            f"{r['lead_shift']:+.2f} [{r['lead_shift_lo']:+.2f}, {r['lead_shift_hi']:+.2f}] VP "
+            f"(Holm q = {r['lead_shift_q']:.3g}); n = {r['n_b']} → {r['n_c']}."
         )
     knock_on = moved.filter(~pl.col("primary"))
     findings.append(

@@ -44,7 +44,8 @@ MIN_PLAYERS_DEALT = 3
 FDR_LEVEL = 0.05
 START_MONEY = 6  # sim.neom.engine.START_MONEY (not imported: that module is compiled code)
 RARE_SHARE = 0.005  # "rare": placed in fewer than 1 game in 200
-OUTCOME = ["game_id", "seat", "strategy_name", "win_share", "expected", "residual", "deal"]
+OUTCOME = ["game_id", "seat", "strategy_name", "win_share", "expected", "residual", "score_diff",
+           "deal"]  # fmt: skip
 
 # Why a selected tile was not placed (dead_tiles), in the order the reasons are checked.
 WHY_PREREQUISITE = "prerequisite tile missing"
