@@ -20,7 +20,7 @@ from sim.core.errors import UserError
 from sim.core.game import resolve
 
 CSS = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem;
+body { font-family: system-ui, sans-serif; max-width: 84rem; margin: 1rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }
 h1 { font-size: 1.6rem; } h2 { border-bottom: 2px solid #ccc; margin-top: 2.2rem; }
 table { border-collapse: collapse; font-size: 0.85rem; margin: 0.6rem 0; }
@@ -105,13 +105,19 @@ def clean(value):
     return value
 
 
-def pts(x, lo=None, hi=None, digits: int = 1) -> str:
-    """A win-share difference (a fraction) in percentage points, with its interval."""
+def pts(x, lo=None, hi=None, digits: int = 1, unit: str = " pct-pts") -> str:
+    """A win-share difference (a fraction) in percentage points, with its interval; tables
+    whose header names the unit pass ``unit=""``."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
-        return f"{100 * x:+.{digits}f} pct-pts"
-    return f"{100 * x:+.{digits}f} [{100 * lo:+.{digits}f}, {100 * hi:+.{digits}f}] pct-pts"
+        return f"{100 * x:+.{digits}f}{unit}"
+    return f"{100 * x:+.{digits}f} [{100 * lo:+.{digits}f}, {100 * hi:+.{digits}f}]{unit}"
+
+
+def cell_pts(x, lo=None, hi=None) -> str:
+    """``pts`` for a table cell under a header that says pct-pts."""
+    return pts(x, lo, hi, unit="")
 
 
 @dataclass
@@ -296,7 +302,10 @@ def _strategy_section(report: Report, run: Run) -> None:
                 ("seats", lambda r: r["n"]),
                 ("win share [95% CI]", share_ci("share")),
                 ("fair share", lambda r: pct(r["fair"])),
-                ("above fair [95% CI]", lambda r: pts(r["effect"], r["effect_lo"], r["effect_hi"])),
+                (
+                    "above fair, pct-pts [95% CI]",
+                    lambda r: cell_pts(r["effect"], r["effect_lo"], r["effect_hi"]),
+                ),
                 ("flag", lambda r: r["flag"] or ""),
                 ("mean score", lambda r: num(r["mean_score"])),
             ],
@@ -448,7 +457,10 @@ def _seat_section(report: Report, run: Run) -> None:
                 ("players", lambda r: r["n_players"]),
                 ("seat", lambda r: r["seat"]),
                 ("win share [95% CI]", share_ci("share")),
-                ("above fair [95% CI]", lambda r: pts(r["effect"], r["effect_lo"], r["effect_hi"])),
+                (
+                    "above fair, pct-pts [95% CI]",
+                    lambda r: cell_pts(r["effect"], r["effect_lo"], r["effect_hi"]),
+                ),
                 ("flag", lambda r: r["flag"] or ""),
                 ("mean score", lambda r: num(r["mean_score"])),
             ],
@@ -546,7 +558,7 @@ def headline(report: Report, limit: int = 15) -> str:
         f'<tr><td>{rank}</td><td class="flag-{item["flag"]}">{item["flag"]}</td>'
         f"<td>{html.escape(item['kind'])}</td><td>{html.escape(item['name'])}</td>"
         f"<td>{html.escape(METRIC_WORDS.get(item['metric'], item['metric']))}</td>"
-        f"<td>{html.escape(pts(item['effect'], item['lo'], item['hi']))}</td>"
+        f"<td>{html.escape(cell_pts(item['effect'], item['lo'], item['hi']))}</td>"
         f"<td>{item['n']}</td></tr>"
         for rank, item in enumerate(flagged[:limit], start=1)
     )
@@ -558,7 +570,7 @@ def headline(report: Report, limit: int = 15) -> str:
     return (
         f"<p>Ranked by the size of the effect; {html.escape(report.band_words())}.</p>"
         "<table><tr><th>#</th><th>flag</th><th>kind</th><th>name</th><th>measured as</th>"
-        f"<th>effect [95% CI]</th><th>n</th></tr>{rows}</table>{more}"
+        f"<th>effect, pct-pts [95% CI]</th><th>n</th></tr>{rows}</table>{more}"
     )
 
 

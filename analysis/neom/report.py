@@ -12,6 +12,7 @@ from analysis.core import figures
 from analysis.core.load import Run
 from analysis.core.report import (
     Report,
+    cell_pts,
     html_table,
     lead_ci,
     num,
@@ -42,7 +43,7 @@ def _effect_cell(report: Report, column: str = "effect"):
     """Cell: an effect in pct-pts with its interval; greyed with its n below the minimum."""
 
     def cell(r):
-        text = pts(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
+        text = cell_pts(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
         if r.get("small"):
             return f"{text} (n = {r['n']} < {report.min_n}: not tested)"
         return text
@@ -74,7 +75,7 @@ def _flag_finding(frame: pl.DataFrame, what: str, report: Report) -> str:
 def _flag_columns(report: Report, what: str) -> list[tuple[str, object]]:
     return [
         ("flag", lambda r: r["flag"]),
-        (f"win share above expected ({what}) [95% CI]", _effect_cell(report)),
+        (f"win share above expected ({what}), pct-pts [95% CI]", _effect_cell(report)),
         ("n", lambda r: r["n"]),
         (
             "q (band test)",
@@ -124,7 +125,7 @@ def _strategy_breakdown(
             lambda r: (
                 f"({100 * r['effect']:+.1f}, n={r['n']})"
                 if r["n"] < report.min_n
-                else f"{pts(r['effect'], r['effect_lo'], r['effect_hi'])}"
+                else f"{cell_pts(r['effect'], r['effect_lo'], r['effect_hi'])}"
                 + (f" {r['flag']}" if r["flag"] else "")
             ),
             return_dtype=pl.Utf8,
@@ -136,14 +137,26 @@ def _strategy_breakdown(
         disagree.select("tile_name", pl.lit("yes").alias("disagree")), on="tile_name", how="left"
     )
     columns = [(what, lambda r: r["tile_name"])]
-    columns += [(s, lambda r, s=s: r.get(s) or "–") for s in names]
+    columns += [(f"{s}, pct-pts", lambda r, s=s: r.get(s) or "–") for s in names]
     columns.append(("strategies disagree", lambda r: r["disagree"] or ""))
-    shown = wide if wide.height <= 40 else wide.filter(pl.col("disagree").is_not_null())
-    note = (
-        "" if wide.height <= 40 else
-        f"<p class=\"note\">Showing the {shown.height} with a disagreement; "
-        f"tables/{name}_by_strategy.csv has all {wide.height}.</p>"
-    )  # fmt: skip
+    shown, note = wide, ""
+    if wide.height > 40:
+        # The disagreements, then the widest spread between the strategies' tested effects.
+        spread = (
+            table.filter(pl.col("n") >= report.min_n)
+            .group_by("tile_name")
+            .agg((pl.col("effect").max() - pl.col("effect").min()).alias("spread"))
+        )
+        shown = (
+            wide.join(spread, on="tile_name", how="left")
+            .sort(pl.col("disagree").is_not_null(), pl.col("spread"), descending=True,
+                  nulls_last=True)
+            .head(max(25, int(wide["disagree"].is_not_null().sum())))
+        )  # fmt: skip
+        note = (
+            f'<p class="note">Showing the {shown.height} {what}s on which strategies disagree '
+            f"or differ most; tables/{name}_by_strategy.csv has all {wide.height}.</p>"
+        )
     return [
         f"<h3>By strategy</h3><p>The same effect within each strategy (the expected share is "
         f"already the strategy's own). In brackets: fewer than {report.min_n} seats, not "
@@ -164,7 +177,7 @@ def _cornerstone_section(report: Report, run: Run) -> None:
     columns = [
         ("cornerstone", lambda r: r["tile_name"]),
         *_flag_columns(report, "drafted"),
-        ("vs median cornerstone", lambda r: pts(r["vs_median"])),
+        ("vs median cornerstone, pct-pts", lambda r: cell_pts(r["vs_median"])),
         ("drafted (games)", lambda r: pct(r["drafted_rate"])),
         ("kept when dealt", share_ci("kept")),
         *([("mean pick", lambda r: num(r["mean_pick"], 2))] if has_pick else []),
@@ -264,7 +277,7 @@ def _tile_section(report: Report, run: Run) -> None:
                     lambda r: f"{pct(r.get('win_passed'))} ({r.get('passed_seats') or 0})",
                 ),  # fmt: skip
                 (
-                    "selected vs passed [95% CI]",
+                    "selected vs passed, pct-pts [95% CI]",
                     lambda r: pts(
                         r.get("sel_vs_passed"), r.get("sel_vs_passed_lo"), r.get("sel_vs_passed_hi")
                     ),
@@ -513,7 +526,7 @@ def _cell(row: dict, suffix: str, min_n: int) -> str:
     if n < min_n:
         return f"({100 * effect:+.1f}, n={n})"
     flag = row.get(f"flag{suffix}") or ""
-    return pts(effect, row[f"effect_lo{suffix}"], row[f"effect_hi{suffix}"]) + (
+    return cell_pts(effect, row[f"effect_lo{suffix}"], row[f"effect_hi{suffix}"]) + (
         f" {flag}" if flag else ""
     )
 
