@@ -69,9 +69,9 @@ def power(folder: Path, item: str, blocks: list[int], level: float = 0.05) -> di
         hits = {"win": 0, "lead": 0, "win_unpaired": 0, "lead_unpaired": 0, "either": 0}
         for b in range(n_blocks):
             keep = (deal_of_game // deals_per_block) == b
-            ids = pl.Series(games["game_id"].to_numpy()[keep])
-            sub = games.filter(pl.col("game_id").is_in(ids))
-            part = [{k: v.filter(pl.col("game_id").is_in(ids)) for k, v in side.items()}
+            sub = games.filter(pl.Series(keep))
+            ids = sub.select("game_id")
+            part = [{k: v.join(ids, on="game_id", how="semi") for k, v in side.items()}
                     for side in longs]  # fmt: skip
             tests = _shift_tests(*part, sub, kind, item)
             for name in ("win", "lead"):
