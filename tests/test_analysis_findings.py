@@ -264,3 +264,36 @@ def test_power_by_disjoint_deal_blocks(tmp_path):
     other = open_run(folder / "runs" / "baseline").tile_name(target + 1)
     null = power(folder, other, [100])["blocks"][0]
     assert null["win_power"] <= 0.2
+
+
+def test_vp_by_generation_is_shown_only_when_the_run_has_it(tmp_path):
+    """Game flow: coins by generation from the log always; VP by generation only when the
+    players table has score_gen1 and score_gen2."""
+    from analysis.neom import flow
+
+    path = write_run(tmp_path / "run", n_games=200, catalog_path=CATALOG)
+    assert flow.vp_by_generation(open_run(path)) is None
+    coins = flow.coins_by_generation(open_run(path))
+    assert sorted(coins["generation"].unique().to_list()) == [1, 2, 3]
+    # A run whose players table has the two columns (the batch files are left untouched).
+    import dataclasses
+
+    from analysis.core.report import Report
+    from analysis.neom.report import _flow_section
+
+    run = open_run(path)
+    run = dataclasses.replace(
+        run,
+        players=run.players.with_columns(
+            (pl.col("total") // 3).alias("score_gen1"),
+            (2 * pl.col("total") // 3).alias("score_gen2"),
+        ),
+    )
+    vp = flow.vp_by_generation(run)
+    assert vp.height == 3 and vp.sort("generation")["vp"].is_sorted()
+    for folder in ("figures", "tables"):
+        (tmp_path / "out" / folder).mkdir(parents=True)
+    report = Report(tmp_path / "out")
+    _flow_section(report, run)
+    assert (tmp_path / "out" / "figures" / "vp_by_generation.png").is_file()
+    assert pl.read_csv(tmp_path / "out" / "tables" / "vp_by_generation.csv").height == 3
