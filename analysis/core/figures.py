@@ -237,6 +237,7 @@ def lines_by(frame: pl.DataFrame, x: str, y: str, series: str, title: str, xlabe
         if f"{y}_lo" in part.columns:
             ax.fill_between(part[x].to_numpy(), part[f"{y}_lo"].to_numpy(),
                             part[f"{y}_hi"].to_numpy(), alpha=0.15, color=color)  # fmt: skip
+    ax.set_xticks(sorted(frame[x].unique().to_list()))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)

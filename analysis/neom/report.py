@@ -253,8 +253,7 @@ def _tile_section(report: Report, run: Run) -> None:
             "tile_effects",
             forest_effect(
                 table,
-                f"Generation tiles: selectors' win share above expected (95% CI, "
-                f"n ≥ {report.min_n})",
+                f"Tiles: selectors' win share above expected (95% CI, n ≥ {report.min_n})",
                 report.min_n,
             ),
             "tile forest plot",
