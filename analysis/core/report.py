@@ -15,7 +15,7 @@ import polars as pl
 from analysis.core import figures, seats, strategies
 from analysis.core.load import Run, open_run
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.core.tabulate import effect_table, with_band_flags
+from analysis.core.tabulate import deals, effect_table, with_band_flags
 from sim.core.errors import UserError
 from sim.core.game import resolve
 
@@ -182,13 +182,6 @@ class Report:
         )
 
 
-def html_cell_small(row: dict, text: str, min_n: int) -> str:
-    """A table cell's text for an effect: greyed with its n when below the minimum sample."""
-    if row.get("small"):
-        return f"({text}; n = {row['n']} < {min_n})"
-    return text
-
-
 def readings(run: Run) -> list[str]:
     """The rules the run used, in words: each rules option's reading (the game's
     descriptions), marked when it is not the default, then any experiment intervention."""
@@ -238,18 +231,12 @@ def strategy_effects(report: Report, run: Run) -> pl.DataFrame:
             (1.0 / pl.col("n_players")).alias("expected"),
             (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
         )
-        .join(_deals(run), on="game_id", how="left")
+        .join(deals(run), on="game_id", how="left")
     )
     table = effect_table(frame, ["n_players", "strategy_name"])
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
         "n_players", "strategy_name"
     )
-
-
-def _deals(run: Run):
-    from analysis.core.tabulate import deals
-
-    return deals(run)
 
 
 def _strategy_section(report: Report, run: Run) -> None:
@@ -372,7 +359,7 @@ def _seat_effects(report: Report, run: Run) -> pl.DataFrame:
             (1.0 / pl.col("n_players")).alias("expected"),
             (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
         )
-        .join(_deals(run), on="game_id", how="left")
+        .join(deals(run), on="game_id", how="left")
     )
     table = effect_table(frame.filter(pl.col("n_players") > 1), ["n_players", "seat"])
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n)
