@@ -476,6 +476,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
         > 0
     )
     decks = (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)
+    in_decks = _in_decks(run)
     ids = [
         t for t in range(tables.n_tiles)
         if tables.tiles[t, K.C_DECK] in decks and tables.tiles[t, K.C_DISASTER] == K.DIS_NONE
@@ -506,8 +507,13 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
     whys = []
     for i, row in enumerate(frame.iter_rows(named=True)):
         if row["selected"] == 0:
-            if hands_rebuilt and row["seen"] == 0:
-                whys.append(f"never dealt at this player count (a {row['player_icon']}+ tile)")
+            if row["tile"] not in in_decks:
+                whys.append(
+                    f"never dealt: not in the deck at this player count and variant "
+                    f"(a {row['player_icon']}+ tile)"
+                )
+            elif hands_rebuilt and row["seen"] == 0:
+                whys.append("never dealt: left in the box in every game")
             elif row["seen"] > 0:
                 whys.append(f"always passed over (seen {row['seen']} times, never taken)")
             else:
@@ -527,6 +533,29 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
         (1000.0 * pl.col("placed") / n_games).alias("placed_per_1000_games"),
     )
     return frame.sort("placed", "selected", "tile")
+
+
+def _in_decks(run: Run) -> set[int]:
+    """The generation tiles in the decks at the run's player count(s) and variant (the engine's
+    ``build_deck``: player-count icons, the variant's removals and substitutes)."""
+    from sim.neom import engine as E
+    from sim.neom.tables import make_rules
+
+    rules_entry = run.manifest.get("rules", {})
+    rules = make_rules(
+        variant=int(rules_entry.get("variant", K.V_STANDARD)),
+        neighborhood_through_any=bool(rules_entry.get("neighborhood_through_any", 1)),
+        solo_tileset=int(rules_entry.get("solo_tileset", 1)),
+    )
+    counts = run.games.select(pl.col("n_players").unique()).collect()["n_players"].to_list()
+    tiles = run.tables.tiles
+    out = np.empty(tiles.shape[0], dtype=np.int64)
+    found: set[int] = set()
+    for n_players in counts:
+        for deck in (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3):
+            n = E.build_deck(deck, int(n_players), tiles, rules, out)
+            found.update(int(t) for t in out[:n])
+    return found
 
 
 def _slug(why: str) -> str:
