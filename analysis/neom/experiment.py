@@ -27,7 +27,6 @@ from sim.neom import constants as K
 # polars, the runner and the compiled game are imported where used, so that `neom --help` stays
 # quick.
 
-KINDS = ("cornerstone", "tile")
 MODES = ("force", "ban")
 BASELINE = "baseline"
 INTERVENTION = "intervention"
