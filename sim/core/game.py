@@ -159,7 +159,7 @@ class Game:
     score_ref: str = ""  # -> score_file(path, data, rules) -> dict (``neom score``); "" if none
     # The game's own commands: (name, module whose register(subparsers) adds it).
     commands: tuple[tuple[str, str], ...] = ()
-    describe_rules: Callable[[np.ndarray], list[str]] | None = None  # readings in words
+    compile_seconds: float = 60.0  # a cold compile of play_batch here (said while compiling)
 
     @property
     def strategies(self) -> StrategyRegistry:
