@@ -20,6 +20,7 @@ COMMANDS = (
     ("play", "sim.core.commands.play"),
     ("score", "sim.core.commands.score"),
     ("strategies", "sim.core.commands.strategies"),
+    ("ladder", "analysis.core.ladder"),
 )
 
 

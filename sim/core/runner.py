@@ -24,6 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
+from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import Game
 from sim.core.registry import DEFAULT_GAME, get_game
@@ -395,7 +396,9 @@ def run_simulation(config: RunConfig) -> RunResult:
     # Compile (or load from the cache) here first, so that workers only load the cache.
     warmup_start = time.perf_counter()
     if todo:
-        play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
+        game = get_game(plan.game)
+        with compile_notice(game.title, game.compile_seconds):
+            play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 
     games_done = plan.n_games - sum(len(plan.game_ids(index)) for index in todo)

@@ -64,7 +64,12 @@ _STRATEGIES = (
         "miser", MISER_ID, "never spends a coin it can keep (worked example of a new strategy)"
     ),
 )
-REGISTRY = StrategyRegistry(_STRATEGIES, N_PARAMS, Path(__file__).with_name("tuned.toml"))
+REGISTRY = StrategyRegistry(
+    _STRATEGIES,
+    N_PARAMS,
+    Path(__file__).with_name("tuned.toml"),
+    ladder=("random", "greedy", "builder", "tuned_builder"),
+)
 STRATEGIES = REGISTRY.by_name()
 
 
