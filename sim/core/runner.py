@@ -67,8 +67,8 @@ BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
 IN_FLIGHT_PER_WORKER = 2
 # Limits of a run's options. A batch's event buffer is batch_size x events_per_game rows of
-# int64 in every worker (1024 x 9 x 8 B = 74 kB per game for NEOM), so 10,000 games is about
-# 0.7 GB; seeds are stored as JSON integers that other tools read as int64.
+# int64 in every worker (1024 x 8 x 8 B = 64 KiB per game for NEOM), so 10,000 games is about
+# 0.66 GB; seeds are stored as JSON integers that other tools read as int64.
 MAX_BATCH_SIZE = 10_000
 MAX_SEED = 2**63 - 1
 # How often a worker checks that the command's process is still its parent.
