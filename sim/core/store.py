@@ -416,22 +416,26 @@ class RunFolder:
         return ""
 
     def snapshot_problem(self, manifest: dict, files: dict | None) -> str:
-        """Why the data snapshot differs from the run's data ("" if it does not, or if the
-        folder has none and the manifest does not list one)."""
+        """Why the data snapshot differs from the data the run used ("" if it does not): its
+        listing entry (size, sha256) and the manifest's data digest. A folder without a
+        snapshot is fine unless the listing says the run wrote one."""
         data = manifest.get("data")
         name = data.get("snapshot") if isinstance(data, dict) else None
-        if not isinstance(name, str) or not name:
+        if not isinstance(name, str) or not name or "/" in name:
             return ""
         if files is not None and name in files:
             why = self._file_problem(name, files[name])
-            return f"{name}: {why}" if why else ""
+            if why:
+                return f"{name}: {why}"
         digest = data.get("digest")
         snapshot = self.path / name
         if not isinstance(digest, str) or not digest or not snapshot.is_file():
             return ""
-        if _sha256_file(snapshot) != digest:
-            return f"{name}: content differs from the data the run used (sha256)"
-        return ""
+        try:
+            same = _sha256_file(snapshot) == digest
+        except OSError as exc:
+            return f"{name}: unreadable ({exc.strerror})"
+        return "" if same else f"{name}: content differs from the data the run used (sha256)"
 
     def foreign(self, owned: set[str], tables) -> list[str]:
         """Entries of the folder the run did not write (relative paths, sorted; a foreign
