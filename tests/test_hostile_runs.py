@@ -337,11 +337,16 @@ def test_a_report_that_fails_leaves_no_half_written_folder(run, tmp_path, capsys
     monkeypatch.setattr(report, "build_report", full_disk)
     code = main(["report", str(run), "--out", str(out)])
     one_line_error(capsys, code, str(out), "No space left on device")
-    assert not out.exists() and not list(out.parent.iterdir())
+    assert not (tmp_path / "reports").exists()
     monkeypatch.setattr(report, "build_report", crash)
     with pytest.raises(ValueError):
         main(["report", str(run), "--out", str(out)])
-    assert not out.exists() and not list(out.parent.iterdir())
+    assert not (tmp_path / "reports").exists()
+    monkeypatch.undo()
+    (tmp_path / "reports").mkdir()
+    code = main(["report", str(tmp_path / "no-such-run"), "--out", str(out)])
+    one_line_error(capsys, code, "no such run folder")
+    assert list((tmp_path / "reports").iterdir()) == []
 
 
 def test_a_report_replaces_a_previous_report_but_no_other_folder(run, tmp_path, capsys):

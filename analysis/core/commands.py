@@ -86,6 +86,7 @@ def write_report(out: Path, build: Callable[[Path], Path]) -> Path:
     hidden folder is removed and ``out`` is left as it was."""
     out = Path(out)
     check_report_folder(out)
+    made = [parent for parent in out.parents if not parent.exists()]  # deepest first
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -97,10 +98,17 @@ def write_report(out: Path, build: Callable[[Path], Path]) -> Path:
     try:
         index = build(staging)
         _move_into_place(staging, out)
-    except OSError as exc:
-        raise UserError(f"--out {out}: cannot write the report ({exc.strerror or exc})") from None
-    finally:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)  # the staging folder is wholly ours
+        for parent in made:  # and so are the folders made for it, if still empty
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise UserError(f"--out {out}: cannot write the report ({reason})") from None
+        raise
     return out / Path(index).relative_to(staging)
 
 
