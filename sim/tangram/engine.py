@@ -259,6 +259,26 @@ def next_start(totals, n_players, previous):
 
 
 @njit
+def rank_players(totals, n_players, ranks, wins):
+    """Text 004: "The player with the highest score wins the game. If players tie for first
+    place, they share the victory." Rank 1 is best; tied players share the better rank.
+    Returns the number of winners."""
+    best = totals[0]
+    for s in range(1, n_players):
+        best = max(best, totals[s])
+    winners = 0
+    for s in range(n_players):
+        above = 0
+        for t in range(n_players):
+            if totals[t] > totals[s]:
+                above += 1
+        ranks[s] = above + 1
+        wins[s] = 1 if totals[s] == best else 0
+        winners += wins[s]
+    return winners
+
+
+@njit
 def round_holders(n_players, start, first, holders):
     """Who sees each of the round's 4 cards before it is played (bit s: seat s), with the cards
     in play order (text 004, DEAL CARDS and PLAY CARDS):

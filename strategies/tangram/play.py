@@ -643,20 +643,14 @@ def play_game(
         out[s, R.P_TOTAL] = ps[s, PS_TOTAL] + out[s, R.P_PLANNING_BONUS] + out[s, R.P_BALANCE_BONUS]
         out[s, R.P_FULL_SQUARES] = E.popcount(full)
         out[s, R.P_QUARTERS] = E.quarters_built(boards[s])
-    best = out[0, R.P_TOTAL]
-    for s in range(1, n_players):
-        best = max(best, out[s, R.P_TOTAL])
-    winners = 0
+    for s in range(n_players):
+        totals[s] = out[s, R.P_TOTAL]
+    winners = E.rank_players(totals, n_players, out[:, R.P_RANK], out[:, R.P_WIN])
+    best = 0
     mask = 0
     for s in range(n_players):
-        above = 0
-        for t in range(n_players):
-            if out[t, R.P_TOTAL] > out[s, R.P_TOTAL]:
-                above += 1
-        out[s, R.P_RANK] = above + 1
-        out[s, R.P_WIN] = 1 if out[s, R.P_TOTAL] == best else 0
         if out[s, R.P_WIN] == 1:
-            winners += 1
+            best = out[s, R.P_TOTAL]
             mask |= 1 << s
     g = games_out[i]
     g[R.G_GAME_ID] = game_id
