@@ -25,21 +25,18 @@ def plain_full(board: dict) -> set:
 
 
 def plain_rectangle(full: set) -> int:
-    """Largest axis-aligned rectangle of full squares, by trying every rectangle."""
+    """Largest axis-aligned rectangle of full squares: for every band of rows, the longest run
+    of columns fully built in every row of the band, times the band's height."""
     best = 0
     for top in range(SIZE):
-        for left in range(SIZE):
-            for bottom in range(top, SIZE):
-                for right in range(left, SIZE):
-                    area = (bottom - top + 1) * (right - left + 1)
-                    if area <= best:
-                        continue
-                    if all(
-                        (r, c) in full
-                        for r in range(top, bottom + 1)
-                        for c in range(left, right + 1)
-                    ):
-                        best = area
+        for bottom in range(top, SIZE):
+            run = 0
+            for c in range(SIZE):
+                if all((r, c) in full for r in range(top, bottom + 1)):
+                    run += 1
+                    best = max(best, run * (bottom - top + 1))
+                else:
+                    run = 0
     return best
 
 
@@ -138,3 +135,84 @@ def test_plain_scorer_on_a_hand_made_board():
     assert plain_rectangle(plain_full(board)) == 16
     # red: 6 in the block + (1,4) + (3,3) red with fountain + (4,0); (3,0) red+green: neither
     assert plain_colours(board) == (9, 7)
+
+
+class Replay:
+    """Rebuilds every seat's board from a game's events alone, in plain Python, and checks the
+    recorded scores against the plain scorer at every round scoring and at the end."""
+
+    def __init__(self, ts, rules=None):
+        from sim.tangram import geometry as G
+
+        self.ts = ts
+        self.cap = int((make_rules() if rules is None else rules)[K.RO_BALANCE_CAP])
+        self.bonus = rules is None or (
+            int(rules[K.RO_PLANNING_BONUS]) == 15
+            and tuple(rules[K.RO_BALANCE_BONUS0 : K.RO_BALANCE_BONUS0 + 6]) == (20, 10, 10, 5, 5, 0)
+        )
+        self.images = {
+            (t, o): sorted(G.oriented(shape, o))
+            for t, shape in enumerate(ts.shapes)
+            for o in range(8)
+        }
+
+    def check(self, game, players, events):
+        n = players.shape[0]
+        boards = [
+            dict.fromkeys(self.ts.boards[int(p["board"])].start, int(p["start_colour"]))
+            for p in players
+        ]
+        fountains = [0] * n
+        totals = [0] * n
+        for e in events:
+            kind, s = int(e["kind"]), int(e["player"])
+            if kind == R.EV_PLACE:
+                assert 0 <= e["orientation"] < 8
+                cells = [
+                    (r + int(e["row"]), c + int(e["col"]), q)
+                    for r, c, q in self.images[(int(e["tile"]), int(e["orientation"]))]
+                ]
+                colour = int(e["colour"])
+                assert colour == (K.GREEN if e["orientation"] >= 4 else K.RED)
+            elif kind == R.EV_FOUNTAIN:
+                nibble = K.HALVES[K.HALF_NAMES[int(e["orientation"])]]
+                cells = [(int(e["row"]), int(e["col"]), q) for q in range(4) if nibble >> q & 1]
+                colour = K.FOUNTAIN
+                fountains[s] += 1
+            elif kind == R.EV_ROUND_SCORE:
+                points = plain_rectangle(plain_full(boards[s]))
+                assert e["points"] == points, (game["game_id"], s, e["round"])
+                totals[s] += points
+                assert e["total"] == totals[s]
+                continue
+            elif kind == R.EV_BALANCE:
+                red, green = plain_colours(boards[s])
+                assert (e["points"], e["total"]) == (min(red, self.cap), min(green, self.cap))
+                continue
+            else:
+                continue
+            for cell in cells:
+                r, c, _ = cell
+                assert 0 <= r < SIZE and 0 <= c < SIZE, "off the board"
+                assert cell not in boards[s], "overlap"
+                boards[s][cell] = colour
+        for s, p in enumerate(players):
+            full = plain_full(boards[s])
+            red, green = plain_colours(boards[s])
+            red, green = min(red, self.cap), min(green, self.cap)
+            assert fountains[s] == p["fountains"] <= K.N_FOUNTAINS
+            assert p["full_squares"] == len(full)
+            assert p["quarters"] == len(boards[s])
+            assert p["rounds_total"] == totals[s] == sum(int(p[f"round_{r}"]) for r in range(1, 7))
+            assert (p["red"], p["green"]) == (red, green)
+            if self.bonus:
+                assert p["planning_bonus"] == (15 if len(full) == 49 else 0)
+                assert p["balance_bonus"] == plain_balance_bonus(red, green)
+            assert p["total"] == p["rounds_total"] + p["planning_bonus"] + p["balance_bonus"]
+        best = max(int(p["total"]) for p in players)
+        assert [int(p["win"]) for p in players] == [int(p["total"] == best) for p in players]
+        assert game["n_winners"] == sum(int(p["win"]) for p in players)
+        assert game["winning_score"] == best
+        for p in players:
+            assert p["rank"] == 1 + sum(int(q["total"] > p["total"]) for q in players)
+        return boards
