@@ -23,6 +23,8 @@ RED = 1
 GREEN = 2
 N_LAYERS = 3
 
+ZERO = np.int64(0)  # int64 constants for arguments: a literal 0 or -1 argument would compile
+NONE = np.int64(-1)  # the callee once more for that literal
 U0 = np.uint64(0)
 U1 = np.uint64(1)
 U2 = np.uint64(2)
@@ -362,7 +364,9 @@ def deal(state, deck, board_of, n_players, rules):
 
 
 # --- events -------------------------------------------------------------------------------------
-@njit
+# Inlined: its call sites pass literal constants, and a separately compiled function would be
+# compiled once per combination of literal arguments (10 times).
+@njit(inline="always")
 def log_event(
     events,
     base,

@@ -69,7 +69,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
         if stage == STAGE_CARDS:
             if r < K.N_ROUNDS:
                 for p in range(pos, K.ROUND_LAST_CARD[r - 1] + 1):
-                    n = E.legal_placements(board, place_mask, tile_first, seq[p], opts, 0)
+                    n = E.legal_placements(board, place_mask, tile_first, seq[p], opts, E.ZERO)
                     if n == 0:
                         continue
                     opts[n, 0] = -1
@@ -80,7 +80,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
             else:
                 left = final_left
                 while left != 0:
-                    n = 0
+                    n = E.ZERO
                     for k in range(K.FINAL_CARDS):
                         if left >> k & 1:
                             n = E.legal_placements(
@@ -96,7 +96,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
                             opts[n, 0] = -1
                             opts[n, 1] = seq[K.ROUND_FIRST_CARD[5] + k]
                             n += 1
-                    i = greedy_index(board, opts, n, data, rules, bw, state)
+                    i = greedy_index(board, opts, np.int64(n), data, rules, bw, state)
                     if opts[i, 0] >= 0:
                         E.put(board, place_mask, place_meta, opts[i, 0])
                     for k in range(K.FINAL_CARDS):
@@ -107,7 +107,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
             stage = STAGE_FOUNTAIN
         if stage == STAGE_FOUNTAIN:
             while supply > 0:
-                n = E.legal_placements(board, place_mask, tile_first, fountain, opts, 0)
+                n = E.legal_placements(board, place_mask, tile_first, fountain, opts, E.ZERO)
                 opts[n, 0] = -1
                 opts[n, 1] = fountain
                 i = greedy_index(board, opts, n + 1, data, rules, bw, state)

@@ -63,9 +63,16 @@ def make_work(max_options):
 def max_options(tile_first):
     """Rows a decision can need: the final round lists every placement of 3 tiles plus 3
     declines (the fountain's 196 placements plus none are fewer)."""
-    counts = np.sort(tile_first[1:] - tile_first[:-1])
-    n = counts.shape[0]
-    return counts[n - 1] + counts[n - 2] + counts[n - 3] + K.FINAL_CARDS + 1
+    top = np.zeros(K.FINAL_CARDS, dtype=np.int64)  # the largest counts, largest first
+    for t in range(tile_first.shape[0] - 1):
+        count = tile_first[t + 1] - tile_first[t]
+        for k in range(K.FINAL_CARDS):
+            if count > top[k]:
+                for j in range(K.FINAL_CARDS - 1, k, -1):
+                    top[j] = top[j - 1]
+                top[k] = count
+                break
+    return top.sum() + K.FINAL_CARDS + 1
 
 
 @njit
@@ -76,6 +83,8 @@ def int64_bits(value):
     return box.view(np.int64)[0]
 
 
+ONE = np.int64(1)  # not literal arguments: see sim.tangram.engine.ZERO
+TWO = np.int64(2)
 RANDOM_TRIES = 8  # draws over all placements before the random strategy lists the legal ones
 
 
@@ -105,7 +114,7 @@ def random_option(board, place_mask, tile_first, hand, n_hand, with_none, state,
                     return p, hand[h]
                 break
             r -= count
-    n = 0
+    n = E.ZERO
     for h in range(n_hand):
         n = E.legal_placements(board, place_mask, tile_first, hand[h], options, n)
     if with_none:
@@ -119,7 +128,7 @@ def random_option(board, place_mask, tile_first, hand, n_hand, with_none, state,
     return options[k, 0], options[k, 1]
 
 
-@njit(inline="always")
+@njit
 def decide(strategy_id, params, state, options, n, board, view, data, rules, scratch):
     """Index of the option the seat's strategy picks (no question asked with one option)."""
     if n == 1:
@@ -172,9 +181,9 @@ def place_card(
     hand = work[10]
     if strategy_id == RANDOM_ID:
         hand[0] = tile
-        p, _ = random_option(board, place_mask, tile_first, hand, 1, True, state, options)
+        p, _ = random_option(board, place_mask, tile_first, hand, ONE, True, state, options)
     else:
-        n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
+        n = E.legal_placements(board, place_mask, tile_first, tile, options, E.ZERO)
         options[n, 0] = -1  # text 004: "players are allowed to refrain from placing Tiles"
         options[n, 1] = tile
         n += 1
@@ -248,7 +257,7 @@ def final_cards(
     left = (1 << K.FINAL_CARDS) - 1
     while left != 0:
         if strategy_id == RANDOM_ID:
-            n_hand = 0
+            n_hand = E.ZERO
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
                     hand[n_hand] = deck[first + k]
@@ -257,7 +266,7 @@ def final_cards(
                 board, place_mask, tile_first, hand, n_hand, True, state, options
             )
         else:
-            n = 0
+            n = E.ZERO
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
                     n = E.legal_placements(
@@ -329,9 +338,9 @@ def fountain_step(
     hand[0] = fountain
     while ps[seat, PS_SUPPLY] > 0:
         if strategy_id == RANDOM_ID:
-            p, _ = random_option(board, place_mask, tile_first, hand, 1, True, state, options)
+            p, _ = random_option(board, place_mask, tile_first, hand, ONE, True, state, options)
         else:
-            n = E.legal_placements(board, place_mask, tile_first, fountain, options, 0)
+            n = E.legal_placements(board, place_mask, tile_first, fountain, options, E.ZERO)
             options[n, 0] = -1
             options[n, 1] = fountain
             n += 1
@@ -477,13 +486,15 @@ def play_game(
             options[1, 0] = -1
             options[1, 1] = K.GREEN
             if sid != RANDOM_ID:
-                fill_view(view, D_START_COLOUR, s, 0, -1, -1, 0, 0, deck, holders)
+                fill_view(
+                    view, D_START_COLOUR, s, E.ZERO, E.NONE, E.NONE, E.ZERO, E.ZERO, deck, holders
+                )
             k = decide(
                 sid,
                 strategy_params[seats[s]],
                 srng[s],
                 options,
-                2,
+                TWO,
                 boards[s],
                 view,
                 data,

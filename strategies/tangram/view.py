@@ -37,7 +37,7 @@ def new_view() -> np.ndarray:
     return np.zeros(N_VIEW, dtype=np.int64)
 
 
-@njit
+@njit(inline="always")  # inlined: its call sites pass literal decisions (one compile each)
 def fill_view(view, decision, seat, rnd, turn, revealed, supply, final_left, deck, holders):
     """Fill ``view`` for ``seat``; ``revealed`` is the last deck position shown to everyone."""
     view[V_DECISION] = decision
