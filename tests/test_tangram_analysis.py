@@ -91,6 +91,7 @@ def test_tile_table_matches_the_event_log(run):
     for tile, count in zip(early["tile"], early["len"], strict=True):
         assert frame.filter(pl.col("tile") == tile)["early_n"].item() == 4 * count
     assert frame["tile_name"].str.contains("!").sum() == 6
+    assert frame["tileset"].str.contains("RECONSTRUCTION").all()
 
 
 @dataclass

@@ -305,7 +305,12 @@ def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
     ts = run.data.content
     names = [ts.card_name(int(t)) for t in frame["tile"]]
     areas = [ts.area(int(t)) for t in frame["tile"]]
-    return frame.with_columns(pl.Series("tile_name", names), pl.Series("area", areas))
+    # Exported with the tile set's label: a reconstruction's tile names say so in the CSV too.
+    return frame.with_columns(
+        pl.Series("tile_name", names),
+        pl.Series("area", areas),
+        pl.lit(run.data.label).alias("tileset"),
+    )
 
 
 # --- strategies ----------------------------------------------------------------------------------
