@@ -16,7 +16,7 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import records as R
-from sim.tangram.tileset import M_COLOUR, M_TILE
+from sim.tangram.tileset import M_COLOUR
 
 OCC = 0
 RED = 1
@@ -369,8 +369,7 @@ def deal(state, deck, board_of, n_players, rules):
 @njit(inline="always")
 def log_event(
     events,
-    base,
-    count,
+    log,
     rnd,
     turn,
     player,
@@ -384,10 +383,12 @@ def log_event(
     total,
     known,
 ):
-    """Write one event row at ``base + count`` if events are kept; returns the new count."""
+    """Write one event row if events are kept: ``log`` holds the game's first row and its count
+    of events so far (incremented)."""
     if events.shape[0] == 0:
-        return count
-    i = base + count
+        return
+    i = log[0] + log[1]
+    log[1] += 1
     events[i, R.E_ROUND] = rnd
     events[i, R.E_TURN] = turn
     events[i, R.E_PLAYER] = player
@@ -400,9 +401,3 @@ def log_event(
     events[i, R.E_POINTS] = points
     events[i, R.E_TOTAL] = total
     events[i, R.E_KNOWN] = known
-    return count + 1
-
-
-@njit
-def placement_tile(place_meta, p):
-    return place_meta[p, M_TILE]

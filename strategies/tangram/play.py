@@ -39,23 +39,47 @@ STRATEGY_ID_DTYPE = np.int32
 PS_TOTAL = 0  # running total of round scores
 PS_SUPPLY = 1  # fountains in hand (kept from earlier rounds under fountain_kept = yes)
 N_PS = 2
+# The table's state (int64[N_GS]).
+GS_ROUND = 0
+GS_START = 1  # the start player
+N_GS = 2
+
+# The work bundle (make_work): one tuple of arrays, allocated once per batch, reset by each game.
+W_OPTIONS = 0  # int64[max_options, 2]: the current decision's (placement, tile) rows
+W_VIEW = 1  # int64[N_VIEW]: what the deciding seat knows (strategies.tangram.view)
+W_BOARDS = 2  # uint64[MAX_PLAYERS, 3, 4]
+W_PS = 3  # int64[MAX_PLAYERS, N_PS]
+W_GS = 4  # int64[N_GS]
+W_DECK = 5  # int64[23]: the tile at each deck position, in play order
+W_HOLDERS = 6  # int64[23]: bit s set if seat s saw the card before it was played
+W_BOARD_OF = 7  # int64[5]: the board each seat plays
+W_SEAT_RNG = 8  # uint64[MAX_PLAYERS, 2]: each seat's strategy stream
+W_DEAL_RNG = 9  # uint64[2]
+W_TOTALS = 10  # int64[MAX_PLAYERS]: scratch for the start marker and ranks
+W_HAND = 11  # int64[3]: tiles the random strategy draws among
+W_LOG = 12  # int64[2]: the game's first event row and its events so far
+
+ONE = np.int64(1)  # not literal arguments: see sim.tangram.engine.ZERO
+TWO = np.int64(2)
+RANDOM_TRIES = 8  # draws over all placements before the random strategy lists the legal ones
 
 
 @njit
 def make_work(max_options):
-    """The game loop's arrays, allocated once per batch and reset by every game."""
     return (
-        np.zeros((max_options, 2), dtype=np.int64),  # options of the current decision
+        np.zeros((max_options, 2), dtype=np.int64),
         np.zeros(N_VIEW, dtype=np.int64),
-        np.zeros((K.MAX_PLAYERS, E.N_LAYERS, K.N_WORDS), dtype=np.uint64),  # boards
+        np.zeros((K.MAX_PLAYERS, E.N_LAYERS, K.N_WORDS), dtype=np.uint64),
         np.zeros((K.MAX_PLAYERS, N_PS), dtype=np.int64),
-        np.zeros(K.N_CARDS, dtype=np.int64),  # deck: tile at each position, in play order
-        np.zeros(K.N_CARDS, dtype=np.int64),  # holders: seats that saw each card beforehand
-        np.zeros(K.N_BOARDS, dtype=np.int64),  # board of each seat
-        np.zeros((K.MAX_PLAYERS, 2), dtype=np.uint64),  # seat streams
-        np.zeros(2, dtype=np.uint64),  # deal stream
-        np.zeros(K.MAX_PLAYERS, dtype=np.int64),  # totals for the start marker
-        np.zeros(K.FINAL_CARDS, dtype=np.int64),  # tiles in hand (random_option)
+        np.zeros(N_GS, dtype=np.int64),
+        np.zeros(K.N_CARDS, dtype=np.int64),
+        np.zeros(K.N_CARDS, dtype=np.int64),
+        np.zeros(K.N_BOARDS, dtype=np.int64),
+        np.zeros((K.MAX_PLAYERS, 2), dtype=np.uint64),
+        np.zeros(2, dtype=np.uint64),
+        np.zeros(K.MAX_PLAYERS, dtype=np.int64),
+        np.zeros(K.FINAL_CARDS, dtype=np.int64),
+        np.zeros(2, dtype=np.int64),
     )
 
 
@@ -83,16 +107,11 @@ def int64_bits(value):
     return box.view(np.int64)[0]
 
 
-ONE = np.int64(1)  # not literal arguments: see sim.tangram.engine.ZERO
-TWO = np.int64(2)
-RANDOM_TRIES = 8  # draws over all placements before the random strategy lists the legal ones
-
-
 @njit
-def random_option(board, place_mask, tile_first, hand, n_hand, with_none, state, options):
+def random_option(board, place_mask, tile_first, hand, n_hand, state, options):
     """The random strategy's option: uniform over the legal placements of the ``n_hand`` tiles
-    in ``hand`` plus one decline per tile (``with_none``; fountains: one "none"). Returns
-    (placement or -1, tile).
+    in ``hand`` plus one decline per tile (a fountain: one "none"). Returns (placement or -1,
+    tile).
 
     Instead of listing every legal placement (a scan of all of them), it draws among all
     placements and declines and keeps the draw if it is legal: conditioned on being kept, a
@@ -101,9 +120,8 @@ def random_option(board, place_mask, tile_first, hand, n_hand, with_none, state,
     total = 0
     for h in range(n_hand):
         total += tile_first[hand[h] + 1] - tile_first[hand[h]]
-    declines = n_hand if with_none else 0
     for _ in range(RANDOM_TRIES):
-        r = rng.randint(state, total + declines)
+        r = rng.randint(state, total + n_hand)
         if r >= total:
             return -1, hand[r - total]
         for h in range(n_hand):
@@ -117,13 +135,10 @@ def random_option(board, place_mask, tile_first, hand, n_hand, with_none, state,
     n = E.ZERO
     for h in range(n_hand):
         n = E.legal_placements(board, place_mask, tile_first, hand[h], options, n)
-    if with_none:
-        for h in range(n_hand):
-            options[n, 0] = -1
-            options[n, 1] = hand[h]
-            n += 1
-    if n == 0:
-        return -1, hand[0]
+    for h in range(n_hand):
+        options[n, 0] = -1
+        options[n, 1] = hand[h]
+        n += 1
     k = rng.randint(state, n)
     return options[k, 0], options[k, 1]
 
@@ -134,7 +149,7 @@ def decide(strategy_id, params, state, options, n, board, view, data, rules, scr
     if n == 1:
         return 0
     if strategy_id == RANDOM_ID:
-        return rng.randint(state, n)  # uniform needs no view: skip the dispatch
+        return rng.randint(state, n)
     k = choose(
         np.int64(strategy_id),
         params,
@@ -153,59 +168,16 @@ def decide(strategy_id, params, state, options, n, board, view, data, rules, scr
 
 
 @njit
-def place_card(
-    seat,
-    tile,
-    turn,
-    rnd,
-    strategy_id,
-    params,
-    state,
-    board,
-    out,
-    ps,
-    deck,
-    holders,
-    data,
-    rules,
-    work,
-    scratch,
-    events,
-    base,
-    ne,
-):
-    """The seat places ``tile`` (card at deck position ``turn``) or declines it for good."""
-    place_mask, place_meta, _, tile_first, _ = data
-    options = work[0]
-    view = work[1]
-    hand = work[10]
-    if strategy_id == RANDOM_ID:
-        hand[0] = tile
-        p, _ = random_option(board, place_mask, tile_first, hand, ONE, True, state, options)
-    else:
-        n = E.legal_placements(board, place_mask, tile_first, tile, options, E.ZERO)
-        options[n, 0] = -1  # text 004: "players are allowed to refrain from placing Tiles"
-        options[n, 1] = tile
-        n += 1
-        if n > 1:
-            fill_view(view, D_PLACE, seat, rnd, turn, turn, ps[seat, PS_SUPPLY], 0, deck, holders)
-        p = options[
-            decide(strategy_id, params, state, options, n, board, view, data, rules, scratch), 0
-        ]
-    return apply_choice(
-        seat, p, tile, turn, rnd, board, out, place_meta, place_mask, events, base, ne
-    )
-
-
-@njit
-def apply_choice(seat, p, tile, turn, rnd, board, out, place_meta, place_mask, events, base, ne):
+def apply_choice(seat, p, tile, turn, data, work, out, events):
+    """Build placement p of ``tile`` on the seat's board, or decline the tile (p < 0)."""
+    place_mask, place_meta, _, _, _ = data
+    rnd = work[W_GS][GS_ROUND]
     if p >= 0:
-        E.put(board, place_mask, place_meta, p)
+        E.put(work[W_BOARDS][seat], place_mask, place_meta, p)
         out[seat, R.P_TILES_PLACED] += 1
-        return E.log_event(
+        E.log_event(
             events,
-            base,
-            ne,
+            work[W_LOG],
             rnd,
             turn,
             seat,
@@ -219,59 +191,77 @@ def apply_choice(seat, p, tile, turn, rnd, board, out, place_meta, place_mask, e
             0,
             0,
         )
-    out[seat, R.P_TILES_DECLINED] += 1
-    out[seat, R.P_DECLINED_MASK] |= 1 << tile
-    return E.log_event(
-        events, base, ne, rnd, turn, seat, R.EV_DECLINE, tile, -1, -1, -1, -1, 0, 0, 0
-    )
+    else:
+        out[seat, R.P_TILES_DECLINED] += 1
+        out[seat, R.P_DECLINED_MASK] |= 1 << tile
+        E.log_event(
+            events, work[W_LOG], rnd, turn, seat, R.EV_DECLINE, tile, -1, -1, -1, -1, 0, 0, 0
+        )
 
 
 @njit
-def final_cards(
-    seat,
-    rnd,
-    strategy_id,
-    params,
-    state,
-    board,
-    out,
-    ps,
-    deck,
-    holders,
-    data,
-    rules,
-    work,
-    scratch,
-    events,
-    base,
-    ne,
-):
+def place_card(seat, tile, turn, strategy_id, params, data, rules, work, scratch, out, events):
+    """Text 004, PLAY CARDS: the seat places ``tile`` (the card at deck position ``turn``) or
+    declines it for good ("players are allowed to refrain from placing Tiles")."""
+    _, _, _, tile_first, _ = data
+    options = work[W_OPTIONS]
+    board = work[W_BOARDS][seat]
+    state = work[W_SEAT_RNG][seat]
+    if strategy_id == RANDOM_ID:
+        hand = work[W_HAND]
+        hand[0] = tile
+        p, _ = random_option(board, data[0], tile_first, hand, ONE, state, options)
+    else:
+        n = E.legal_placements(board, data[0], tile_first, tile, options, E.ZERO)
+        options[n, 0] = -1
+        options[n, 1] = tile
+        n += 1
+        if n > 1:
+            fill_view(
+                work[W_VIEW],
+                D_PLACE,
+                seat,
+                work[W_GS][GS_ROUND],
+                turn,
+                turn,
+                work[W_PS][seat, PS_SUPPLY],
+                E.ZERO,
+                work[W_DECK],
+                work[W_HOLDERS],
+            )
+        k = decide(
+            strategy_id, params, state, options, n, board, work[W_VIEW], data, rules, scratch
+        )
+        p = options[k, 0]
+    apply_choice(seat, p, tile, turn, data, work, out, events)
+
+
+@njit
+def final_cards(seat, strategy_id, params, data, rules, work, scratch, out, events):
     """Text 004, FINAL ROUND: the last 3 cards are revealed together and the seat places them
     in any order it chooses: each decision lists every placement of every card still in hand
     and the declines; the chosen card leaves the hand."""
-    place_mask, place_meta, _, tile_first, _ = data
-    options = work[0]
-    view = work[1]
-    hand = work[10]
+    _, _, _, tile_first, _ = data
+    options = work[W_OPTIONS]
+    board = work[W_BOARDS][seat]
+    state = work[W_SEAT_RNG][seat]
+    deck = work[W_DECK]
     first = K.ROUND_FIRST_CARD[K.N_ROUNDS - 1]
     left = (1 << K.FINAL_CARDS) - 1
     while left != 0:
         if strategy_id == RANDOM_ID:
+            hand = work[W_HAND]
             n_hand = E.ZERO
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
                     hand[n_hand] = deck[first + k]
                     n_hand += 1
-            p, tile = random_option(
-                board, place_mask, tile_first, hand, n_hand, True, state, options
-            )
+            p, tile = random_option(board, data[0], tile_first, hand, n_hand, state, options)
         else:
             n = E.ZERO
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
-                    n = E.legal_placements(
-                        board, place_mask, tile_first, deck[first + k], options, n
-                    )
+                    n = E.legal_placements(board, data[0], tile_first, deck[first + k], options, n)
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
                     options[n, 0] = -1
@@ -279,18 +269,20 @@ def final_cards(
                     n += 1
             if n > 1:
                 fill_view(
-                    view,
+                    work[W_VIEW],
                     D_FINAL,
                     seat,
-                    rnd,
+                    work[W_GS][GS_ROUND],
                     K.N_CARDS - 1,
                     K.N_CARDS - 1,
-                    ps[seat, PS_SUPPLY],
+                    work[W_PS][seat, PS_SUPPLY],
                     left,
                     deck,
-                    holders,
+                    work[W_HOLDERS],
                 )
-            i = decide(strategy_id, params, state, options, n, board, view, data, rules, scratch)
+            i = decide(
+                strategy_id, params, state, options, n, board, work[W_VIEW], data, rules, scratch
+            )
             p = options[i, 0]
             tile = options[i, 1]
         turn = first
@@ -299,46 +291,28 @@ def final_cards(
                 left &= ~(1 << k)
                 turn = first + k
                 break
-        ne = apply_choice(
-            seat, p, tile, turn, rnd, board, out, place_meta, place_mask, events, base, ne
-        )
-    return ne
+        apply_choice(seat, p, tile, turn, data, work, out, events)
 
 
 @njit
-def fountain_step(
-    seat,
-    rnd,
-    strategy_id,
-    params,
-    state,
-    board,
-    out,
-    ps,
-    deck,
-    holders,
-    data,
-    rules,
-    work,
-    scratch,
-    events,
-    base,
-    ne,
-):
+def fountain_step(seat, strategy_id, params, data, rules, work, scratch, out, events):
     """Text 004, PLACING FOUNTAIN TILES, read as optional (facts file: "may"): the seat gets
     this round's fountain and places it or not; under fountain_kept = yes unplaced fountains
     stay in hand and a later step may place several, otherwise an unplaced one is lost."""
     place_mask, place_meta, _, tile_first, _ = data
-    options = work[0]
-    view = work[1]
+    options = work[W_OPTIONS]
+    board = work[W_BOARDS][seat]
+    state = work[W_SEAT_RNG][seat]
+    ps = work[W_PS]
+    rnd = work[W_GS][GS_ROUND]
     fountain = tile_first.shape[0] - 2
     turn = K.ROUND_LAST_CARD[rnd - 1]
     ps[seat, PS_SUPPLY] += 1
-    hand = work[10]
-    hand[0] = fountain
     while ps[seat, PS_SUPPLY] > 0:
         if strategy_id == RANDOM_ID:
-            p, _ = random_option(board, place_mask, tile_first, hand, ONE, True, state, options)
+            hand = work[W_HAND]
+            hand[0] = fountain
+            p, _ = random_option(board, place_mask, tile_first, hand, ONE, state, options)
         else:
             n = E.legal_placements(board, place_mask, tile_first, fountain, options, E.ZERO)
             options[n, 0] = -1
@@ -346,19 +320,29 @@ def fountain_step(
             n += 1
             if n > 1:
                 fill_view(
-                    view, D_FOUNTAIN, seat, rnd, turn, turn, ps[seat, PS_SUPPLY], 0, deck, holders
+                    work[W_VIEW],
+                    D_FOUNTAIN,
+                    seat,
+                    rnd,
+                    turn,
+                    turn,
+                    ps[seat, PS_SUPPLY],
+                    E.ZERO,
+                    work[W_DECK],
+                    work[W_HOLDERS],
                 )
-            k = decide(strategy_id, params, state, options, n, board, view, data, rules, scratch)
+            k = decide(
+                strategy_id, params, state, options, n, board, work[W_VIEW], data, rules, scratch
+            )
             p = options[k, 0]
         if p < 0:
             break
         E.put(board, place_mask, place_meta, p)
         ps[seat, PS_SUPPLY] -= 1
         out[seat, R.P_FOUNTAINS] += 1
-        ne = E.log_event(
+        E.log_event(
             events,
-            base,
-            ne,
+            work[W_LOG],
             rnd,
             turn,
             seat,
@@ -374,22 +358,23 @@ def fountain_step(
         )
     if rules[K.RO_FOUNTAIN_KEPT] == 0:
         ps[seat, PS_SUPPLY] = 0
-    return ne
 
 
 @njit
-def score_round(rnd, n_players, boards, out, ps, rules, events, base, ne):
+def score_round(n_players, rules, work, out, events):
     """Text 004, ROUND SCORING and ROUND END: each seat scores its largest fully built
     rectangle, then sets its balance markers to its red and green squares."""
+    rnd = work[W_GS][GS_ROUND]
+    boards = work[W_BOARDS]
+    ps = work[W_PS]
     turn = K.ROUND_LAST_CARD[rnd - 1]
     for s in range(n_players):
         points = E.largest_rectangle(E.full_squares(boards[s]))
         ps[s, PS_TOTAL] += points
         out[s, R.P_ROUND1 + rnd - 1] = points
-        ne = E.log_event(
+        E.log_event(
             events,
-            base,
-            ne,
+            work[W_LOG],
             rnd,
             turn,
             s,
@@ -408,16 +393,26 @@ def score_round(rnd, n_players, boards, out, ps, rules, events, base, ne):
         red, green = E.markers(red, green, rules)
         out[s, R.P_RED] = red
         out[s, R.P_GREEN] = green
-        ne = E.log_event(
-            events, base, ne, rnd, turn, s, R.EV_BALANCE, -1, -1, -1, -1, -1, red, green, 0
+        E.log_event(
+            events, work[W_LOG], rnd, turn, s, R.EV_BALANCE, -1, -1, -1, -1, -1, red, green, 0
         )
-    return ne
 
 
 @njit
-def note_holders(rnd, n_players, first, holders, out):
-    """Record who held a card of their own or a shared card in this round."""
+def deal_round(n_players, work, out, events):
+    """Text 004, DEAL CARDS: who sees which of the round's cards (engine.round_holders), noted
+    per seat; then the cards are played in that order (PLAY CARDS)."""
+    rnd = work[W_GS][GS_ROUND]
+    start = work[W_GS][GS_START]
+    holders = work[W_HOLDERS]
+    first = K.ROUND_FIRST_CARD[rnd - 1]
+    out[start, R.P_START_ROUNDS] |= 1 << (rnd - 1)
     everyone = (1 << n_players) - 1
+    if rnd == K.N_ROUNDS:
+        for k in range(K.FINAL_CARDS):  # FINAL ROUND: "Reveal these Cards"
+            holders[first + k] = everyone
+        return
+    E.round_holders(n_players, start, first, holders)
     for j in range(1, K.CARDS_PER_ROUND):
         h = holders[first + j]
         if n_players == 1 or h == 0 or h == everyone:
@@ -429,6 +424,134 @@ def note_holders(rnd, n_players, first, holders, out):
                     out[s, R.P_HAND_ROUNDS] |= 1 << (rnd - 1)
                 else:
                     out[s, R.P_SHARED_ROUNDS] |= 1 << (rnd - 1)
+
+
+@njit
+def setup(
+    i,
+    key,
+    game_id,
+    deal_index,
+    seats,
+    strategy_ids,
+    strategy_params,
+    data,
+    rules,
+    players_out,
+    events_out,
+    work,
+    scratch,
+):
+    """Seed the streams, deal (everything chance decides, at once), reset the seats, build the
+    start pieces (each seat choosing its board's side) and give out the start marker. Returns
+    the deal stream's seed."""
+    start_mask = data[4]
+    n_players = seats.shape[0]
+    log = work[W_LOG]
+    log[0] = i * R.EVENTS_PER_GAME if events_out.shape[0] > 0 else 0
+    log[1] = 0
+    deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
+    rng.seed_state(work[W_DEAL_RNG], deal_seed)
+    gs = work[W_GS]
+    gs[GS_START] = E.deal(work[W_DEAL_RNG], work[W_DECK], work[W_BOARD_OF], n_players, rules)
+    gs[GS_ROUND] = 0
+    out = players_out[i]
+    options = work[W_OPTIONS]
+    for s in range(K.MAX_PLAYERS):
+        for c in range(R.N_PLAYER_COLS):
+            out[s, c] = -1 if s >= n_players else 0
+    for p in range(K.N_CARDS):
+        work[W_HOLDERS][p] = 0
+    for s in range(n_players):
+        rng.seed_state(work[W_SEAT_RNG][s], rng.stream_seed(key, game_id, 1 + s))
+        work[W_PS][s, PS_TOTAL] = 0
+        work[W_PS][s, PS_SUPPLY] = 0
+        out[s, R.P_SEAT] = s
+        out[s, R.P_STRATEGY] = seats[s]
+        out[s, R.P_BOARD] = work[W_BOARD_OF][s]
+        # Facts file: "the start piece is red on one side and green on the other; the player
+        # chooses the side" (reading S2).
+        colour = K.RED
+        rule = rules[K.RO_START_COLOUR]
+        if rule == K.START_COLOUR_GREEN:
+            colour = K.GREEN
+        elif rule == K.START_COLOUR_CHOOSE:
+            options[0, 0] = -1
+            options[0, 1] = K.RED
+            options[1, 0] = -1
+            options[1, 1] = K.GREEN
+            sid = strategy_ids[seats[s]]
+            if sid != RANDOM_ID:
+                fill_view(
+                    work[W_VIEW],
+                    D_START_COLOUR,
+                    s,
+                    E.ZERO,
+                    E.NONE,
+                    E.NONE,
+                    E.ZERO,
+                    E.ZERO,
+                    work[W_DECK],
+                    work[W_HOLDERS],
+                )
+            k = decide(
+                sid,
+                strategy_params[seats[s]],
+                work[W_SEAT_RNG][s],
+                options,
+                TWO,
+                work[W_BOARDS][s],
+                work[W_VIEW],
+                data,
+                rules,
+                scratch,
+            )
+            colour = options[k, 1]
+        E.put_start(work[W_BOARDS][s], start_mask, work[W_BOARD_OF][s], colour)
+        out[s, R.P_START_COLOUR] = colour
+        E.log_event(events_out, log, 0, -1, s, R.EV_START_PIECE, -1, -1, -1, -1, colour, 0, 0, 0)
+    E.log_event(
+        events_out, log, 0, -1, gs[GS_START], R.EV_START_MARKER, -1, -1, -1, -1, -1, 0, 0, 0
+    )
+    return deal_seed
+
+
+@njit
+def finish(i, game_id, deal_seed, first_start, n_players, rules, games_out, players_out, work):
+    """Text 004, the end: planning and balance bonuses, totals, ranks, the game's row."""
+    boards = work[W_BOARDS]
+    totals = work[W_TOTALS]
+    out = players_out[i]
+    for s in range(n_players):
+        full = E.full_squares(boards[s])
+        red, green = E.colour_counts(boards[s])
+        out[s, R.P_ROUNDS_TOTAL] = work[W_PS][s, PS_TOTAL]
+        out[s, R.P_PLANNING_BONUS] = E.planning_bonus(full, rules)
+        out[s, R.P_BALANCE_BONUS] = E.balance_bonus(red, green, rules)
+        out[s, R.P_TOTAL] = (
+            out[s, R.P_ROUNDS_TOTAL] + out[s, R.P_PLANNING_BONUS] + out[s, R.P_BALANCE_BONUS]
+        )
+        out[s, R.P_FULL_SQUARES] = E.popcount(full)
+        out[s, R.P_QUARTERS] = E.quarters_built(boards[s])
+        totals[s] = out[s, R.P_TOTAL]
+    winners = E.rank_players(totals, n_players, out[:, R.P_RANK], out[:, R.P_WIN])
+    best = 0
+    mask = 0
+    for s in range(n_players):
+        if out[s, R.P_WIN] == 1:
+            best = out[s, R.P_TOTAL]
+            mask |= 1 << s
+    g = games_out[i]
+    g[R.G_GAME_ID] = game_id
+    g[R.G_DEAL_SEED] = int64_bits(deal_seed)
+    g[R.G_N_PLAYERS] = n_players
+    g[R.G_N_WINNERS] = winners
+    g[R.G_N_EVENTS] = work[W_LOG][1]
+    g[R.G_WINNERS_MASK] = mask
+    g[R.G_WINNING_SCORE] = best
+    g[R.G_FIRST_START] = first_start
+    for p in range(K.N_CARDS):
+        g[R.G_CARD0 + p] = work[W_DECK][p]
 
 
 @njit
@@ -449,125 +572,70 @@ def play_game(
     scratch,
 ):
     """Play game ``i`` of the batch into row i of the outputs."""
-    _, _, _, tile_first, start_mask = data
-    _, view, boards, ps, deck, holders, board_of, srng, dstate, totals, _ = work
-    options = work[0]
     n_players = seats.shape[0]
-    base = i * R.EVENTS_PER_GAME if events_out.shape[0] > 0 else 0
-    ne = 0
-    deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
-    rng.seed_state(dstate, deal_seed)
-    start = E.deal(dstate, deck, board_of, n_players, rules)
-    first_start = start
-    out = players_out[i]
-    for s in range(K.MAX_PLAYERS):
-        for c in range(R.N_PLAYER_COLS):
-            out[s, c] = -1 if s >= n_players else 0
-    for s in range(n_players):
-        rng.seed_state(srng[s], rng.stream_seed(key, game_id, 1 + s))
-        ps[s, PS_TOTAL] = 0
-        ps[s, PS_SUPPLY] = 0
-        out[s, R.P_SEAT] = s
-        out[s, R.P_STRATEGY] = seats[s]
-        out[s, R.P_BOARD] = board_of[s]
-    for p in range(K.N_CARDS):
-        holders[p] = 0
-
-    # Setup: each seat's board side (the start piece's colour), then the start marker.
-    for s in range(n_players):
-        sid = strategy_ids[seats[s]]
-        colour = K.RED
-        rule = rules[K.RO_START_COLOUR]
-        if rule == K.START_COLOUR_GREEN:
-            colour = K.GREEN
-        elif rule == K.START_COLOUR_CHOOSE:
-            options[0, 0] = -1
-            options[0, 1] = K.RED
-            options[1, 0] = -1
-            options[1, 1] = K.GREEN
-            if sid != RANDOM_ID:
-                fill_view(
-                    view, D_START_COLOUR, s, E.ZERO, E.NONE, E.NONE, E.ZERO, E.ZERO, deck, holders
-                )
-            k = decide(
-                sid,
-                strategy_params[seats[s]],
-                srng[s],
-                options,
-                TWO,
-                boards[s],
-                view,
-                data,
-                rules,
-                scratch,
-            )
-            colour = options[k, 1]
-        E.put_start(boards[s], start_mask, board_of[s], colour)
-        out[s, R.P_START_COLOUR] = colour
-        ne = E.log_event(
-            events_out, base, ne, 0, -1, s, R.EV_START_PIECE, -1, -1, -1, -1, colour, 0, 0, 0
-        )
-    ne = E.log_event(
-        events_out, base, ne, 0, -1, start, R.EV_START_MARKER, -1, -1, -1, -1, -1, 0, 0, 0
+    deal_seed = setup(
+        i,
+        key,
+        game_id,
+        deal_index,
+        seats,
+        strategy_ids,
+        strategy_params,
+        data,
+        rules,
+        players_out,
+        events_out,
+        work,
+        scratch,
     )
-
-    everyone = (1 << n_players) - 1
+    gs = work[W_GS]
+    first_start = gs[GS_START]
+    out = players_out[i]
+    deck = work[W_DECK]
+    log = work[W_LOG]
     for rnd in range(1, K.N_ROUNDS + 1):
+        gs[GS_ROUND] = rnd
+        deal_round(n_players, work, out, events_out)
         first = K.ROUND_FIRST_CARD[rnd - 1]
-        out[start, R.P_START_ROUNDS] |= 1 << (rnd - 1)
         if rnd < K.N_ROUNDS:
-            E.round_holders(n_players, start, first, holders)
-            note_holders(rnd, n_players, first, holders, out)
             # Text 004, PLAY CARDS: every card, in play order, is placed by every player.
             for j in range(K.CARDS_PER_ROUND):
                 p = first + j
-                tile = deck[p]
-                ne = E.log_event(
+                E.log_event(
                     events_out,
-                    base,
-                    ne,
+                    log,
                     rnd,
                     p,
                     -1,
                     R.EV_CARD,
-                    tile,
+                    deck[p],
                     -1,
                     -1,
                     -1,
                     -1,
                     0,
                     0,
-                    holders[p],
+                    work[W_HOLDERS][p],
                 )
                 for s in range(n_players):
-                    ne = place_card(
+                    place_card(
                         s,
-                        tile,
+                        deck[p],
                         p,
-                        rnd,
                         strategy_ids[seats[s]],
                         strategy_params[seats[s]],
-                        srng[s],
-                        boards[s],
-                        out,
-                        ps,
-                        deck,
-                        holders,
                         data,
                         rules,
                         work,
                         scratch,
+                        out,
                         events_out,
-                        base,
-                        ne,
                     )
         else:
             for k in range(K.FINAL_CARDS):
-                holders[first + k] = everyone
-                ne = E.log_event(
+                E.log_event(
                     events_out,
-                    base,
-                    ne,
+                    log,
                     rnd,
                     first + k,
                     -1,
@@ -579,60 +647,44 @@ def play_game(
                     -1,
                     0,
                     0,
-                    everyone,
+                    work[W_HOLDERS][first + k],
                 )
             for s in range(n_players):
-                ne = final_cards(
+                final_cards(
                     s,
-                    rnd,
                     strategy_ids[seats[s]],
                     strategy_params[seats[s]],
-                    srng[s],
-                    boards[s],
-                    out,
-                    ps,
-                    deck,
-                    holders,
                     data,
                     rules,
                     work,
                     scratch,
+                    out,
                     events_out,
-                    base,
-                    ne,
                 )
         for s in range(n_players):
-            ne = fountain_step(
+            fountain_step(
                 s,
-                rnd,
                 strategy_ids[seats[s]],
                 strategy_params[seats[s]],
-                srng[s],
-                boards[s],
-                out,
-                ps,
-                deck,
-                holders,
                 data,
                 rules,
                 work,
                 scratch,
+                out,
                 events_out,
-                base,
-                ne,
             )
-        ne = score_round(rnd, n_players, boards, out, ps, rules, events_out, base, ne)
+        score_round(n_players, rules, work, out, events_out)
         if rnd < K.N_ROUNDS:
+            totals = work[W_TOTALS]
             for s in range(n_players):
-                totals[s] = ps[s, PS_TOTAL]
-            start = E.next_start(totals, n_players, start)
-            ne = E.log_event(
+                totals[s] = work[W_PS][s, PS_TOTAL]
+            gs[GS_START] = E.next_start(totals, n_players, gs[GS_START])
+            E.log_event(
                 events_out,
-                base,
-                ne,
+                log,
                 rnd,
                 K.ROUND_LAST_CARD[rnd - 1],
-                start,
+                gs[GS_START],
                 R.EV_START_MARKER,
                 -1,
                 -1,
@@ -643,37 +695,7 @@ def play_game(
                 0,
                 0,
             )
-
-    # End of the game: bonuses, totals, ranks.
-    for s in range(n_players):
-        full = E.full_squares(boards[s])
-        red, green = E.colour_counts(boards[s])
-        out[s, R.P_ROUNDS_TOTAL] = ps[s, PS_TOTAL]
-        out[s, R.P_PLANNING_BONUS] = E.planning_bonus(full, rules)
-        out[s, R.P_BALANCE_BONUS] = E.balance_bonus(red, green, rules)
-        out[s, R.P_TOTAL] = ps[s, PS_TOTAL] + out[s, R.P_PLANNING_BONUS] + out[s, R.P_BALANCE_BONUS]
-        out[s, R.P_FULL_SQUARES] = E.popcount(full)
-        out[s, R.P_QUARTERS] = E.quarters_built(boards[s])
-    for s in range(n_players):
-        totals[s] = out[s, R.P_TOTAL]
-    winners = E.rank_players(totals, n_players, out[:, R.P_RANK], out[:, R.P_WIN])
-    best = 0
-    mask = 0
-    for s in range(n_players):
-        if out[s, R.P_WIN] == 1:
-            best = out[s, R.P_TOTAL]
-            mask |= 1 << s
-    g = games_out[i]
-    g[R.G_GAME_ID] = game_id
-    g[R.G_DEAL_SEED] = int64_bits(deal_seed)
-    g[R.G_N_PLAYERS] = n_players
-    g[R.G_N_WINNERS] = winners
-    g[R.G_N_EVENTS] = ne
-    g[R.G_WINNERS_MASK] = mask
-    g[R.G_WINNING_SCORE] = best
-    g[R.G_FIRST_START] = first_start
-    for p in range(K.N_CARDS):
-        g[R.G_CARD0 + p] = deck[p]
+    finish(i, game_id, deal_seed, first_start, n_players, rules, games_out, players_out, work)
 
 
 @njit
