@@ -15,7 +15,7 @@ from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
 from sim.tangram.tileset import M_TILE, load_tileset
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import greedy_index
+from strategies.tangram.basic import N_KEY, greedy_index
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -123,8 +123,9 @@ def test_greedy_completes_the_largest_rectangle(data):
     domino = data.content.tile_names.index("Domino")
     options, n = options_of(data, board, domino)
     state = np.array([1, 2], dtype=np.uint64)
+    keys = np.zeros((n, N_KEY))
     for _ in range(5):
-        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state)
+        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
         after = board.copy()
         E.put(after, data.arrays[0], data.arrays[1], options[k, 0])
         assert E.largest_rectangle(np.uint64(E.full_squares(after))) == 6
@@ -135,9 +136,10 @@ def test_greedy_builds_rather_than_declines(data):
     lowers the value; on an empty board it always builds."""
     board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
     state = np.array([3, 4], dtype=np.uint64)
+    keys = np.zeros((2000, N_KEY))
     for tile in range(data.content.n_tiles):
         options, n = options_of(data, board, tile)
-        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state)
+        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
         assert options[k, 0] >= 0 and data.arrays[1][options[k, 0], M_TILE] == tile
 
 

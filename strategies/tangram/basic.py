@@ -100,69 +100,9 @@ def option_key(
     return new_value, 1, bonus, E.popcount(new_full), contact
 
 
-@njit(inline="always")
-def better(v, u, b, f, c, bv, bu, bb, bf, bc):
-    """1 if key (v, u, b, f, c) beats (bv, bu, bb, bf, bc), 0 if equal, -1 if worse."""
-    if v != bv:
-        return 1 if v > bv else -1
-    if u != bu:
-        return 1 if u > bu else -1
-    if b != bb:
-        return 1 if b > bb else -1
-    if f != bf:
-        return 1 if f > bf else -1
-    if c != bc:
-        return 1 if c > bc else -1
-    return 0
-
-
-@njit
-def greedy_index(board, options, n, data, rules, balance_weight, state):
-    """Greedy's option among ``options[:n]`` (ties at random from ``state``)."""
-    place_mask, place_meta, place_near, _, _ = data
-    full, value, red, green = board_value(board, rules, balance_weight)
-    n_full = E.popcount(full)
-    best = 0
-    bv = -1e300
-    bu = -1
-    bb = -1
-    bf = -1
-    bc = -2
-    ties = 0
-    for i in range(n):
-        v, u, b, f, c = option_key(
-            board,
-            options[i, 0],
-            place_mask,
-            place_meta,
-            place_near,
-            rules,
-            balance_weight,
-            full,
-            value,
-            red,
-            green,
-            n_full,
-        )
-        k = better(v, u, b, f, c, bv, bu, bb, bf, bc)
-        if k > 0:
-            best = i
-            bv = v
-            bu = u
-            bb = b
-            bf = f
-            bc = c
-            ties = 1
-        elif k == 0:
-            ties += 1
-            if rng.randint(state, ties) == 0:
-                best = i
-    return best
-
-
 @njit
 def greedy_keys(board, options, n, data, rules, balance_weight, keys):
-    """Every option's key into ``keys[:n]`` (the planner ranks its candidates by them)."""
+    """Every option's key into ``keys[:n]``."""
     place_mask, place_meta, place_near, _, _ = data
     full, value, red, green = board_value(board, rules, balance_weight)
     n_full = E.popcount(full)
@@ -188,6 +128,39 @@ def greedy_keys(board, options, n, data, rules, balance_weight, keys):
         keys[i, K_CONTACT] = c
 
 
+@njit(inline="always")
+def compare(keys, i, j):
+    """1 if option i's key beats option j's, 0 if equal, -1 if worse (lexicographic)."""
+    for f in range(N_KEY):
+        if keys[i, f] != keys[j, f]:
+            return 1 if keys[i, f] > keys[j, f] else -1
+    return 0
+
+
 @njit
-def choose_greedy(params, state, options, n, board, data, rules):
-    return greedy_index(board, options, n, data, rules, params[0], state)
+def pick_best(keys, n, state):
+    """The option with the best key among ``keys[:n]``, ties at random from ``state``."""
+    best = 0
+    ties = 1
+    for i in range(1, n):
+        k = compare(keys, i, best)
+        if k > 0:
+            best = i
+            ties = 1
+        elif k == 0:
+            ties += 1
+            if rng.randint(state, ties) == 0:
+                best = i
+    return best
+
+
+@njit
+def greedy_index(board, options, n, data, rules, balance_weight, state, keys):
+    """Greedy's option among ``options[:n]`` (``keys``: float64[>= n, N_KEY] scratch)."""
+    greedy_keys(board, options, n, data, rules, balance_weight, keys)
+    return pick_best(keys, n, state)
+
+
+@njit
+def choose_greedy(params, state, options, n, board, data, rules, keys):
+    return greedy_index(board, options, n, data, rules, params[0], state, keys)

@@ -19,7 +19,7 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import engine as E
-from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys
+from strategies.tangram.basic import N_KEY, compare, greedy_index, greedy_keys
 from strategies.tangram.registry import MAX_CANDIDATES, MAX_SAMPLES
 from strategies.tangram.view import (
     D_FINAL,
@@ -53,11 +53,12 @@ def make_scratch(max_options):
         np.zeros((max_options, 2), dtype=np.int64),  # rollout options
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
         np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
+        np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys in the rollouts
     )
 
 
 @njit
-def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts):
+def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts, keys):
     """Points ``board`` still scores from the given point of round ``rnd`` when greedy plays
     the cards ``seq`` (tile at each deck position) to the end: round scores and bonuses."""
     place_mask, place_meta, _, tile_first, _ = data
@@ -74,7 +75,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
                         continue
                     opts[n, 0] = -1
                     opts[n, 1] = seq[p]
-                    i = greedy_index(board, opts, n + 1, data, rules, bw, state)
+                    i = greedy_index(board, opts, n + 1, data, rules, bw, state, keys)
                     if opts[i, 0] >= 0:
                         E.put(board, place_mask, place_meta, opts[i, 0])
             else:
@@ -96,7 +97,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
                             opts[n, 0] = -1
                             opts[n, 1] = seq[K.ROUND_FIRST_CARD[5] + k]
                             n += 1
-                    i = greedy_index(board, opts, np.int64(n), data, rules, bw, state)
+                    i = greedy_index(board, opts, np.int64(n), data, rules, bw, state, keys)
                     if opts[i, 0] >= 0:
                         E.put(board, place_mask, place_meta, opts[i, 0])
                     for k in range(K.FINAL_CARDS):
@@ -110,7 +111,7 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
                 n = E.legal_placements(board, place_mask, tile_first, fountain, opts, E.ZERO)
                 opts[n, 0] = -1
                 opts[n, 1] = fountain
-                i = greedy_index(board, opts, n + 1, data, rules, bw, state)
+                i = greedy_index(board, opts, n + 1, data, rules, bw, state, keys)
                 if opts[i, 0] < 0:
                     break
                 E.put(board, place_mask, place_meta, opts[i, 0])
@@ -129,13 +130,10 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
     )
 
 
-@njit
+@njit(inline="always")
 def _ranked_before(keys, i, j):
     """True if option i has a strictly better greedy key than option j."""
-    for f in range(N_KEY):
-        if keys[i, f] != keys[j, f]:
-            return keys[i, f] > keys[j, f]
-    return False
+    return compare(keys, i, j) > 0
 
 
 @njit
@@ -161,14 +159,14 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, opts, roll, pool = scratch
+    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, roll_keys = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
     bw = params[2]
     decision = view[V_DECISION]
     if decision != D_PLACE and decision != D_FINAL and decision != D_FOUNTAIN:
-        return greedy_index(board, options, n, data, rules, bw, state)
+        return greedy_index(board, options, n, data, rules, bw, state, keys)
 
     # Candidates: the best options by greedy key (ties: first listed), then declining.
     greedy_keys(board, options, n, data, rules, bw, keys)
@@ -226,7 +224,19 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 if not kept:
                     supply = 0
             total[j] += play_out(
-                tmp, rnd, stage, pos, final_left, supply, seqs[s], data, rules, bw, roll, opts
+                tmp,
+                rnd,
+                stage,
+                pos,
+                final_left,
+                supply,
+                seqs[s],
+                data,
+                rules,
+                bw,
+                roll,
+                opts,
+                roll_keys,
             )
     best = 0
     for j in range(1, c):
