@@ -91,7 +91,7 @@ def test_tile_table_matches_the_event_log(run):
     for tile, count in zip(early["tile"], early["len"], strict=True):
         assert frame.filter(pl.col("tile") == tile)["early_n"].item() == 4 * count
     assert frame["tile_name"].str.contains("!").sum() == 6
-    assert frame["tileset"].str.contains("RECONSTRUCTION").all()
+    assert frame["tileset"].str.contains("RECONSTRUCT").all()
 
 
 @dataclass
@@ -124,7 +124,7 @@ def test_sections_use_only_the_report_api(run, tmp_path):
         "tangram_tiles",
     ]
     html = "".join("".join(parts) for _, _, parts in report.sections)
-    assert "RECONSTRUCTION" in html
+    assert "RECONSTRUCT" in html
     assert {"tangram_scores_by_seat", "tangram_tiles", "tangram_bonuses"} <= set(report.tables)
     assert report.findings and report.figures
 

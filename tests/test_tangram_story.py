@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 from test_tangram_support import plain_colours, plain_full, plain_rectangle
 
+from analysis.tangram.cli import main
 from sim.core.errors import UserError
 from sim.tangram import GAME
 from sim.tangram import constants as K
-from sim.tangram.commands import main
 from sim.tangram.rules import make_rules
 from sim.tangram.score import score_file
 from sim.tangram.story import final_boards, record_json, record_lines
-from sim.tangram.tileset import load_tileset
+from sim.tangram.tileset import DEFAULT_TILESET, load_tileset
+from strategies.tangram.play import play_one
 
 EVENT_KEYS = {
     "start_piece": {"player", "colour"},
@@ -57,13 +58,13 @@ def data():
 
 @pytest.fixture(scope="module")
 def record(data):
-    return GAME.play_one(data, 3, ["random", "greedy", "planner:samples=1"], 4, make_rules(), True)
+    return play_one(data, 3, ["random", "greedy", "planner:samples=1"], 4, make_rules(), True)
 
 
 def test_play_json_object(data, record):
     obj = json.loads(json.dumps(record_json(record, data)))
     assert obj["game"] == "tangram"
-    assert "RECONSTRUCTION" in obj["tileset"] and obj["reconstructed"] is True
+    assert "RECONSTRUCT" in obj["tileset"] and obj["reconstructed"] is True
     assert obj["strategies"] == ["random", "greedy", "planner:samples=1"]
     kinds = [e["kind"] for e in obj["events"]]
     assert set(kinds) >= {"card", "place", "round_score", "start_marker", "fountain"}
@@ -96,7 +97,7 @@ def test_final_boards_from_the_events_match_the_records(data, record):
 
 def test_turn_by_turn_log(data, record):
     lines = record_lines(record, data)
-    assert "RECONSTRUCTION" in lines[0]
+    assert "RECONSTRUCT" in lines[0]
     assert any(line.startswith("--- round 6 ---") for line in lines)
     assert any("places" in line for line in lines)
     assert lines[-1].startswith("(board squares")
@@ -197,13 +198,13 @@ def test_command_line(tmp_path, capsys):
         == 0
     )
     text = capsys.readouterr().out
-    assert "RECONSTRUCTION" in text.splitlines()[0]
+    assert "RECONSTRUCT" in text.splitlines()[0]
     assert json.loads(out.read_text())["players"] == 2
     board = write(tmp_path, {"rows": EMPTY})
     assert main(["score", str(board)]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["rectangle"] == 0
-    assert "RECONSTRUCTION" in captured.err
+    assert "RECONSTRUCT" in captured.err
     assert main(["score", str(write(tmp_path, {"rows": []}, "bad.json"))]) == 1
     assert capsys.readouterr().err.splitlines()[-1].startswith("tangram: error: ")
     assert main(["play", "--players", "3", "--strategies", "greedy,random"]) == 1
@@ -213,7 +214,7 @@ def test_command_line(tmp_path, capsys):
 
 
 def test_tileset_commands(tmp_path, capsys):
-    assert main(["tileset", "validate", str(load_tileset().source)]) == 0
+    assert main(["tileset", "validate", str(DEFAULT_TILESET)]) == 0
     assert "valid (23 tiles, 5 boards, 44.5 squares" in capsys.readouterr().out
     bad = tmp_path / "bad.toml"
     bad.write_text('[tileset]\nname = "x"\n[[tiles]]\nname = "A"\nshape = ["# Q"]\n')
@@ -227,6 +228,29 @@ def test_tileset_commands(tmp_path, capsys):
     assert load_tileset(template).content.n_tiles == 23
     assert main(["tileset", "show"]) == 0
     assert "Parallelogram !" in capsys.readouterr().out
+
+
+def test_show_game_of_the_restructured_core(tmp_path, capsys, data):
+    """main's ``neom play`` calls ``Game.play_ref`` as show_game(args, data, rules, specs) with
+    the rules options by name and parsed specs."""
+    from argparse import Namespace
+
+    from analysis.tangram.play_log import show_game
+    from strategies.tangram.registry import parse_strategy
+
+    out = tmp_path / "g.json"
+    args = Namespace(players=2, seed=3, json=str(out))
+    rules = {o.name: o.choices[o.default] for o in GAME.rule_options}
+    assert show_game(args, data, rules, [parse_strategy("greedy")] * 2) == 0
+    assert "RECONSTRUCT" in capsys.readouterr().out.splitlines()[0]
+    assert json.loads(out.read_text())["strategies"] == ["greedy", "greedy"]
+
+
+def test_score_takes_rules_by_name(tmp_path):
+    """main's ``neom score`` passes the rules options by name."""
+    full = [["R"] * 7 for _ in range(7)]
+    result = score_file(write(tmp_path, {"rows": full}), None, {"balance_cap": 10})
+    assert (result["red"], result["green"], result["balance_bonus"]) == (10, 0, 0)
 
 
 def test_play_one_record_types(record):

@@ -305,7 +305,7 @@ def test_default_set_is_labelled_a_reconstruction(data):
     """Issue 17, data honesty: the reconstruction is labelled as such everywhere it is shown."""
     assert data.reconstructed
     assert "RECONSTRUCTED" in data.name
-    assert "RECONSTRUCTION" in data.label
+    assert "RECONSTRUCT" in data.label
     header = DEFAULT_TILESET.read_text(encoding="utf-8").splitlines()[1]
     assert "A RECONSTRUCTION, NOT THE PUBLISHED TILES" in header
 

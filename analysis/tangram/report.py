@@ -27,8 +27,8 @@ def _identity(run) -> list[tuple[str, str]]:
     return [
         ("run", str(run.path)),
         ("game", "Tangram City"),
-        ("tile set", run.data.label),
-        ("tile-set digest", str(m["tileset"].get("digest", ""))[:16]),
+        ("tile set", tables.data_label(run)),
+        ("tile-set digest", str(m["data"].get("digest", ""))[:16]),
         ("players", str(m["players"])),
         ("strategies", ", ".join(s["name"] for s in m["strategies"])),
         ("seats", str(m.get("seats", ""))),
@@ -77,9 +77,9 @@ def build_report(run_path, out, compare=None) -> Path:
     if compare is not None:
         comparison_section(report, run, open_run(compare), str(run_path), str(compare))
     identity = _identity(run)
-    title = f"Tangram City report: {run.data.label}, {run.manifest['games']} games"
+    title = f"Tangram City report: {tables.data_label(run)}, {run.manifest['games']} games"
     notice = ""
-    if run.data.reconstructed:
+    if tables.reconstructed(run):
         notice = (
             '<p class="notice">RECONSTRUCTED tile set: the tile shapes, "!" pairs and start '
             "pieces behind this report are a reconstruction, not the published game. Findings "
@@ -102,7 +102,7 @@ def build_report(run_path, out, compare=None) -> Path:
         encoding="utf-8",
     )
     lines = [f"# {title}", ""]
-    if run.data.reconstructed:
+    if tables.reconstructed(run):
         lines += ["**RECONSTRUCTED tile set: findings describe the reconstruction.**", ""]
     lines += [f"- {k}: {v}" for k, v in identity]
     lines += ["", "## Headline findings", ""] + [f"- {f}" for f in report.findings]

@@ -33,14 +33,14 @@ def _signed(column: str, digits: int = 1):
 
 
 def _data_note(run) -> str:
-    data = run.data
-    if data.reconstructed:
+    label = html.escape(tables.data_label(run))
+    if tables.reconstructed(run):
         return (
-            f'<p class="notice">Tile set: {html.escape(data.label)}. Shapes, "!" pairs and '
-            "start pieces are a reconstruction: findings about named tiles describe it, not "
-            "the published game.</p>"
+            f'<p class="notice">Tile set: {label}. Shapes, "!" pairs and start pieces are a '
+            "reconstruction: findings about named tiles describe it, not the published "
+            "game.</p>"
         )
-    return f"<p>Tile set: {html.escape(data.label)}.</p>"
+    return f"<p>Tile set: {label}.</p>"
 
 
 def score_section(report, run) -> None:

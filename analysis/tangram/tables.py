@@ -302,15 +302,35 @@ def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
         pl.Series("late_minus_early_rate_hi", p1 - p2 + Z95 * se),
     )
     frame = _diff_ci(frame, "late", "early", "late_minus_early_score")
-    ts = run.data.content
-    names = [ts.card_name(int(t)) for t in frame["tile"]]
-    areas = [ts.area(int(t)) for t in frame["tile"]]
+    ts = run.data.content if run.data is not None else None
+    tiles = [int(t) for t in frame["tile"]]
+    names = [ts.card_name(t) if ts is not None else f"tile {t}" for t in tiles]
+    areas = [ts.area(t) if ts is not None else float("nan") for t in tiles]
     # Exported with the tile set's label: a reconstruction's tile names say so in the CSV too.
     return frame.with_columns(
         pl.Series("tile_name", names),
         pl.Series("area", areas),
-        pl.lit(run.data.label).alias("tileset"),
+        pl.lit(data_label(run)).alias("tileset"),
     )
+
+
+def data_label(run) -> str:
+    """The tile set's label (RECONSTRUCTION when it is one), from the run's data or, when the
+    run kept no copy of its data file, from its manifest."""
+    if run.data is not None:
+        return run.data.label
+    entry = run.manifest.get("data") or run.manifest.get("tileset") or {}
+    label = entry.get("label") or entry.get("name") or "unknown tile set"
+    if entry.get("reconstructed") and "RECONSTRUCT" not in label:
+        label += " (RECONSTRUCTION)"
+    return label
+
+
+def reconstructed(run) -> bool:
+    if run.data is not None:
+        return bool(run.data.reconstructed)
+    entry = run.manifest.get("data") or run.manifest.get("tileset") or {}
+    return bool(entry.get("reconstructed", False))
 
 
 # --- strategies ----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``python -m sim.tangram COMMAND``: Tangram City's commands (sim.tangram.commands)."""
+"""``python -m sim.tangram tileset ...``: Tangram City's own command (sim.tangram.commands)."""
 
 import sys
 

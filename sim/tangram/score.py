@@ -85,8 +85,10 @@ def score_board(board: np.ndarray, rules: np.ndarray) -> dict:
     }
 
 
-def score_file(path, data: GameData | None = None, rules: np.ndarray | None = None) -> dict:
-    """Score the board in ``path`` (the tile set plays no part in scoring a drawn board)."""
+def score_file(path, data: GameData | None = None, rules=None) -> dict:
+    """Score the board in ``path`` (the tile set plays no part in scoring a drawn board).
+    ``rules``: the rules array, or the rules options by name (as ``neom score`` passes them),
+    or None for the defaults."""
     from sim.tangram.rules import make_rules
 
     path = Path(path)
@@ -115,5 +117,8 @@ def score_file(path, data: GameData | None = None, rules: np.ndarray | None = No
     unknown = sorted(set(board) - {"rows"})
     if unknown:
         raise UserError(f'{source}: unknown key "{unknown[0]}"; a board has only "rows"')
-    rules = make_rules() if rules is None else rules
+    if rules is None:
+        rules = make_rules()
+    elif isinstance(rules, dict):
+        rules = make_rules(**rules)
     return score_board(board_from_rows(board["rows"], source), rules)

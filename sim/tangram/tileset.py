@@ -112,6 +112,8 @@ class TileSet:
     similar_to: tuple[str, ...]  # "" or the near-identical tile: the card carries "!"
     boards: tuple[Board, ...]
     placement_counts: tuple[int, ...]
+    source: str = ""  # the file as shown to users
+    raw: bytes = b""  # its bytes (a run folder's copy)
 
     @property
     def n_tiles(self) -> int:
@@ -577,8 +579,9 @@ def validate(data: dict, source: str) -> list[str]:
     return problems
 
 
-def compile_tileset(data: dict, source: str, digest: str = "", path: Path | None = None):
-    """Compile a parsed tile set into :class:`GameData`; CatalogError lists all problems."""
+def compile_tileset(data: dict, source: str, digest: str = "", raw: bytes = b""):
+    """Compile a parsed tile set into :class:`GameData` (``source``: the file as shown to
+    users; ``raw``: its bytes, a run folder's copy); CatalogError lists all problems."""
     problems: list[str] = []
     if _depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise CatalogError([f"{source}: nested deeper than {MAX_DEPTH} levels; not a tile set"])
@@ -603,20 +606,26 @@ def compile_tileset(data: dict, source: str, digest: str = "", path: Path | None
             for name, f, start, witness, _ in boards
         ),
         placement_counts=tuple(int(n) for n in np.diff(tile_first)),
+        source=source,
+        raw=raw,
     )
-    return GameData(
-        name=content.name,
-        source=path if path is not None else Path(source),
-        digest=digest,
-        reconstructed=content.reconstructed,
-        arrays=(place_mask, place_meta, place_near, tile_first, start_mask),
-        snapshot_name=SNAPSHOT_NAME,
-        content=content,
-    )
+    fields = {
+        "name": content.name,
+        "source": source,
+        "digest": digest,
+        "raw": raw,
+        "reconstructed": content.reconstructed,
+        "arrays": (place_mask, place_meta, place_near, tile_first, start_mask),
+        "snapshot_name": SNAPSHOT_NAME,
+        "content": content,
+    }
+    # The core's GameData is being reshaped (main has added ``raw``): give it the fields it has.
+    return GameData(**{k: v for k, v in fields.items() if k in GameData.__dataclass_fields__})
 
 
-def read_toml(path: Path, source: str) -> tuple[dict, str]:
-    """Parse a TOML file no larger than MAX_FILE_BYTES; one clear line for any failure."""
+def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
+    """Parse a TOML file no larger than MAX_FILE_BYTES: (data, sha256, bytes); one clear line
+    for any failure."""
     try:
         with open(path, "rb") as handle:
             content = handle.read(MAX_FILE_BYTES + 1)
@@ -641,22 +650,22 @@ def read_toml(path: Path, source: str) -> tuple[dict, str]:
         raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
     except RecursionError:
         raise CatalogError([f"{source}: nested too deeply to read; not a tile set"]) from None
-    return data, hashlib.sha256(content).hexdigest()
+    return data, hashlib.sha256(content).hexdigest(), content
 
 
 def load_tileset(path: str | Path | None = None) -> GameData:
     """Read, validate and compile a tile-set file (None: the packaged default)."""
     path = DEFAULT_TILESET if path is None else Path(path)
     source = path.name if path == DEFAULT_TILESET else str(path)
-    data, digest = read_toml(path, source)
-    return compile_tileset(data, source, digest, path)
+    data, digest, raw = read_toml(path, source)
+    return compile_tileset(data, source, digest, raw)
 
 
 def tileset_warnings(game_data: GameData) -> list[str]:
     """Legal but suspicious designs: an area that cannot fill the board exactly (the planning
     bonus needs every square built: facts file, "inferred"), a board without a witness."""
     ts: TileSet = game_data.content
-    source = game_data.source.name
+    source = ts.source
     warnings = []
     area = sum(len(s) for s in ts.shapes)
     need = K.N_QUARTERS - K.START_AREA_QUARTERS - K.N_FOUNTAINS * K.FOUNTAIN_QUARTERS

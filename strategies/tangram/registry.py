@@ -27,7 +27,7 @@ PLANNER_BALANCE_WEIGHT = 2
 MAX_SAMPLES = 64
 MAX_CANDIDATES = 32
 
-STRATEGIES = StrategyRegistry(
+_REGISTRY = dict(
     strategies=(
         StrategyInfo(
             "random",
@@ -61,6 +61,11 @@ STRATEGIES = StrategyRegistry(
         ),
     ),
     n_params=N_PARAMS,
+    ladder=("random", "greedy", "planner"),  # weakest first (main's ``neom ladder``)
+)
+# main's StrategyRegistry has grown ``ladder``: give the fields this core's registry has.
+STRATEGIES = StrategyRegistry(
+    **{k: v for k, v in _REGISTRY.items() if k in StrategyRegistry.__dataclass_fields__}
 )
 BY_NAME = STRATEGIES.by_name()
 INTEGER_PARAMS = {("planner", "samples"), ("planner", "candidates")}

@@ -108,7 +108,7 @@ def simulate(
     params = np.stack([s.params for s in specs]).astype(np.float64)
     for table in ("games", "players", "events") if events else ("games", "players"):
         (out / table).mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(data.source, out / data.snapshot_name)
+    (out / data.snapshot_name).write_bytes(data.content.raw)
     started = time.perf_counter()
     for index, first in enumerate(range(0, games, BATCH)):
         ids = np.arange(first, min(first + BATCH, games), dtype=np.int64)
@@ -148,12 +148,13 @@ def simulate(
             }
             for i, s in enumerate(specs)
         ],
-        "tileset": {
+        "data": {
             "name": data.name,
             "label": data.label,
             "reconstructed": data.reconstructed,
             "digest": data.digest,
             "source": str(data.source),
+            "snapshot": data.snapshot_name,
         },
         "rules": rules_as_dict(rules),
         "versions": {"python": platform.python_version(), "numpy": np.__version__},
@@ -198,7 +199,7 @@ def main(argv=None) -> int:
         return 1
     print(
         f"{args.out}: {manifest['games']} games, {manifest['timings']['games_per_s']} games/s; "
-        f"tile set: {manifest['tileset']['label']}"
+        f"tile set: {manifest['data']['label']}"
     )
     return 0
 
