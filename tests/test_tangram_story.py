@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_tangram_support import plain_colours, plain_full, plain_rectangle
 
-from analysis.tangram.cli import main
+from sim.core.cli import main
 from sim.core.errors import UserError
 from sim.tangram import GAME
 from sim.tangram import constants as K
@@ -185,6 +185,8 @@ def test_command_line(tmp_path, capsys):
         main(
             [
                 "play",
+                "--game",
+                "tangram",
                 "--players",
                 "2",
                 "--strategies",
@@ -201,15 +203,17 @@ def test_command_line(tmp_path, capsys):
     assert "RECONSTRUCT" in text.splitlines()[0]
     assert json.loads(out.read_text())["players"] == 2
     board = write(tmp_path, {"rows": EMPTY})
-    assert main(["score", str(board)]) == 0
+    assert main(["score", "--game", "tangram", str(board)]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["rectangle"] == 0
     assert "RECONSTRUCT" in captured.err
-    assert main(["score", str(write(tmp_path, {"rows": []}, "bad.json"))]) == 1
-    assert capsys.readouterr().err.splitlines()[-1].startswith("tangram: error: ")
-    assert main(["play", "--players", "3", "--strategies", "greedy,random"]) == 1
+    assert main(["score", "--game", "tangram", str(write(tmp_path, {"rows": []}, "bad.json"))]) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith("neom: error: ")
+    assert (
+        main(["play", "--game", "tangram", "--players", "3", "--strategies", "greedy,random"]) == 1
+    )
     assert "2 strategies for 3 players" in capsys.readouterr().err
-    assert main(["strategies"]) == 0
+    assert main(["strategies", "--game", "tangram"]) == 0
     assert "planner" in capsys.readouterr().out
 
 

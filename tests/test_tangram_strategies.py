@@ -47,7 +47,7 @@ def test_parse_strategy():
         ("greedyy", "unknown strategy 'greedyy'"),
         ("greedy:weight=1", "bad parameter 'weight=1'"),
         ("planner:samples=x", "is not a number"),
-        ("planner:samples=0", "outside [1, 64]"),
+        ("planner:samples=0", "must be between 1 and 64"),
         ("planner:samples=2.5", "must be a whole number"),
     ]:
         with pytest.raises(UserError, match=message.replace("[", r"\[")):

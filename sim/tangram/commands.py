@@ -1,17 +1,13 @@
 """Tangram City's own command: ``tileset`` (``validate FILE``, ``template``, ``show [FILE]``,
 ``witness [FILE]``).
 
-``register(subparsers)`` adds it to ``neom`` (``Game.commands_ref`` here, ``Game.commands`` on
-the restructured core); ``python -m sim.tangram tileset ...`` runs it alone. The standalone
-``play``, ``score`` and ``strategies`` (until the generic ``neom ... --game tangram`` exist)
-are in :mod:`analysis.tangram.cli`, above the strategies this package never imports.
+``register(subparsers)`` adds it to ``neom`` (``Game.commands``): ``neom tileset ...``.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
-from sim.core.errors import CatalogError, UserError
+from sim.core.errors import CatalogError
 from sim.tangram import geometry as G
 from sim.tangram.tileset import (
     TEMPLATE,
@@ -83,23 +79,3 @@ def run_witness(args) -> int:
     from sim.tangram import witness
 
     return witness.main([args.file] if args.file else [])
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m sim.tangram", description="Tangram City tile sets."
-    )
-    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    return parser
-
-
-def main(argv=None, parser: argparse.ArgumentParser | None = None) -> int:
-    args = (parser or build_parser()).parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except UserError as exc:
-        print(f"tangram: error: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0

@@ -609,18 +609,16 @@ def compile_tileset(data: dict, source: str, digest: str = "", raw: bytes = b"")
         source=source,
         raw=raw,
     )
-    fields = {
-        "name": content.name,
-        "source": source,
-        "digest": digest,
-        "raw": raw,
-        "reconstructed": content.reconstructed,
-        "arrays": (place_mask, place_meta, place_near, tile_first, start_mask),
-        "snapshot_name": SNAPSHOT_NAME,
-        "content": content,
-    }
-    # The core's GameData is being reshaped (main has added ``raw``): give it the fields it has.
-    return GameData(**{k: v for k, v in fields.items() if k in GameData.__dataclass_fields__})
+    return GameData(
+        name=content.name,
+        source=source,
+        digest=digest,
+        raw=raw,
+        reconstructed=content.reconstructed,
+        arrays=(place_mask, place_meta, place_near, tile_first, start_mask),
+        snapshot_name=SNAPSHOT_NAME,
+        content=content,
+    )
 
 
 def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:

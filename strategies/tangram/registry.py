@@ -2,15 +2,16 @@
 their parameters (name, default, allowed range).
 
 Every strategy gets a float64 vector of ``N_PARAMS`` entries, filled from its defaults and a
-``name:param=value,...`` spec (:func:`parse_strategy`).
+``name:param=value,...`` spec (``sim.core.strategies``).
 """
 
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from sim.core.errors import UserError
+from sim.core import strategies as core
 from sim.core.game import StrategyInfo, StrategyRegistry
+from sim.core.strategies import StrategySpec
 
 N_PARAMS = 3
 
@@ -27,7 +28,7 @@ PLANNER_BALANCE_WEIGHT = 2
 MAX_SAMPLES = 64
 MAX_CANDIDATES = 32
 
-_REGISTRY = dict(
+STRATEGIES = StrategyRegistry(
     strategies=(
         StrategyInfo(
             "random",
@@ -58,72 +59,15 @@ _REGISTRY = dict(
             ("samples", "candidates", "balance_weight"),
             (6.0, 4.0, 0.0),
             ((1.0, float(MAX_SAMPLES)), (1.0, float(MAX_CANDIDATES)), (0.0, 10.0)),
+            ("samples", "candidates"),
         ),
     ),
     n_params=N_PARAMS,
-    ladder=("random", "greedy", "planner"),  # weakest first (main's ``neom ladder``)
+    ladder=("random", "greedy", "planner"),  # weakest first (``neom ladder --game tangram``)
 )
-# main's StrategyRegistry has grown ``ladder``: give the fields this core's registry has.
-STRATEGIES = StrategyRegistry(
-    **{k: v for k, v in _REGISTRY.items() if k in StrategyRegistry.__dataclass_fields__}
-)
-BY_NAME = STRATEGIES.by_name()
-INTEGER_PARAMS = {("planner", "samples"), ("planner", "candidates")}
 
-
-@dataclass(frozen=True)
-class StrategySpec:
-    name: str
-    id: int
-    params: np.ndarray  # float64[N_PARAMS]
-    spec: str  # canonical: the name, then every parameter that differs from its default
-
-
-def parse_strategy(spec: str) -> StrategySpec:
-    """``name`` or ``name:param=value,...``; UserError naming the mistake."""
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip()
-    info = BY_NAME.get(name)
-    if info is None:
-        raise UserError(
-            f"unknown strategy {name!r} in {spec!r}; valid Tangram City strategies: "
-            f"{', '.join(BY_NAME)}"
-        )
-    params = np.zeros(N_PARAMS, dtype=np.float64)
-    params[: len(info.defaults)] = info.defaults
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in info.param_names:
-            known = ", ".join(info.param_names) or "none"
-            raise UserError(
-                f"bad parameter {item!r} for strategy {name!r} in {spec!r}; expected "
-                f"param=value with param one of: {known}"
-            )
-        try:
-            number = float(value)
-        except ValueError:
-            raise UserError(
-                f"parameter {key!r} of strategy {name!r} in {spec!r} is not a number: {value!r}"
-            ) from None
-        k = info.param_names.index(key)
-        low, high = info.bounds[k]
-        if not low <= number <= high:
-            raise UserError(
-                f"parameter {key!r} of strategy {name!r} in {spec!r}: {number:g} is outside "
-                f"[{low:g}, {high:g}]"
-            )
-        if (name, key) in INTEGER_PARAMS and number != int(number):
-            raise UserError(
-                f"parameter {key!r} of strategy {name!r} in {spec!r}: must be a whole number"
-            )
-        params[k] = number
-    changed = [
-        f"{key}={params[k]:g}"
-        for k, key in enumerate(info.param_names)
-        if params[k] != info.defaults[k]
-    ]
-    return StrategySpec(name, info.id, params, name + (":" + ",".join(changed) if changed else ""))
+# The generic spec functions of sim.core.strategies, bound to Tangram City's strategies.
+parse_strategy = partial(core.parse_strategy, STRATEGIES)
 
 
 def as_spec(strategy) -> StrategySpec:
