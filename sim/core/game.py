@@ -111,7 +111,8 @@ class GameData:
 @dataclass(frozen=True)
 class StrategyInfo:
     """A strategy of a game: its name, the integer id the compiled dispatch switches on, what
-    it does, its parameters (name, default, allowed range)."""
+    it does, its parameters (name, default, allowed range; ``whole``: the ones that count
+    something and must be whole numbers)."""
 
     name: str
     id: int
@@ -119,6 +120,7 @@ class StrategyInfo:
     param_names: tuple[str, ...] = ()
     defaults: tuple[float, ...] = ()
     bounds: tuple[tuple[float, float], ...] = ()  # per parameter; empty: any finite value
+    whole: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,11 @@ def _check_value(info: StrategyInfo, key: str, value: float, spec: str) -> None:
                 f"parameter {key!r} of strategy {info.name!r} in {spec!r} is {value:g}: "
                 f"must be between {low:g} and {high:g}"
             )
+    if key in info.whole and value != int(value):
+        raise UserError(
+            f"parameter {key!r} of strategy {info.name!r} in {spec!r} is {value:g}: "
+            "must be a whole number"
+        )
 
 
 def parse_strategy(registry: StrategyRegistry, spec: str) -> StrategySpec:

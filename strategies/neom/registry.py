@@ -59,6 +59,7 @@ _STRATEGIES = (
         ("playouts", "candidates"),
         (8.0, 4.0),
         ((1.0, MAX_PLAYOUTS), (1.0, 100.0)),
+        ("playouts", "candidates"),
     ),
     StrategyInfo(
         "miser", MISER_ID, "never spends a coin it can keep (worked example of a new strategy)"
