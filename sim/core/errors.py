@@ -109,3 +109,26 @@ def decode_text(data: bytes, shown: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UserError(f"{shown}: not UTF-8 text (line {line})") from None
+
+
+def read_toml_input(path, what: str, max_bytes: int, shown: str) -> tuple[dict, bytes]:
+    """A user's TOML file read under the limits above: its parsed content and its exact bytes.
+    A missing or oversized file is a UserError; text that is not UTF-8, nested too deeply or
+    not TOML is a CatalogError naming the file (and the line)."""
+    import tomllib
+
+    content = read_input(path, what, max_bytes, shown=shown)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = content[: exc.start].count(b"\n") + 1
+        raise CatalogError([f"{shown}: not UTF-8 text (line {line})"]) from None
+    try:
+        check_nesting(text, "toml", shown)
+        return tomllib.loads(text), content
+    except UserError as exc:
+        raise CatalogError([str(exc)]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError([f"{shown}: TOML syntax error: {exc}"]) from None
+    except RecursionError:  # the nesting check stops this first; never a traceback
+        raise CatalogError([f"{shown}: nested too deeply"]) from None

@@ -9,14 +9,13 @@ each naming the file, the tile (or good, board, deck) and the field.
 import difflib
 import hashlib
 import json
-import tomllib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, UserError, check_nesting, read_input
+from sim.core.errors import CatalogError, read_toml_input
 from sim.neom import constants as K
 from sim.neom.tables import Tables
 
@@ -999,21 +998,7 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     source = path.name if path == DEFAULT_CATALOG else str(path)
     # Size first (before reading), then depth (before parsing): a huge, endless or deeply
     # nested file is one message in milliseconds.
-    content = read_input(path, "catalogue file", MAX_CATALOG_BYTES, shown=source)
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        raise CatalogError([f"{source}: not UTF-8 text (line {line})"]) from None
-    try:
-        check_nesting(text, "toml", source)
-        data = tomllib.loads(text)
-    except UserError as exc:
-        raise CatalogError([str(exc)]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
-    except RecursionError:  # the nesting check stops this first; never a traceback
-        raise CatalogError([f"{source}: nested too deeply"]) from None
+    data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
     return compile_catalog(data, source, hashlib.sha256(content).hexdigest()), content
 
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, UserError
+from sim.core.errors import CatalogError, read_toml_input
 from sim.core.game import GameData
 from sim.tangram import constants as K
 from sim.tangram import geometry as G
@@ -622,32 +621,9 @@ def compile_tileset(data: dict, source: str, digest: str = "", raw: bytes = b"")
 
 
 def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
-    """Parse a TOML file no larger than MAX_FILE_BYTES: (data, sha256, bytes); one clear line
-    for any failure."""
-    try:
-        with open(path, "rb") as handle:
-            content = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise UserError(f"{source}: tile-set file not found") from None
-    except IsADirectoryError:
-        raise UserError(f"{source}: is a directory, not a tile-set file") from None
-    except OSError as exc:
-        raise UserError(f"{source}: cannot read the tile-set file ({exc.strerror})") from None
-    if len(content) > MAX_FILE_BYTES:
-        raise UserError(
-            f"{source}: larger than {MAX_FILE_BYTES} bytes; a tile-set file is a few kilobytes"
-        )
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        raise CatalogError([f"{source}: not UTF-8 text (line {line})"]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
-    except RecursionError:
-        raise CatalogError([f"{source}: nested too deeply to read; not a tile set"]) from None
+    """Parse a tile-set file no larger than MAX_FILE_BYTES: (data, sha256, bytes); one clear
+    line for any failure (``sim.core.errors.read_toml_input``)."""
+    data, content = read_toml_input(path, "tile-set file", MAX_FILE_BYTES, source)
     return data, hashlib.sha256(content).hexdigest(), content
 
 
