@@ -35,11 +35,13 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 # Engine speed on one core (bench/results.json), each strategy's games/s on one core
-# (bench/strategies.json), then runner scaling and memory (bench/runner.json).
+# (bench/strategies.json), runner scaling and memory (bench/runner.json), then Tangram City's
+# games/s per strategy and player count (bench/tangram.json).
 bench: $(STAMP)
 	$(BIN)/python -m sim.tools.bench
 	$(BIN)/python -m strategies.tools.bench
 	$(BIN)/python -m sim.tools.bench_runner
+	$(BIN)/python -m sim.tangram.bench
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)

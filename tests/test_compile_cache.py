@@ -41,7 +41,7 @@ def test_the_key_covers_the_compiled_modules_and_what_they_import():
         "sim/tools/bench.py",
         "sim/tools/bench_ab.py",
         "strategies/tools/tune.py",
-        "strategies/tools/ladder.py",
+        "analysis/core/ladder.py",
     ):
         assert driver not in sources
 

@@ -127,29 +127,43 @@ def experiment(tmp_path, *args):
 
 
 def test_paired_result_matches_an_independent_computation(tmp_path, capsys):
-    """experiment.json's seat row is the mean paired difference, same game and seat."""
+    """experiment.json's seat row is the mean paired difference, same game and seat, with a
+    Student-t interval whose standard error is cluster-robust over deals (the two seat
+    rotations of a deal are one cluster)."""
     code = experiment(
         tmp_path, "cornerstone", "Merchant Union", "--players", "2", "--games", "30",
-        "--strategies", "random,greedy", "--seat", "1",
+        "--strategies", "random,greedy", "--seat", "1", "--json", str(tmp_path / "f.json"),
     )  # fmt: skip
     assert code == 0
     assert "| seat 1 | 30 |" in capsys.readouterr().out
     result = json.loads((tmp_path / "exp" / "experiment.json").read_text())
     assert (tmp_path / "exp" / "experiment.md").is_file()
-    assert [r["subject"] for r in result["rows"]] == ["seat 1"]
+    assert [r["subject"] for r in result["rows"]] == [
+        "seat 0", "seat 1", "holders (intervention)", "others (not seat 1)", "table (every seat)",
+    ]  # fmt: skip
+    assert [r["subject"] for r in result["presence"]] == ["seat 0", "seat 1", "any seat"]
     frames = [
         pl.read_parquet(tmp_path / "exp" / run / "players" / "*.parquet")
         .filter(pl.col("seat") == 1)
         .sort("game_id")
         for run in ("baseline", "intervention")
     ]
-    row = result["rows"][0]
+    row = result["rows"][1]
+    from scipy.stats import t
+
     for key, column in (("win_share", "win_share"), ("score", "total")):
-        diff = frames[1][column].cast(pl.Float64) - frames[0][column].cast(pl.Float64)
-        half = 1.959963984540054 * diff.std() / np.sqrt(30)
+        diff = (frames[1][column].cast(pl.Float64) - frames[0][column].cast(pl.Float64)).to_numpy()
+        deal = frames[0]["game_id"].to_numpy() // 2
+        sums = np.bincount(deal, weights=diff - diff.mean())
+        g = np.unique(deal).size
+        se = np.sqrt(g / (g - 1) * (sums**2).sum()) / diff.size
+        half = t.ppf(0.975, g - 1) * se
         assert row[f"{key}_diff"] == pytest.approx(diff.mean())
         assert row[f"{key}_lo"] == pytest.approx(diff.mean() - half)
         assert row[f"{key}_hi"] == pytest.approx(diff.mean() + half)
+    findings = json.loads((tmp_path / "f.json").read_text())
+    assert {"kind", "name", "metric", "effect", "lo", "hi", "n", "flag"} <= set(findings[0])
+    assert findings[0]["name"] == "Merchant Union" and findings[0]["kind"] == "cornerstone"
 
 
 def test_a_strong_cornerstone_forced_shows_a_significant_gain(tmp_path):
@@ -175,7 +189,10 @@ def test_ban_reports_every_seat_and_the_baseline_drafters(tmp_path):
     )  # fmt: skip
     assert code == 0
     rows = json.loads((tmp_path / "exp" / "experiment.json").read_text())["rows"]
-    assert [r["subject"] for r in rows] == ["seat 0", "seat 1", "baseline drafters"]
+    assert [r["subject"] for r in rows] == [
+        "seat 0", "seat 1", "baseline holders", "others (not baseline holders)",
+        "table (every seat)",
+    ]  # fmt: skip
     # Win shares of a game sum to 1 in both runs: the seats' changes cancel out.
     assert rows[0]["win_share_diff"] == pytest.approx(-rows[1]["win_share_diff"])
 
@@ -208,3 +225,22 @@ def test_bad_experiments_are_one_line_errors_before_any_run(tmp_path, capsys, ar
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not (tmp_path / "exp").exists()
+
+
+def test_experiment_out_refuses_a_folder_it_did_not_write(tmp_path, capsys):
+    """Issue 21 item 8: --out wrote into any non-empty folder, and its error suggested a
+    --resume that experiment does not have."""
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "notes.txt").write_text("mine")
+    args = ["cornerstone", "Merchant Union", "--players", "2", "--games", "4",
+            "--strategies", "random,random"]  # fmt: skip
+    assert experiment(tmp_path, *args, "--overwrite") == 1
+    err = capsys.readouterr().err
+    assert "holds 'notes.txt', which neom experiment did not write" in err
+    assert "--resume" not in err and err.count("\n") == 1
+    (tmp_path / "exp" / "notes.txt").unlink()
+    assert experiment(tmp_path, *args) == 0
+    capsys.readouterr()
+    assert experiment(tmp_path, *args) == 1
+    assert "pass --overwrite to replace it" in capsys.readouterr().err
+    assert experiment(tmp_path, *args, "--overwrite") == 0

@@ -14,14 +14,19 @@ from analysis.neom.synthetic import write_run
 from sim.core.cli import main
 
 CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
-SECTIONS = ("findings", "strategies", "seats", "cornerstones", "tiles", "scores", "disasters")
+SECTIONS = (
+    "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead", "flow",
+    "scores", "disasters",
+)  # fmt: skip
 FIGURES = (
-    "strategy_win_share", "strategy_matrix", "seat_win_share", "cornerstone_effects",
-    "tile_effects", "score_distributions", "score_breakdown",
+    "strategy_win_share", "strategy_matrix", "seat_win_share", "margin_of_victory",
+    "cornerstone_effects", "tile_effects", "coins_by_generation", "score_distributions",
+    "score_breakdown",
 )  # fmt: skip
 TABLES = (
-    "strategies", "head_to_head", "ratings", "seats", "seat_balance", "cornerstones", "tiles",
-    "scores", "disasters", "disaster_frequency",
+    "strategies", "strategy_effects", "head_to_head", "ratings", "seats", "seat_balance",
+    "closeness", "cornerstones", "cornerstones_by_strategy", "tiles", "tiles_by_strategy",
+    "dead_tiles", "coins_by_generation", "scores", "disasters", "disaster_frequency",
 )  # fmt: skip
 
 
@@ -29,7 +34,7 @@ TABLES = (
 def run_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "run"
     return write_run(
-        path, n_games=600, strategies={"greedy": 0.3, "random": 0.0}, boosts={3: 1.0},
+        path, n_games=600, strategies={"greedy": 0.3, "random": 0.0}, boosts={3: 1.5},
         catalog_path=CATALOG,
     )  # fmt: skip
 
@@ -58,9 +63,9 @@ def test_report_opens_with_identity_and_headlines(report, run_path):
     assert 'class="notice">RECONSTRUCTED' in text
     assert text.index("RECONSTRUCTED") < text.index('id="strategies"')
     assert re.search(r"greedy wins \d+\.\d% \[\d+\.\d, \d+\.\d\] of 4-player games", text)
-    assert re.search(r"Seat balance 0\.\d{3} \[", text)
+    assert re.search(r"Seats in 4-player games: χ²\(3\) = \d+\.\d\d, p = 0\.\d+", text)
     boosted = open_run(run_path).tile_name(3)
-    assert re.search(rf"cornerstones? flagged strong: {re.escape(boosted)}", text)
+    assert re.search(rf"cornerstones? flagged strong: {re.escape(boosted)} \(\+\d+\.\d", text)
 
 
 def test_report_html_needs_nothing_external(report):
@@ -103,6 +108,6 @@ def test_flags_respect_the_false_discovery_rate(tmp_path):
         runs_with_flags += (cornerstone_table(run)["flag"] != "").any()
     # Binomial(40, 0.05): P(more than 6) < 0.01; the seeds are fixed, so this cannot flake.
     assert runs_with_flags <= 6
-    strong = open_run(write_run(tmp_path / "strong", n_games=400, boosts={11: 1.0}, events=False))
+    strong = open_run(write_run(tmp_path / "strong", n_games=800, boosts={11: 1.0}, events=False))
     table = cornerstone_table(strong)
     assert table.filter(pl.col("flag") == "strong")["tile"].to_list() == [11]

@@ -23,9 +23,13 @@ def _figure(height: float) -> Figure:
     return fig
 
 
-def png_bytes(fig: Figure) -> bytes:
+def png_bytes(fig: Figure, label: str = "") -> bytes:
+    """The figure as PNG; ``label`` (a reconstruction's data label) is printed on the figure
+    and stored in the PNG's Description, so the file says what it describes on its own."""
+    if label:
+        fig.suptitle(label, fontsize=8, color="#a40000")
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Description": label} if label else None)
     return buffer.getvalue()
 
 
@@ -84,8 +88,19 @@ def grouped_bars(
             + (m_index - (len(members) - 1) / 2) * width
         )
         values = part[value].to_numpy()
-        errors = np.vstack(
-            [values - part[f"{value}_lo"].to_numpy(), part[f"{value}_hi"].to_numpy() - values]
+        # Clipped at 0: an interval may end a rounding error inside its estimate (a share of
+        # exactly 1, as every solo game gives), which matplotlib refuses as a negative error.
+        errors = np.clip(
+            np.nan_to_num(
+                np.vstack(
+                    [
+                        values - part[f"{value}_lo"].to_numpy(),
+                        part[f"{value}_hi"].to_numpy() - values,
+                    ]
+                )
+            ),
+            0.0,
+            None,
         )
         ax.bar(
             x,
@@ -183,4 +198,49 @@ def breakdown_bars(summary: pl.DataFrame, categories: tuple[str, ...], title: st
     ax.set_title(title, fontsize=11)
     fig.legend(fontsize=8, loc="outside right upper")
     ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def histograms(frame: pl.DataFrame, group: str, value: str, title: str, xlabel: str) -> Figure:
+    """Share of rows per integer value of ``value``, one step line per ``group`` value."""
+    fig = _figure(3.4)
+    ax = fig.add_subplot()
+    for index, ((key,), part) in enumerate(sorted(frame.partition_by(group, as_dict=True).items())):
+        values = part[value].drop_nulls().to_numpy()
+        if values.size == 0:
+            continue
+        top = int(np.quantile(values, 0.99)) + 1
+        counts = np.bincount(np.clip(values.astype(np.int64), 0, top), minlength=top + 1)
+        ax.step(
+            np.arange(top + 1), counts / values.size, where="mid",
+            label=f"{key}", color=COLORS[index % len(COLORS)],
+        )  # fmt: skip
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share of games")
+    ax.set_title(title, fontsize=11)
+    ax.grid(alpha=0.3)
+    fig.legend(title=group.replace("_", " "), fontsize=8, loc="outside right upper")
+    return fig
+
+
+def lines_by(frame: pl.DataFrame, x: str, y: str, series: str, title: str, xlabel: str,
+             ylabel: str) -> Figure:  # fmt: skip
+    """One line (with ``y_lo``/``y_hi`` bands when present) per ``series`` value over ``x``."""
+    fig = _figure(3.4)
+    ax = fig.add_subplot()
+    for index, ((key,), part) in enumerate(
+        sorted(frame.partition_by(series, as_dict=True).items())
+    ):
+        part = part.sort(x)
+        color = COLORS[index % len(COLORS)]
+        ax.plot(part[x].to_numpy(), part[y].to_numpy(), marker="o", label=str(key), color=color)
+        if f"{y}_lo" in part.columns:
+            ax.fill_between(part[x].to_numpy(), part[f"{y}_lo"].to_numpy(),
+                            part[f"{y}_hi"].to_numpy(), alpha=0.15, color=color)  # fmt: skip
+    ax.set_xticks(sorted(frame[x].unique().to_list()))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(alpha=0.3)
+    fig.legend(title=series.replace("_", " "), fontsize=8, loc="outside right upper")
     return fig

@@ -7,6 +7,7 @@ checks all of that against the game's declared tables and raises
 code can rely on the columns.
 """
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import polars as pl
 from sim.core.errors import UserError
 from sim.core.game import ADDED_COLUMNS, Game, GameData
 from sim.core.registry import get_game
-from sim.core.store import EVENTS, GAMES, MANIFEST, PLAYERS, read_run
+from sim.core.store import EVENTS, GAMES, MANIFEST, PLAYERS, listed_names, read_run
 
 MANIFEST_KEYS = ("game", "rules_version", "data", "players", "games", "seed", "strategies")
 
@@ -102,11 +103,19 @@ def _load_data(path: Path, game: Game, manifest: dict) -> GameData | None:
 
 
 def open_run(path) -> Run:
-    """Validate a complete run folder and open its tables lazily."""
+    """Validate a complete run folder and open its tables lazily: every batch file is checked
+    against the manifest (``sim.core.store.read_run``); files the run did not write are never
+    read, and named on stderr."""
     path = Path(path)
     if not path.is_dir():
         raise UserError(f"{path}: no such run folder")
     tables = read_run(path)
+    if tables.ignored:
+        print(
+            f"neom: note: {path}: ignoring what the run did not write: "
+            f"{listed_names(list(tables.ignored))}",
+            file=sys.stderr,
+        )
     _check_manifest(path, tables.manifest)
     game = get_game(tables.manifest["game"])
 

@@ -3,18 +3,24 @@ base64 PNG), ``summary.md``, ``figures/*.png`` and ``tables/*.csv``."""
 
 import base64
 import html
+import importlib
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from analysis.core import figures, seats, strategies
 from analysis.core.load import Run, open_run
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
+from analysis.core.tabulate import deals, effect_table, with_band_flags
+from sim.core.errors import UserError
 from sim.core.game import resolve
 
 CSS = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 1rem auto; padding: 0 1rem;
+body { font-family: system-ui, sans-serif; max-width: 84rem; margin: 1rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }
 h1 { font-size: 1.6rem; } h2 { border-bottom: 2px solid #ccc; margin-top: 2.2rem; }
 table { border-collapse: collapse; font-size: 0.85rem; margin: 0.6rem 0; }
@@ -24,6 +30,7 @@ th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 .findings li { margin: 0.25rem 0; } .flag-strong { color: #cc0000; font-weight: bold; }
 .flag-weak { color: #3465a4; font-weight: bold; } img { max-width: 100%; }
 .note { color: #555; font-size: 0.9rem; } nav a { margin-right: 0.8rem; }
+tr.small td { color: #999; } ol.ranked li { margin: 0.2rem 0; }
 """
 
 
@@ -72,8 +79,45 @@ def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
             flag = row.get("flag")
             css = f' class="flag-{flag}"' if flag and text == flag else ""
             cells.append(f"<td{css}>{html.escape(text)}</td>")
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+        css_row = ' class="small"' if row.get("small") else ""
+        rows.append(f"<tr{css_row}>{''.join(cells)}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+# How each metric of findings.json reads in the report.
+METRIC_WORDS = {
+    "win_share_above_expected_drafted": "drafters' win share above expected",
+    "win_share_above_expected_selected": "selectors' win share above expected",
+    "win_share_minus_fair": "win share above the fair share",
+}
+
+
+def clean(value):
+    """A JSON-safe value: NaN and infinities become null, numpy scalars plain Python."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def pts(x, lo=None, hi=None, digits: int = 1, unit: str = " pct-pts") -> str:
+    """A win-share difference (a fraction) in percentage points, with its interval; tables
+    whose header names the unit pass ``unit=""``."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+        return f"{100 * x:+.{digits}f}{unit}"
+    return f"{100 * x:+.{digits}f} [{100 * lo:+.{digits}f}, {100 * hi:+.{digits}f}]{unit}"
+
+
+def cell_pts(x, lo=None, hi=None) -> str:
+    """``pts`` for a table cell under a header that says pct-pts."""
+    return pts(x, lo, hi, unit="")
 
 
 @dataclass
@@ -81,15 +125,21 @@ class Report:
     out: Path
     correction: str = "bh"  # multiple-comparison correction of flagged findings
     level: float = 0.05
-    label: str = ""  # the correction and level in words
+    label: str = ""  # the flag rule in words
+    band: float = DEFAULT_BAND  # practical-significance band (win share, a fraction)
+    min_n: int = DEFAULT_MIN_N  # seats below which nothing is tested or flagged
+    data_label: str = ""  # a reconstruction's label: carried by every exported file
     sections: list[tuple[str, str, list[str]]] = field(default_factory=list)  # id, title, html
-    findings: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # headline lines in words
+    items: list[dict] = field(default_factory=list)  # findings.json
 
     def table(self, name: str, frame: pl.DataFrame) -> None:
+        if self.data_label:
+            frame = frame.with_columns(pl.lit(self.data_label).alias("data"))
         frame.write_csv(self.out / "tables" / f"{name}.csv")
 
     def figure(self, name: str, fig, alt: str) -> str:
-        data = figures.png_bytes(fig)
+        data = figures.png_bytes(fig, self.data_label)
         (self.out / "figures" / f"{name}.png").write_bytes(data)
         encoded = base64.b64encode(data).decode("ascii")
         return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
@@ -97,15 +147,61 @@ class Report:
     def section(self, key: str, title: str, parts: list[str]) -> None:
         self.sections.append((key, title, parts))
 
+    def add_items(
+        self,
+        kind: str,
+        frame: pl.DataFrame,
+        metric: str,
+        name: str = "tile_name",
+        strategy: str | None = None,
+        effect: str = "effect",
+    ) -> None:
+        """One findings.json object per row of an effect table: kind, name, metric, effect,
+        lo, hi, n, flag (null unless flagged), and strategy for per-strategy rows."""
+        for row in frame.iter_rows(named=True):
+            item = {
+                "kind": kind,
+                "name": str(row[name]),
+                "metric": metric,
+                "effect": clean(row[effect]),
+                "lo": clean(row[f"{effect}_lo"]),
+                "hi": clean(row[f"{effect}_hi"]),
+                "n": clean(row["n"]),
+                "flag": row.get("flag") or None,
+            }
+            if strategy is not None:
+                item["strategy"] = str(row[strategy])
+            if self.data_label:
+                item["data"] = self.data_label
+            self.items.append(item)
+
+    def band_words(self) -> str:
+        return (
+            f"flagged only when the whole 95% interval lies outside ±{100 * self.band:g} "
+            f"pct-pts and the {self.label}, from at least {self.min_n} seats"
+        )
+
 
 def readings(run: Run) -> list[str]:
-    """The rules options the run used, in words (the game's descriptions of its readings)."""
+    """The rules the run used, in words: each rules option's reading (the game's
+    descriptions), marked when it is not the default, then any experiment intervention."""
     rules = run.manifest.get("rules", {})
     words = []
+    known = set()
     for option in run.game.rule_options:
+        known.add(option.name)
         labels = {value: label for label, value in option.choices.items()}
-        label = labels.get(rules.get(option.name), str(rules.get(option.name)))
-        words.append(option.describe.get(label, f"{option.flag} {label}"))
+        value = rules.get(option.name, option.choices[option.default])
+        label = labels.get(value, str(value))
+        text = option.describe.get(label, f"{option.flag} {label}")
+        if label != option.default:
+            text += f" [not the default: {option.flag} {label}]"
+        words.append(text)
+    for key, value in rules.items():
+        if key in known or value in (-1, None):
+            continue
+        shown = run.tile_name(int(value)) if key.endswith("_tile") and run.tables else value
+        words.append(f"experiment intervention: {key.replace('_', ' ')} = {shown}")
     return words
 
 
@@ -126,33 +222,78 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     ]
 
 
+def strategy_effects(report: Report, run: Run) -> pl.DataFrame:
+    """Each strategy's win share minus the fair share (1 / players), cluster-robust by deal,
+    flagged with the band like every other effect."""
+    frame = (
+        run.players.select("game_id", "n_players", "strategy_name", "win_share")
+        .with_columns(
+            (1.0 / pl.col("n_players")).alias("expected"),
+            (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
+        )
+        .join(deals(run), on="game_id", how="left")
+    )
+    table = effect_table(frame, ["n_players", "strategy_name"])
+    return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
+        "n_players", "strategy_name"
+    )
+
+
 def _strategy_section(report: Report, run: Run) -> None:
     shares = strategies.win_shares(run)
     pairs = strategies.head_to_head(run)
     rating = strategies.ratings(run, pairs)
+    effects = strategy_effects(report, run)
     report.table("strategies", shares)
+    report.table("strategy_effects", effects)
     report.table("head_to_head", pairs)
     report.table("ratings", rating)
+    report.add_items(
+        "strategy",
+        effects.with_columns(
+            (pl.col("strategy_name") + " (" + pl.col("n_players").cast(pl.Utf8) + "p)").alias(
+                "label"
+            )
+        ),
+        "win_share_minus_fair",
+        name="label",
+    )
     for (n_players,), part in shares.partition_by("n_players", as_dict=True).items():
         best = part.sort("share", descending=True).row(0, named=True)
-        lead = "" if part.height > 1 else " (the only strategy: mirror games)"
+        if part.height == 1:
+            report.findings.append(
+                f"{best['strategy_name']} is the only strategy of the {n_players}-player games "
+                "(mirror games): no strategy comparison."
+            )
+            continue
         report.findings.append(
             f"{best['strategy_name']} wins {share_ci('share')(best)} of {n_players}-player "
-            f"games{lead} (fair share {pct(best['fair'])})."
+            f"games (fair share {pct(best['fair'])})."
         )
     parts = [
-        "<p>Win share: a sole win counts 1, a k-way shared win 1/k. Intervals are 95% Wilson.</p>",
+        "<p>Win share: a sole win counts 1, a k-way shared win 1/k. Intervals are 95% Wilson "
+        "(they hold at small n). <i>Above fair</i>: win share minus the fair share, with a "
+        "95% interval that is cluster-robust over deals (rotated seats replay each deal); "
+        f"{html.escape(report.band_words())}.</p>",
         html_table(
-            shares,
+            shares.join(
+                effects.select(
+                    "n_players", "strategy_name", "flag", "effect", "effect_lo", "effect_hi"
+                ),
+                on=["n_players", "strategy_name"],
+                how="left",
+            ),  # fmt: skip
             [
                 ("players", lambda r: r["n_players"]),
                 ("strategy", lambda r: r["strategy_name"]),
                 ("seats", lambda r: r["n"]),
-                (
-                    "win share [95% CI]",
-                    share_ci("share"),
-                ),
+                ("win share [95% CI]", share_ci("share")),
                 ("fair share", lambda r: pct(r["fair"])),
+                (
+                    "above fair, pct-pts [95% CI]",
+                    lambda r: cell_pts(r["effect"], r["effect_lo"], r["effect_hi"]),
+                ),
+                ("flag", lambda r: r["flag"] or ""),
                 ("mean score", lambda r: num(r["mean_score"])),
             ],
         ),
@@ -187,10 +328,7 @@ def _strategy_section(report: Report, run: Run) -> None:
                     ("A", lambda r: r["a"]),
                     ("B", lambda r: r["b"]),
                     ("games", lambda r: r["games"]),
-                    (
-                        "A above B [95% CI]",
-                        share_ci("share"),
-                    ),
+                    ("A above B [95% CI]", share_ci("share")),
                     (
                         "score lead (VP) [95% CI]",
                         lambda r: num_interval(
@@ -214,32 +352,73 @@ def _strategy_section(report: Report, run: Run) -> None:
     report.section("strategies", "Strategies", parts)
 
 
+def _seat_effects(report: Report, run: Run) -> pl.DataFrame:
+    frame = (
+        run.players.select("game_id", "n_players", "seat", "win_share")
+        .with_columns(
+            (1.0 / pl.col("n_players")).alias("expected"),
+            (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
+        )
+        .join(deals(run), on="game_id", how="left")
+    )
+    table = effect_table(frame.filter(pl.col("n_players") > 1), ["n_players", "seat"])
+    return with_band_flags(table, report.correction, report.level, report.band, report.min_n)
+
+
 def _seat_section(report: Report, run: Run) -> None:
     shares = seats.seat_shares(run)
-    balance = seats.balance(run)
+    balance = seats.balance(run, level=report.level)
+    effects = _seat_effects(report, run).sort("n_players", "seat")
     report.table("seats", shares)
     report.table("seat_balance", balance)
+    report.add_items(
+        "seat",
+        effects.with_columns(
+            (
+                "seat "
+                + pl.col("seat").cast(pl.Utf8)
+                + " ("
+                + pl.col("n_players").cast(pl.Utf8)
+                + "p)"
+            ).alias("label")  # fmt: skip
+        ),
+        "win_share_minus_fair",
+        name="label",
+    )
     for row in balance.iter_rows(named=True):
-        if row["n_players"] > 1:
-            report.findings.append(
-                f"Seat balance {row['balance']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}] in "
-                f"{row['n_players']}-player games (best seat {row['best_seat']}, "
-                f"worst seat {row['worst_seat']})."
+        if row["n_players"] <= 1:
+            continue
+        test = f"χ²({row['df']}) = {row['chi2']:.2f}, p = {row['p']:.3g}"
+        if row["significant"]:
+            verdict = (
+                f"the seat matters: best seat {row['best_seat']}, worst seat {row['worst_seat']}"
             )
+        else:
+            verdict = "no evidence that the seat matters (no best or worst seat named)"
+        report.findings.append(
+            f"Seats in {row['n_players']}-player games: {test}: {verdict}; balance "
+            f"{row['balance']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]."
+        )
     parts = [
-        "<p>Seat balance = 1 - (largest gap between two seats' win shares); 1 is perfectly "
-        "even. Its interval is a bootstrap over games; sampling noise alone keeps it below 1.</p>",
+        "<p>The seat test: a Wald χ² test that every seat has the same mean win share, on each "
+        "game's seat win shares (shared wins split) with a covariance that is cluster-robust "
+        "over deals, P − 1 degrees of freedom. A best and a worst seat are named only when "
+        f"p &lt; {report.level:g}. Balance = 1 − (largest gap between two seats' win shares); "
+        "1 is perfectly even, but sampling noise alone keeps it below 1 (perfectly fair seats "
+        "give about 0.99 in 20,000 games), so it is a size, not a test.</p>",
         html_table(
             balance,
             [
                 ("players", lambda r: r["n_players"]),
                 ("games", lambda r: r["games"]),
+                ("χ² (df)", lambda r: f"{num(r['chi2'], 2)} ({r['df']})"),
+                ("p", lambda r: "–" if r["p"] is None or math.isnan(r["p"]) else f"{r['p']:.3g}"),
                 (
                     "balance [95% CI]",
                     lambda r: f"{r['balance']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
                 ),
-                ("best seat", lambda r: r["best_seat"]),
-                ("worst seat", lambda r: r["worst_seat"]),
+                ("best seat", lambda r: "–" if r["best_seat"] is None else r["best_seat"]),
+                ("worst seat", lambda r: "–" if r["worst_seat"] is None else r["worst_seat"]),
             ],
         ),
         report.figure(
@@ -256,19 +435,141 @@ def _seat_section(report: Report, run: Run) -> None:
             "win share by seat",
         ),
         html_table(
-            shares,
+            shares.join(
+                effects.select("n_players", "seat", "effect", "effect_lo", "effect_hi", "flag"),
+                on=["n_players", "seat"],
+                how="left",
+            ),  # fmt: skip
             [
                 ("players", lambda r: r["n_players"]),
                 ("seat", lambda r: r["seat"]),
+                ("win share [95% CI]", share_ci("share")),
                 (
-                    "win share [95% CI]",
-                    share_ci("share"),
+                    "above fair, pct-pts [95% CI]",
+                    lambda r: cell_pts(r["effect"], r["effect_lo"], r["effect_hi"]),
                 ),
+                ("flag", lambda r: r["flag"] or ""),
                 ("mean score", lambda r: num(r["mean_score"])),
             ],
         ),
     ]
     report.section("seats", "Seats", parts)
+
+
+def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Per player count: how close games are. Margin of victory = the winners' score minus
+    the best score of a non-winner (0 for nobody: every seat shared the win); shared wins =
+    games with more than one winner."""
+    per_game = (
+        run.players.group_by("game_id", "n_players")
+        .agg(
+            pl.col("total").filter(pl.col("win") > 0).max().alias("winning"),
+            pl.col("total").filter(pl.col("win") == 0).max().alias("runner_up"),
+            (pl.col("win") > 0).sum().alias("winners"),
+        )
+        .filter(pl.col("n_players") > 1)
+        .with_columns((pl.col("winning") - pl.col("runner_up")).alias("margin"))
+        .collect()
+    )
+    if per_game.height == 0:
+        return None
+    frame = (
+        per_game.group_by("n_players")
+        .agg(
+            pl.len().alias("games"),
+            pl.col("margin").mean().alias("mean_margin"),
+            pl.col("margin").median().alias("median_margin"),
+            pl.col("margin").quantile(0.9).alias("p90_margin"),
+            (pl.col("margin") <= 2).sum().alias("close"),
+            (pl.col("winners") > 1).sum().alias("shared"),
+        )
+        .sort("n_players")
+    )
+    from analysis.core.tabulate import with_wilson
+
+    frame = with_wilson(frame, "close", "games", "close_share")
+    return with_wilson(frame, "shared", "games", "shared_share"), per_game
+
+
+def _closeness_section(report: Report, run: Run) -> None:
+    result = closeness(run)
+    if result is None:
+        return
+    table, per_game = result
+    report.table("closeness", table)
+    for row in table.iter_rows(named=True):
+        report.findings.append(
+            f"{row['n_players']}-player games are won by {num(row['median_margin'], 0)} VP "
+            f"(median margin; mean {num(row['mean_margin'])}); {pct(row['close_share'])} are "
+            f"decided by 2 VP or less and {pct(row['shared_share'])} end in a shared win."
+        )
+    parts = [
+        "<p>Margin of victory: the winners' score minus the best score of a non-winner "
+        "(a shared win has margin 0 only if every seat shares it; otherwise the gap to the "
+        "best non-winner). Close: decided by 2 VP or less. Intervals: 95% Wilson.</p>",
+        html_table(
+            table,
+            [
+                ("players", lambda r: r["n_players"]),
+                ("games", lambda r: r["games"]),
+                ("median margin (VP)", lambda r: num(r["median_margin"], 0)),
+                ("mean margin (VP)", lambda r: num(r["mean_margin"])),
+                ("90th percentile", lambda r: num(r["p90_margin"], 0)),
+                ("decided by ≤ 2 VP [95% CI]", share_ci("close_share")),
+                ("shared wins [95% CI]", share_ci("shared_share")),
+            ],
+        ),
+        report.figure(
+            "margin_of_victory",
+            figures.histograms(
+                per_game,
+                "n_players",
+                "margin",
+                "Margin of victory",
+                "winners' score − best other score (VP)",
+            ),
+            "margin of victory",
+        ),  # fmt: skip
+    ]
+    report.section("closeness", "Closeness", parts)
+
+
+def headline(report: Report, limit: int = 15) -> str:
+    """The ranked top list: flagged findings (pooled, not per strategy), largest effect first,
+    each with its interval and n."""
+    flagged = [item for item in report.items if item["flag"] and "strategy" not in item]
+    flagged.sort(key=lambda item: -abs(item["effect"] or 0.0))
+    if not flagged:
+        return f"<p>No finding flagged ({html.escape(report.band_words())}).</p>"
+    rows = "".join(
+        f'<tr><td>{rank}</td><td class="flag-{item["flag"]}">{item["flag"]}</td>'
+        f"<td>{html.escape(item['kind'])}</td><td>{html.escape(item['name'])}</td>"
+        f"<td>{html.escape(METRIC_WORDS.get(item['metric'], item['metric']))}</td>"
+        f"<td>{html.escape(cell_pts(item['effect'], item['lo'], item['hi']))}</td>"
+        f"<td>{item['n']}</td></tr>"
+        for rank, item in enumerate(flagged[:limit], start=1)
+    )
+    more = (
+        f'<p class="note">{len(flagged) - limit} more flagged findings in findings.json.</p>'
+        if len(flagged) > limit
+        else ""
+    )
+    return (
+        f"<p>Ranked by the size of the effect; {html.escape(report.band_words())}.</p>"
+        "<table><tr><th>#</th><th>flag</th><th>kind</th><th>name</th><th>measured as</th>"
+        f"<th>effect, pct-pts [95% CI]</th><th>n</th></tr>{rows}</table>{more}"
+    )
+
+
+def headline_lines(report: Report, limit: int = 15) -> list[str]:
+    flagged = [item for item in report.items if item["flag"] and "strategy" not in item]
+    flagged.sort(key=lambda item: -abs(item["effect"] or 0.0))
+    return [
+        f"{rank}. {item['flag']} {item['kind']} {item['name']}: "
+        f"{pts(item['effect'], item['lo'], item['hi'])} "
+        f"({METRIC_WORDS.get(item['metric'], item['metric'])}; n = {item['n']})"
+        for rank, item in enumerate(flagged[:limit], start=1)
+    ]
 
 
 def _html(run: Run, report: Report) -> str:
@@ -279,9 +580,10 @@ def _html(run: Run, report: Report) -> str:
             "reconstruction, not the published game's. Findings about named tiles describe the "
             "reconstruction.</p>"
         )
+    identity_rows = _identity(run)
     identity = html_table(
         pl.DataFrame(
-            {"key": [k for k, _ in _identity(run)], "value": [v for _, v in _identity(run)]}
+            {"key": [k for k, _ in identity_rows], "value": [v for _, v in identity_rows]}
         ),
         [("", lambda r: r["key"]), ("", lambda r: r["value"])],
     )
@@ -297,7 +599,8 @@ def _html(run: Run, report: Report) -> str:
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
         f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">{identity}</section>'
-        f'<h2 id="findings">Headline findings</h2><ul class="findings">{findings}</ul>'
+        f'<h2 id="findings">Headline findings</h2>{headline(report)}'
+        f'<h3>In words</h3><ul class="findings">{findings}</ul>'
         f"<nav>{nav}</nav>{body}</body></html>"
     )
 
@@ -307,25 +610,125 @@ def _summary_md(run: Run, report: Report) -> str:
     if run.reconstructed:
         lines += ["**RECONSTRUCTED data: findings describe the reconstruction.**", ""]
     lines += [f"- {key}: {value}" for key, value in _identity(run)]
-    lines += ["", "## Headline findings", ""] + [f"- {f}" for f in report.findings]
-    lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; full report: `index.html`."]
+    lines += ["", "## Headline findings", ""]
+    ranked = headline_lines(report)
+    lines += ranked or [f"No finding flagged ({report.band_words()})."]
+    lines += [""] + [f"- {f}" for f in report.findings]
+    lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
+              "full report: `index.html`."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
-def build_report(run, out, correction: str = "bh", level: float = 0.05) -> Path:
-    """Analyse the run folder ``run`` and write the report into ``out``; returns index.html.
-    The game's own sections (``Game.report_ref``) follow the sections every game shares;
-    ``correction`` and ``level`` set how they correct for many comparisons."""
-    run = open_run(run)
+def _game_hook(run: Run, name: str):
+    """An optional function ``name`` of the module the game's report sections live in."""
+    module = importlib.import_module(run.game.report_ref.partition(":")[0])
+    return getattr(module, name, None)
+
+
+def build_report(
+    run,
+    out,
+    correction: str = "bh",
+    level: float = 0.05,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+    check=None,
+) -> Path:
+    """Analyse the run folder ``run`` (or a list of run folders: the first is reported in full,
+    all of them side by side in a combined section) and write the report into ``out``; returns
+    index.html. The game's own sections (``Game.report_ref``) follow the sections every game
+    shares; ``correction``, ``level``, ``band`` and ``min_n`` set when an effect is flagged.
+    ``check``: a run of a stronger field on the same data, set beside the main run's findings
+    (the game's ``add_check`` section)."""
+    paths = list(run) if isinstance(run, (list, tuple)) else [run]
+    runs = [open_run(path) for path in paths]
+    main = runs[0]
+    check_run = open_run(check) if check is not None else None
     out = Path(out)
     for folder in ("figures", "tables"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     method_name = {"bh": "Benjamini-Hochberg", "holm": "Holm"}[correction]
-    report = Report(out, correction, level, f"{method_name} adjusted p < {level:g}")
-    _strategy_section(report, run)
-    _seat_section(report, run)
-    resolve(run.game.report_ref)(report, run)
-    (out / "summary.md").write_text(_summary_md(run, report), encoding="utf-8")
+    data_label = (
+        str(main.manifest["data"].get("label", main.data_name)) if main.reconstructed else ""
+    )
+    report = Report(
+        out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
+    )
+    _strategy_section(report, main)
+    _seat_section(report, main)
+    _closeness_section(report, main)
+    resolve(main.game.report_ref)(report, main)
+    if len(runs) > 1:
+        combined = _game_hook(main, "add_combined")
+        _combined_strategies(report, runs)
+        if combined is not None:
+            combined(report, runs)
+    if check_run is not None:
+        hook = _game_hook(main, "add_check")
+        if hook is None:
+            raise UserError(f"--check: {main.game.title} reports have no skill check")
+        hook(report, main, check_run)
+    (out / "findings.json").write_text(
+        json.dumps(report.items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (out / "summary.md").write_text(_summary_md(main, report), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(_html(run, report), encoding="utf-8")
+    index.write_text(_html(main, report), encoding="utf-8")
     return index
+
+
+def run_label(run: Run) -> str:
+    """How a run is named beside others: its folder and player count."""
+    return f"{run.path.name} ({run.manifest['players']}p)"
+
+
+def _combined_strategies(report: Report, runs: list[Run]) -> None:
+    """Strategy win shares and the seat test of every run side by side."""
+    frames = []
+    seat_rows = []
+    for run in runs:
+        shares = strategies.win_shares(run).with_columns(pl.lit(run_label(run)).alias("run"))
+        frames.append(shares)
+        for row in seats.balance(run, n_boot=200, level=report.level).iter_rows(named=True):
+            seat_rows.append({"run": run_label(run), **row})
+    table = pl.concat(frames, how="diagonal_relaxed")
+    report.table("combined_strategies", table)
+    seat_table = pl.DataFrame(seat_rows)
+    report.table("combined_seats", seat_table)
+    report.section(
+        "combined",
+        "All runs side by side",
+        [
+            f"<p>{len(runs)} runs: the first ({html.escape(run_label(runs[0]))}) is reported in "
+            "full above; here every run's strategy win shares and seat test, then (below) the "
+            "cornerstone and tile effects per run.</p>",
+            html_table(
+                table,
+                [
+                    ("run", lambda r: r["run"]),
+                    ("players", lambda r: r["n_players"]),
+                    ("strategy", lambda r: r["strategy_name"]),
+                    ("seats", lambda r: r["n"]),
+                    ("win share [95% CI]", share_ci("share")),
+                    ("fair share", lambda r: pct(r["fair"])),
+                ],
+            ),
+            html_table(
+                seat_table,
+                [
+                    ("run", lambda r: r["run"]),
+                    ("players", lambda r: r["n_players"]),
+                    (
+                        "seat test",
+                        lambda r: f"χ²({r['df']}) = {num(r['chi2'], 2)}, p = {num(r['p'], 3)}",
+                    ),  # fmt: skip
+                    (
+                        "best / worst seat",
+                        lambda r: (
+                            "–" if not r["significant"] else f"{r['best_seat']} / {r['worst_seat']}"
+                        ),
+                    ),  # fmt: skip
+                ],
+            ),
+        ],
+    )

@@ -150,3 +150,140 @@ def seat_balance(shares) -> np.ndarray:
     """
     shares = np.asarray(shares, dtype=np.float64)
     return 1.0 - (shares.max(axis=-1) - shares.min(axis=-1))
+
+
+# --- Effects a designer acts on: cluster-robust intervals, a practical band, a minimum sample --
+
+DEFAULT_BAND = 0.02  # practical-significance band: +-2 percentage points of win share
+DEFAULT_MIN_N = 100  # seats below which no effect is tested or flagged
+
+
+def t_quantile(df, level: float = 0.95) -> np.ndarray:
+    """Two-sided Student-t quantile for ``level`` at ``df`` degrees of freedom (NaN if df < 1)."""
+    from scipy.special import stdtrit  # scipy.special: a fraction of scipy.stats' import time
+
+    df = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(df >= 1, stdtrit(np.maximum(df, 1.0), 0.5 + level / 2.0), np.nan)
+
+
+def t_two_sided_p(statistic, df) -> np.ndarray:
+    """Two-sided p-value of a Student-t statistic (NaN where either is NaN or df < 1)."""
+    from scipy.special import stdtr
+
+    statistic = np.asarray(statistic, dtype=np.float64)
+    df = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        p = 2.0 * stdtr(np.maximum(df, 1.0), -np.abs(statistic))
+    return np.where(np.isnan(statistic) | ~(df >= 1), np.nan, p)
+
+
+def band_p_value(effect, se, df, band: float) -> np.ndarray:
+    """p-value for "the effect lies inside +-band" (a minimum-effect test): two-sided Student-t
+    on the distance from the nearer band edge, so p < alpha exactly when the two-sided
+    (1 - alpha) interval lies wholly outside the band; 1 where the estimate is inside it."""
+    effect = np.asarray(effect, dtype=np.float64)
+    se = np.asarray(se, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        distance = np.abs(effect) - band
+        statistic = np.where(se > 0, distance / np.where(se > 0, se, 1.0), np.inf * distance)
+    p = t_two_sided_p(np.maximum(statistic, 0.0), df)
+    return np.where(distance <= 0, np.where(np.isnan(se), np.nan, 1.0), p)
+
+
+def cluster_mean(values, clusters, floor_variance=None, level: float = 0.95) -> dict:
+    """Mean of ``values`` with a cluster-robust (CR1) standard error over ``clusters``.
+
+    Rows of one cluster (the seats and seat rotations of one deal) are not independent; the
+    sandwich variance sums residuals within clusters first. ``floor_variance`` (per row, e.g.
+    e(1-e) for a win share whose expectation is e) floors the variance at its value under
+    independence, so a tiny group never gets a near-zero interval. The interval uses the
+    Student-t quantile on (clusters - 1) degrees of freedom. Returns floats n, clusters, mean,
+    se, lo, hi, p (for "the mean is 0").
+    """
+    values = np.asarray(values, dtype=np.float64)
+    clusters = np.asarray(clusters)
+    n = values.size
+    if n == 0:
+        nan = math.nan
+        return {"n": 0, "clusters": 0, "mean": nan, "se": nan, "lo": nan, "hi": nan, "p": nan}
+    _, index = np.unique(clusters, return_inverse=True)
+    g = int(index.max()) + 1
+    mean = float(values.mean())
+    sums = np.bincount(index, weights=values - mean, minlength=g)
+    variance = (g / (g - 1) if g > 1 else math.nan) * float((sums**2).sum()) / n**2
+    if floor_variance is not None:
+        variance = max(variance, float(np.sum(floor_variance)) / n**2)
+    se = math.sqrt(variance) if variance == variance else math.nan
+    half = float(t_quantile(g - 1, level)) * se
+    p = float(t_two_sided_p(mean / se if se > 0 else (0.0 if mean == 0 else np.inf), g - 1))
+    return {"n": n, "clusters": g, "mean": mean, "se": se, "lo": mean - half, "hi": mean + half,
+            "p": p}  # fmt: skip
+
+
+def seat_chi_square(shares, clusters=None) -> dict:
+    """Wald chi-square test that every seat has the same mean win share.
+
+    ``shares`` is (games, seats): each game's win shares by seat (ties split). The covariance of
+    the seat means is cluster-robust over ``clusters`` (games of one deal), or over games when
+    None; the statistic compares the P - 1 contrasts (seat s minus the last seat) with their
+    covariance and is chi-square with P - 1 degrees of freedom under fair seats. Unlike a
+    Pearson test on win counts it handles shared wins and replayed deals. Returns statistic,
+    df and p (NaN for fewer than two seats or two clusters).
+    """
+    from scipy.special import chdtrc
+
+    shares = np.asarray(shares, dtype=np.float64)
+    games, seats = shares.shape
+    if seats < 2 or games < 2:
+        return {"statistic": math.nan, "df": max(seats - 1, 0), "p": math.nan}
+    if clusters is None:
+        clusters = np.arange(games)
+    _, index = np.unique(np.asarray(clusters), return_inverse=True)
+    g = int(index.max()) + 1
+    if g < 2:
+        return {"statistic": math.nan, "df": seats - 1, "p": math.nan}
+    contrasts = shares[:, :-1] - shares[:, -1:]
+    mean = contrasts.mean(axis=0)
+    sums = np.zeros((g, seats - 1))
+    np.add.at(sums, index, contrasts - mean)
+    covariance = sums.T @ sums * (g / (g - 1)) / games**2
+    try:
+        statistic = float(mean @ np.linalg.solve(covariance, mean))
+    except np.linalg.LinAlgError:
+        statistic = float(mean @ np.linalg.pinv(covariance) @ mean)
+    if not np.isfinite(statistic):
+        statistic = 0.0 if not mean.any() else math.inf
+    return {"statistic": statistic, "df": seats - 1, "p": float(chdtrc(seats - 1, statistic))}
+
+
+def spearman_interval(x, y, level: float = 0.95) -> dict:
+    """Spearman rank correlation with an interval from Fisher's z and the Bonett-Wright (2000)
+    variance (1 + r^2 / 2) / (n - 3). Returns n, rho, lo, hi, p (NaN for n < 4)."""
+    from scipy.special import ndtri
+
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    n = int(x.size)
+    if n < 4 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {"n": n, "rho": math.nan, "lo": math.nan, "hi": math.nan, "p": math.nan}
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    rho = float(np.corrcoef(rx, ry)[0, 1])
+    z = math.atanh(min(max(rho, -0.999999), 0.999999))
+    half = float(ndtri(0.5 + level / 2.0)) * math.sqrt((1 + rho * rho / 2) / (n - 3))
+    # p-value: Student-t approximation on n - 2 degrees of freedom (as scipy's spearmanr).
+    statistic = rho * math.sqrt((n - 2) / max(1.0 - rho * rho, 1e-300))
+    return {"n": n, "rho": rho, "lo": math.tanh(z - half), "hi": math.tanh(z + half),
+            "p": float(t_two_sided_p(statistic, n - 2))}  # fmt: skip
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n, ties sharing their mean rank."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(x.size)
+    ranks[order] = np.arange(1, x.size + 1)
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=ranks)
+    return (sums / counts)[inverse]

@@ -4,7 +4,16 @@ import numpy as np
 import polars as pl
 
 from analysis.core.load import Run
-from analysis.core.stats import adjust, interval_from_moments, wilson_interval
+from analysis.core.stats import (
+    DEFAULT_BAND,
+    DEFAULT_MIN_N,
+    adjust,
+    band_p_value,
+    interval_from_moments,
+    t_quantile,
+    t_two_sided_p,
+    wilson_interval,
+)
 
 
 def with_wilson(frame: pl.DataFrame, successes: str, trials, name: str) -> pl.DataFrame:
@@ -31,22 +40,155 @@ def with_mean_interval(frame: pl.DataFrame, mean: str, sd: str, n: str) -> pl.Da
     ).drop(sd)
 
 
+def deals(run: Run) -> pl.LazyFrame:
+    """``game_id`` -> ``deal``: the cluster of games that replay one deal.
+
+    With ``--seats rotate`` game g plays deal g // players once per seat rotation, so those
+    games share their chance (the same hands and boards) and are not independent. The games
+    table's ``deal_seed`` is the deal stream's seed, identical exactly for the games of one deal
+    under any seat mode (``sim.core.seeding``), so it is the cluster key; it is combined with
+    the player count so that runs mixing counts never merge clusters.
+    """
+    return run.games.select(
+        "game_id", (pl.col("deal_seed").hash(0) ^ pl.col("n_players").cast(pl.UInt64)).alias("deal")
+    )
+
+
 def seat_outcomes(run: Run) -> pl.LazyFrame:
     """Players with ``expected`` (their strategy's mean win share at their player count),
-    ``residual`` (win share - expected) and ``score_diff`` (total minus the mean total of the
-    other seats of the game; null in solo games)."""
+    ``residual`` (win share - expected), ``score_diff`` (total minus the mean total of the
+    other seats of the game; null in solo games) and ``deal`` (see :func:`deals`)."""
     others = (pl.col("total").sum().over("game_id") - pl.col("total")) / (
         pl.col("n_players") - 1
     ).cast(pl.Float64).replace(0.0, None)
-    return run.players.with_columns(
-        pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
-        (pl.col("total") - others).alias("score_diff"),
-    ).with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
+    return (
+        run.players.with_columns(
+            pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
+            (pl.col("total") - others).alias("score_diff"),
+        )
+        .with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
+        .join(deals(run), on="game_id", how="left")
+    )
 
 
-def with_effect_flags(frame: pl.DataFrame, method: str, level: float) -> pl.DataFrame:
-    """Add ``effect_q`` (``effect_p`` adjusted across rows by ``method``) and ``flag``: "strong"
-    or "weak" where ``effect_q < level``."""
-    q = adjust(frame["effect_p"].to_numpy(), method)
-    flag = np.where(q < level, np.where(frame["effect"].to_numpy() > 0, "strong", "weak"), "")
-    return frame.with_columns(pl.Series("effect_q", q), pl.Series("flag", flag))
+def effect_table(
+    frame,
+    keys: list[str],
+    value: str = "residual",
+    expected: str | None = "expected",
+    cluster: str = "deal",
+    name: str = "effect",
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Per group of ``keys``: the mean of ``value`` with a cluster-robust interval.
+
+    ``frame`` has one row per seat in the group. Returns ``keys``, ``n`` (rows), ``clusters``
+    (deals), ``{name}`` (mean), ``{name}_se``, ``{name}_lo``/``_hi`` (Student-t on clusters - 1
+    degrees of freedom) and ``{name}_p0`` (p-value for "the mean is 0"). With ``expected`` (a
+    win-share expectation e per row) the variance is floored at sum e(1-e) / n^2, its value
+    for independent seats, and the interval is clipped to what a win share can reach
+    ([-mean e, 1 - mean e]); see :func:`analysis.core.stats.cluster_mean` for one group.
+    """
+    frame = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+    v = pl.col(value).cast(pl.Float64)
+    frame = frame.filter(v.is_not_null() & v.is_not_nan())
+    floor = (
+        (pl.col(expected) * (1.0 - pl.col(expected))).sum() if expected else pl.lit(0.0)
+    ).alias("_floor")
+    mean_e = (pl.col(expected).mean() if expected else pl.lit(None, pl.Float64)).alias("_e")
+    items = frame.group_by(keys).agg(
+        pl.len().alias("n"),
+        pl.col(cluster).n_unique().alias("clusters"),
+        v.mean().alias(name),
+        floor,
+        mean_e,
+    )
+    spread = (
+        frame.group_by(*keys, cluster)
+        .agg(v.sum().alias("_s"), pl.len().alias("_k"))
+        .join(items.select(*keys, name), on=keys, how="left", nulls_equal=True)
+        .group_by(keys)
+        .agg(((pl.col("_s") - pl.col(name) * pl.col("_k")) ** 2).sum().alias("_e2"))
+    )
+    out = items.join(spread, on=keys, how="left", nulls_equal=True).collect()
+    n = out["n"].to_numpy().astype(np.float64)
+    g = out["clusters"].to_numpy().astype(np.float64)
+    mean = out[name].to_numpy().astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variance = np.where(g > 1, g / (g - 1), np.nan) * out["_e2"].to_numpy() / n**2
+        variance = np.fmax(variance, out["_floor"].to_numpy() / n**2) if expected else variance
+        variance = np.where(g > 1, variance, np.nan)
+        se = np.sqrt(variance)
+        half = t_quantile(g - 1, level) * se
+        statistic = np.where(se > 0, mean / se, np.where(mean == 0, 0.0, np.inf))
+    lo, hi = mean - half, mean + half
+    if expected:
+        e = out["_e"].to_numpy()
+        lo, hi = np.fmax(lo, -e), np.fmin(hi, 1.0 - e)
+    return out.drop("_e2", "_floor", "_e").with_columns(
+        pl.Series(f"{name}_se", se),
+        pl.Series(f"{name}_lo", lo),
+        pl.Series(f"{name}_hi", hi),
+        pl.Series(f"{name}_p0", t_two_sided_p(statistic, g - 1)),
+    )
+
+
+def with_band_flags(
+    frame: pl.DataFrame,
+    method: str = "bh",
+    level: float = 0.05,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+    name: str = "effect",
+) -> pl.DataFrame:
+    """Add the flag columns to an :func:`effect_table`:
+
+    - ``small``: fewer than ``min_n`` seats: not tested, never flagged (shown greyed);
+    - ``{name}_p``: p-value for "the effect lies within +-``band``" (NaN when small);
+    - ``{name}_q``: those p-values adjusted across the tested rows by ``method``;
+    - ``flag``: "strong" / "weak" (by sign) where ``{name}_q < level``, which implies the
+      whole 95% interval lies outside the band; "" otherwise.
+    """
+    n = frame["n"].to_numpy()
+    se = frame[f"{name}_se"].to_numpy().astype(np.float64)
+    small = (n < min_n) | np.isnan(se)
+    df = frame["clusters"].to_numpy().astype(np.float64) - 1
+    effect = frame[name].to_numpy().astype(np.float64)
+    p = np.where(small, np.nan, band_p_value(effect, se, df, band))
+    q = adjust(p, method)
+    flag = np.where(q < level, np.where(effect > 0, "strong", "weak"), "")
+    return frame.with_columns(
+        pl.Series("small", small),
+        pl.Series(f"{name}_p", p),
+        pl.Series(f"{name}_q", q),
+        pl.Series("flag", flag),
+    )
+
+
+def sign_disagreements(
+    table: pl.DataFrame, key: str, method: str = "bh", level: float = 0.05,
+    min_n: int = DEFAULT_MIN_N, strategy: str = "strategy_name",
+) -> pl.DataFrame:  # fmt: skip
+    """Items on which strategies disagree in sign, significantly: in a per-strategy effect
+    table (``key``, ``strategy``, ``effect``, ``effect_p0``, ``n``), the zero-tests of all cells
+    with at least ``min_n`` seats are adjusted together by ``method``; an item disagrees when
+    one strategy's effect is significantly positive and another's significantly negative.
+    Returns ``key``, ``positive`` and ``negative`` (the strategies, comma-separated)."""
+    schema = {key: table.schema[key] if key in table.columns else pl.Int64,
+              "positive": pl.Utf8, "negative": pl.Utf8}  # fmt: skip
+    if table.height == 0:
+        return pl.DataFrame(schema=schema)
+    p = np.where(table["n"].to_numpy() >= min_n, table["effect_p0"].to_numpy(), np.nan)
+    q = adjust(p.astype(np.float64), method)
+    marked = table.with_columns(pl.Series("_sig", q < level))
+    sig = marked.filter(pl.col("_sig"))
+    out = (
+        sig.group_by(key)
+        .agg(
+            pl.col(strategy).filter(pl.col("effect") > 0).sort().str.join(", ").alias("positive"),
+            pl.col(strategy).filter(pl.col("effect") < 0).sort().str.join(", ").alias("negative"),
+        )
+        .filter((pl.col("positive") != "") & (pl.col("negative") != ""))
+        .sort(key)
+    )
+    return out

@@ -1,16 +1,31 @@
-"""``neom compare``: an A/B design report of two catalogues played on the same seeds.
+"""``neom compare``: an A/B design report of two catalogues, or two rules readings, played on
+the same deals.
 
-Both catalogues are played through the runner with the same master seed, game ids, seats and
-strategies, so strategy and seat outcomes pair game by game (paired differences with 95%
-intervals). Cornerstones and tiles are matched by name; their effects (from
-``analysis.cornerstones`` / ``analysis.tiles``) come from different seats in the two runs, so a
-shift's interval combines the two standard errors. The first screen answers "did the change
-fix the imbalance?": each cornerstone or tile flagged in the baseline, still flagged or not.
+Both sides are played through the runner with the same master seed, game ids, seats and
+strategies, so game g of the baseline and game g of the candidate are twins: the same deal
+index and the same strategy streams (with identical catalogues and rules they are the same
+game). Every comparison is paired on those twins:
+
+- strategies and seats: the mean over games of (candidate - baseline) for the same seat;
+- cornerstone and tile effects: each side's effect is a ratio (the group's summed residual
+  over its size); the shift's standard error comes from the per-game difference of the two
+  ratios' influence terms (delta method), so everything the two sides share cancels. A
+  catalogue against itself gives a shift of exactly 0 with a zero-width interval.
+
+All standard errors are cluster-robust over deals (rotated seats replay each deal).
+Multiplicity: the items the catalogue diff names as changed are the designer's question
+(primary: Holm across them); every other item is a knock-on effect, corrected across all of
+them by Benjamini-Hochberg. The report opens with the catalogue diff, then what moved,
+ranked by the size of the shift.
 """
 
 import html
+import json
 import math
+import tomllib
 from pathlib import Path
+
+import numpy as np
 
 from sim.core.errors import UserError
 from sim.neom.constants import VARIANT_NAMES
@@ -23,14 +38,29 @@ Z95 = 1.959963984540054
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="A/B report: two catalogues played on the same seeds",
-        description="Play a baseline and a candidate catalogue on the same seeds and write a "
-        "report of what moved (HTML, Markdown, CSV).",
+        help="A/B report: two catalogues (or two rules readings) played on the same deals",
+        description="Play a baseline and a candidate (catalogue and/or rules reading) on the "
+        "same deals and write a report of what moved (HTML, Markdown, CSV, JSON).",
     )
-    parser.add_argument("--baseline", required=True, help="baseline catalogue (TOML)")
-    parser.add_argument("--candidate", required=True, help="candidate catalogue (TOML)")
+    parser.add_argument("--baseline", default=None, help="baseline catalogue (default: built-in)")
+    parser.add_argument(
+        "--candidate", default=None, help="candidate catalogue (default: the baseline's)"
+    )
+    parser.add_argument(
+        "--baseline-rules",
+        default="",
+        metavar="NAME=VALUE,...",
+        help="rules options of the baseline, e.g. neighborhoods=any or "
+        "neighborhood_through_any=1 (names or flags; labels or stored values)",
+    )
+    parser.add_argument(
+        "--candidate-rules",
+        default="",
+        metavar="NAME=VALUE,...",
+        help="rules options of the candidate, e.g. neighborhoods=residential",
+    )
     parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--games", type=int, default=2000, help="games per catalogue (2000)")
+    parser.add_argument("--games", type=int, default=2000, help="games per side (2000)")
     parser.add_argument(
         "--strategies", required=True, help="one strategy per seat, comma-separated"
     )
@@ -44,241 +74,541 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
     )
+    parser.add_argument(
+        "--band", type=float, default=2.0, help="practical band of the effects, pct-pts (2)"
+    )
+    parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the items here")
     parser.set_defaults(func=run_compare)
 
 
-def paired_by_group(base, cand, group: str):
-    """Per ``group`` value: paired differences (candidate - baseline) of win share and total
-    score over the seats of the same game."""
-    import polars as pl
-
-    from analysis.core.stats import paired_difference
-
-    joined = base.join(cand, on=["game_id", "seat"], suffix="_b")
-    rows = []
-    for (key,), part in joined.group_by(group, maintain_order=True):
-        row = {group: key, "n": part.height}
-        for name, column in (("win", "win_share"), ("score", "total")):
-            diff = paired_difference(part[f"{column}_b"].to_numpy(), part[column].to_numpy())
-            row[f"{name}_base"] = float(part[column].mean())
-            row[f"{name}_cand"] = float(part[f"{column}_b"].mean())
-            row[f"{name}_shift"] = diff["mean"]
-            row[f"{name}_shift_lo"] = diff["lo"]
-            row[f"{name}_shift_hi"] = diff["hi"]
-        rows.append(row)
-    return pl.DataFrame(rows).sort(group)
+# --- rules readings ---------------------------------------------------------------------------
 
 
-def effect_shifts(base, cand):
-    """Match two effect tables (cornerstone_table / tile_table) by tile name: flags and effects
-    before and after, and the shift with an interval from both standard errors."""
-    import polars as pl
+def parse_rules(text: str, option_name: str) -> dict:
+    """``NAME=VALUE,...`` -> {option name: stored value}. NAME is an option's name
+    (``neighborhood_through_any``) or flag (``neighborhoods``); VALUE a label (``any``) or a
+    stored value (``1``)."""
+    from sim.neom import RULE_OPTIONS
 
-    keep = ["tile_name", "flag", "effect", "effect_lo", "effect_hi", "effect_q"]
-    joined = base.select(keep).join(
-        cand.select(keep), on="tile_name", how="full", suffix="_cand", coalesce=True
-    )
-    se = lambda suffix: (pl.col(f"effect_hi{suffix}") - pl.col(f"effect_lo{suffix}")) / (2 * Z95)  # noqa: E731
-    shift_se = (se("") ** 2 + se("_cand") ** 2).sqrt()
-    return (
-        joined.with_columns(
-            (pl.col("effect_cand") - pl.col("effect")).alias("shift"),
-            pl.col("flag").fill_null("absent"),
-            pl.col("flag_cand").fill_null("absent"),
-        )
-        .with_columns(
-            (pl.col("shift") - Z95 * shift_se).alias("shift_lo"),
-            (pl.col("shift") + Z95 * shift_se).alias("shift_hi"),
-        )
-        .sort("tile_name")
-    )
-
-
-def verdicts(shifts, what: str) -> list[str]:
-    """One line per item flagged in the baseline, or a line saying none was."""
-    flagged = shifts.filter(shifts["flag"].is_in(["strong", "weak"]))
-    if flagged.height == 0:
-        lines = [f"No {what} flagged in the baseline."]
-    else:
-        lines = []
-        for r in flagged.iter_rows(named=True):
-            if r["flag_cand"] == "absent":
-                state = "not in the candidate"
-            elif r["flag_cand"] == r["flag"]:
-                state = f"STILL flagged {r['flag']}"
-            elif r["flag_cand"] == "":
-                # Only a shift whose interval excludes 0, towards fair, counts as a fix.
-                toward = r["shift_hi"] < 0 if r["flag"] == "strong" else r["shift_lo"] > 0
-                state = (
-                    "FIXED: no longer flagged"
-                    if toward
-                    else "no longer flagged, but the shift is not significant"
-                )
-            else:
-                state = f"now flagged {r['flag_cand']}"
-            lines.append(
-                f"{what[:-1].capitalize()} {r['tile_name']} (baseline: {r['flag']}): {state}; "
-                f"shift {_pts(r['shift'], r['shift_lo'], r['shift_hi'])}."
+    rules = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        options = {o.name: o for o in RULE_OPTIONS} | {o.flag.lstrip("-"): o for o in RULE_OPTIONS}
+        option = options.get(name.replace("_", "-")) or options.get(name)
+        if not sep or option is None:
+            known = ", ".join(
+                sorted({o.name for o in RULE_OPTIONS} | {o.flag[2:] for o in RULE_OPTIONS})
             )
-    new = shifts.filter(
-        shifts["flag_cand"].is_in(["strong", "weak"]) & ~shifts["flag"].is_in(["strong", "weak"])
+            raise UserError(f"{option_name} {part!r}: expected NAME=VALUE with NAME one of {known}")
+        if value in option.choices:
+            rules[option.name] = option.choices[value]
+        elif value.lstrip("-").isdigit() and int(value) in option.choices.values():
+            rules[option.name] = int(value)
+        else:
+            raise UserError(
+                f"{option_name} {part!r}: {name} takes {', '.join(option.choices)} "
+                f"(or {', '.join(str(v) for v in option.choices.values())})"
+            )
+    return rules
+
+
+# --- the catalogue diff -------------------------------------------------------------------------
+
+
+def _catalog_entries(raw: bytes) -> dict:
+    data = tomllib.loads(raw.decode("utf-8"))
+    entries = {}
+    for section in ("tiles", "goods", "boards"):
+        for entry in data.get(section, []):
+            entries[(section[:-1], str(entry.get("name", "?")))] = entry
+    return entries
+
+
+def catalog_diff(base_raw: bytes, cand_raw: bytes) -> list[dict]:
+    """What the candidate catalogue changes, by name: one row per added, removed or changed
+    tile, good or board, with each changed field (``before -> after``)."""
+    if base_raw == cand_raw:
+        return []
+    before, after = _catalog_entries(base_raw), _catalog_entries(cand_raw)
+    rows = []
+    for key in sorted(set(before) | set(after)):
+        kind, name = key
+        if key not in after:
+            rows.append({"kind": kind, "name": name, "change": "removed", "fields": ""})
+        elif key not in before:
+            rows.append({"kind": kind, "name": name, "change": "added", "fields": ""})
+        elif before[key] != after[key]:
+            fields = sorted(set(before[key]) | set(after[key]))
+            changed = [
+                f"{f}: {before[key].get(f, '–')} → {after[key].get(f, '–')}"
+                for f in fields
+                if before[key].get(f) != after[key].get(f)
+            ]
+            rows.append(
+                {"kind": kind, "name": name, "change": "changed", "fields": "; ".join(changed)}
+            )
+    return rows
+
+
+# --- paired shifts ----------------------------------------------------------------------------
+
+
+def _cluster_se(values: np.ndarray, clusters: np.ndarray, n: int) -> float:
+    """Standard error of (sum of ``values``) / n, cluster-robust (CR1)."""
+    if n == 0:
+        return math.nan
+    _, index = np.unique(clusters, return_inverse=True)
+    g = int(index.max()) + 1 if index.size else 0
+    if g < 2:
+        return math.nan
+    sums = np.bincount(index, weights=values, minlength=g)
+    return math.sqrt(g / (g - 1) * float((sums**2).sum())) / n
+
+
+def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", value="residual"):
+    """Per item: each side's effect (mean ``residual`` over its group's seats) and the shift
+    candidate - baseline with a paired, cluster-robust interval (delta method on the two
+    ratio estimators, differenced game by game).
+
+    ``*_long``: one row per (game, seat in the group) with ``game_id``, ``key``, ``residual``;
+    ``games``: ``game_id`` -> ``deal`` for every game of the run (the twins share ids).
+    """
+    import polars as pl
+
+    from analysis.core.stats import t_quantile, t_two_sided_p
+
+    n_games = games.height
+
+    def per_game(long, suffix):
+        # Sorted and order-kept, so the same rows always sum in the same order (a catalogue
+        # against itself must give exactly 0, not a rounding error).
+        long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
+        return long.group_by("game_id", key, maintain_order=True).agg(
+            pl.col(value).cast(pl.Float64).sum().alias(f"s{suffix}"), pl.len().alias(f"k{suffix}")
+        )
+
+    both = (
+        per_game(base_long, "_b")
+        .join(per_game(cand_long, "_c"), on=["game_id", key], how="full", coalesce=True)
+        .fill_null(0)
+        .join(games, on="game_id", how="left")
+        .sort(key, "game_id")
     )
-    for r in new.iter_rows(named=True):
-        lines.append(f"Newly flagged {r['flag_cand']} in the candidate: {r['tile_name']}.")
-    return lines
-
-
-def _pts(x, lo, hi) -> str:
-    from analysis.core.report import num_interval
-
-    if x is None or lo is None or math.isnan(x):
-        return "–"
-    return num_interval(100 * x, 100 * lo, 100 * hi) + " pts"
-
-
-def _config(args, catalog: str, out: Path):
-    from sim.core.runner import RunConfig
-    from sim.core.strategies import split_strategies
-
-    return RunConfig(
-        out=out,
-        strategies=split_strategies(args.strategies),
-        players=args.players,
-        games=args.games,
-        seed=args.seed,
-        data=Path(catalog),
-        rules={"variant": VARIANT_NAMES[args.variant]},
-        workers=args.workers,
-        events=True,  # tile statistics come from the event log
-        overwrite=args.overwrite,
-        progress=False,
-        command="neom compare",
+    rows = []
+    for (item,), part in both.group_by(key, maintain_order=True):
+        row = {key: item}
+        psi = np.zeros(part.height)
+        for side in ("_b", "_c"):
+            s = part[f"s{side}"].to_numpy().astype(np.float64)
+            k = part[f"k{side}"].to_numpy().astype(np.float64)
+            total = k.sum()
+            effect = s.sum() / total if total else math.nan
+            mean_k = total / n_games
+            influence = (s - effect * k) / mean_k if total else np.zeros_like(s)
+            row[f"effect{side}"] = effect
+            row[f"n{side}"] = int(total)
+            row[f"se{side}"] = _cluster_se(influence, part["deal"].to_numpy(), n_games)
+            psi = psi + (influence if side == "_c" else -influence)
+        if row["n_b"] and row["n_c"]:
+            shift = row["effect_c"] - row["effect_b"]
+            se = _cluster_se(psi, part["deal"].to_numpy(), n_games)
+        else:
+            shift, se = math.nan, math.nan
+        row["shift"] = shift
+        row["shift_se"] = se
+        rows.append(row)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    if frame.height == 0:
+        return frame
+    clusters = games["deal"].n_unique()
+    half = float(t_quantile(clusters - 1)) * frame["shift_se"].to_numpy()
+    shift = frame["shift"].to_numpy()
+    se = frame["shift_se"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        statistic = np.where(
+            se > 0, shift / np.where(se > 0, se, 1.0), np.where(shift == 0, 0.0, np.inf)
+        )
+    return frame.with_columns(
+        pl.Series("shift_lo", shift - half),
+        pl.Series("shift_hi", shift + half),
+        pl.Series("shift_p", t_two_sided_p(statistic, clusters - 1)),
     )
 
 
-def _shift_section(report, name: str, title: str, shifts, what: str) -> None:
-    from analysis.core import figures
-    from analysis.core.report import html_table
+def paired_by_group(base, cand, group: str, games):
+    """Per ``group`` value (strategy or seat): the mean over games of candidate - baseline win
+    share and total score of the same seat, cluster-robust by deal."""
+    import polars as pl
 
-    report.table(f"{name}_shifts", shifts)
-    shown = shifts.filter(shifts["shift"].is_not_null() & shifts["shift"].is_not_nan())
-    figure = figures.forest(
-        shown.select(
+    from analysis.core.tabulate import effect_table
+
+    joined = base.join(cand, on=["game_id", "seat"], suffix="_b").join(games, on="game_id")
+    frame = joined.with_columns(
+        (pl.col("win_share_b") - pl.col("win_share")).alias("win_d"),
+        (pl.col("total_b") - pl.col("total")).cast(pl.Float64).alias("score_d"),
+    )
+    out = frame.group_by(group).agg(
+        pl.len().alias("n"),
+        pl.col("win_share").mean().alias("win_base"),
+        pl.col("win_share_b").mean().alias("win_cand"),
+        pl.col("total").mean().alias("score_base"),
+        pl.col("total_b").mean().alias("score_cand"),
+    )
+    for name in ("win", "score"):
+        table = effect_table(frame, [group], f"{name}_d", None, name=f"{name}_shift")
+        out = out.join(
+            table.select(
+                group,
+                f"{name}_shift",
+                f"{name}_shift_lo",
+                f"{name}_shift_hi",
+                pl.col(f"{name}_shift_p0").alias(f"{name}_shift_p"),
+            ),  # fmt: skip
+            on=group,
+        )
+    return out.sort(group)
+
+
+# --- the comparison ---------------------------------------------------------------------------
+
+
+def _long_tables(run):
+    """Cornerstone (drafted) and tile (selected) seat-level rows with residuals."""
+
+    from analysis.neom import cornerstones, tiles
+
+    out = {"cornerstone": run.name_tiles(cornerstones.drafted_long(run).collect())}
+    if run.events is not None:
+        selected, _, _ = tiles._seat_groups(run, None)
+        out["tile"] = run.name_tiles(selected)
+    return {k: v.select("game_id", "tile_name", "residual", "score_diff") for k, v in out.items()}
+
+
+def _pts(x, lo=None, hi=None) -> str:
+    from analysis.core.report import pts
+
+    return pts(x, lo, hi)
+
+
+def comparison_items(base, cand, report, changed_names: set[str]):
+    """Every compared item as a findings row (kind, name, metric, effect, lo, hi, n, flag,
+    baseline, candidate, shift, shift_lo, shift_hi, shift_q, primary)."""
+    import polars as pl
+
+    from analysis.core.stats import adjust
+    from analysis.core.tabulate import deals
+    from analysis.neom import cornerstones, tiles
+
+    games = deals(base).collect()
+    args = (report.correction, report.level, report.band, report.min_n)
+    tables = {"cornerstone": (cornerstones.cornerstone_table(base, *args),
+                              cornerstones.cornerstone_table(cand, *args))}  # fmt: skip
+    base_tiles, cand_tiles = tiles.tile_table(base, *args), tiles.tile_table(cand, *args)
+    if base_tiles is not None and cand_tiles is not None:
+        tables["tile"] = (base_tiles, cand_tiles)
+    longs = _long_tables(base), _long_tables(cand)
+    metric = {"cornerstone": "win_share_above_expected_drafted",
+              "tile": "win_share_above_expected_selected"}  # fmt: skip
+    frames = []
+    for kind, (tb, tc) in tables.items():
+        shifts = paired_effect_shifts(longs[0][kind], longs[1][kind], games)
+        # The same groups' score lead (VP over the mean of the other seats): a second, far
+        # more sensitive measure of "did the change matter" for the items the diff changed.
+        leads = paired_effect_shifts(longs[0][kind], longs[1][kind], games, value="score_diff")
+        leads = leads.select(
             "tile_name",
-            (shown["shift"] * 100).alias("shift"),
-            (shown["shift_lo"] * 100).alias("shift_lo"),
-            (shown["shift_hi"] * 100).alias("shift_hi"),
-        ),
-        "tile_name",
-        "shift",
-        f"{title}: shift of the effect, candidate - baseline (95% CI)",
-        "percentage points",
-    )
-    columns = [
-        (what, lambda r: r["tile_name"]),
-        ("flag before", lambda r: r["flag"]),
-        ("flag after", lambda r: r["flag_cand"]),
-        ("effect before", lambda r: _pts(r["effect"], r["effect_lo"], r["effect_hi"])),
-        (
-            "effect after",
-            lambda r: _pts(r["effect_cand"], r["effect_lo_cand"], r["effect_hi_cand"]),
-        ),
-        ("shift [95% CI]", lambda r: _pts(r["shift"], r["shift_lo"], r["shift_hi"])),
-        ("q after", lambda r: "–" if r["effect_q_cand"] is None else f"{r['effect_q_cand']:.3g}"),
-    ]
-    order = shown.sort(shown["shift"].abs(), descending=True)
-    report.section(
-        name,
-        title,
-        [
-            "<p>Effect: win share above the seat's expected share (see the balance report). "
-            "The two runs' owners are different seats, so the shift's interval combines both "
-            "standard errors.</p>",
-            report.figure(f"{name}_shifts", figure, f"{title} shifts"),
-            html_table(order, columns),
-        ],
+            *(pl.col(c).alias(f"lead_{c}") for c in ("shift", "shift_lo", "shift_hi", "shift_p")),
+            pl.col("effect_b").alias("lead_b"),
+            pl.col("effect_c").alias("lead_c"),
+        )
+        keep = ["tile_name", "n", "effect", "effect_lo", "effect_hi", "flag"]
+        frame = (
+            shifts.join(leads, on="tile_name", how="left")
+            .join(tb.select(keep), on="tile_name", how="left")
+            .join(tc.select(keep), on="tile_name", how="left", suffix="_cand")
+            .with_columns(pl.lit(kind).alias("kind"), pl.lit(metric[kind]).alias("metric"))
+        )
+        frames.append(frame)
+    items = pl.concat(frames, how="diagonal_relaxed")
+    primary = items["tile_name"].is_in(list(changed_names)).to_numpy()
+    p = items["shift_p"].to_numpy().astype(np.float64)
+    lead_p = items["lead_shift_p"].to_numpy().astype(np.float64)
+    q = np.full(p.shape, math.nan)
+    lead_q = np.full(p.shape, math.nan)
+    if primary.any():
+        # The designer's question: both measures of every changed item, Holm together.
+        both = adjust(np.concatenate([p[primary], lead_p[primary]]), "holm")
+        q[primary], lead_q[primary] = both[: primary.sum()], both[primary.sum() :]
+    if (~primary).any():
+        q[~primary] = adjust(p[~primary], "bh")
+    return items.with_columns(
+        pl.Series("shift_q", q), pl.Series("lead_shift_q", lead_q), pl.Series("primary", primary)
     )
 
 
-def _paired_section(report, name: str, title: str, frame, label: str) -> None:
-    from analysis.core.report import html_table, num_interval, pct
+def _json_items(items, strategies, seats, data_label: str) -> list[dict]:
+    from analysis.core.report import clean
 
-    report.table(name, frame)
-    columns = [
-        (label, lambda r: str(r[frame.columns[0]])),
-        ("pairs", lambda r: r["n"]),
-        ("win share before → after", lambda r: f"{pct(r['win_base'])} → {pct(r['win_cand'])}"),
-        (
-            "Δ win share [95% CI]",
-            lambda r: _pts(r["win_shift"], r["win_shift_lo"], r["win_shift_hi"]),
-        ),
-        ("score before → after", lambda r: f"{r['score_base']:.1f} → {r['score_cand']:.1f}"),
-        (
-            "Δ score [95% CI]",
-            lambda r: num_interval(r["score_shift"], r["score_shift_lo"], r["score_shift_hi"], 2),
-        ),
-    ]
-    report.section(
-        name,
-        title,
-        [
-            "<p>Paired: the same game and seat under both catalogues (candidate - baseline).</p>",
-            html_table(frame, columns),
-        ],
-    )
+    out = []
+    for r in items.iter_rows(named=True):
+        item = {
+            "kind": r["kind"], "name": r["tile_name"], "metric": r["metric"],
+            "effect": clean(r["effect_cand"]), "lo": clean(r["effect_lo_cand"]),
+            "hi": clean(r["effect_hi_cand"]), "n": clean(r["n_cand"]),
+            "flag": r["flag_cand"] or None,
+            "baseline": clean(r["effect_b"]), "candidate": clean(r["effect_c"]),
+            "shift": clean(r["shift"]), "shift_lo": clean(r["shift_lo"]),
+            "shift_hi": clean(r["shift_hi"]), "shift_q": clean(r["shift_q"]),
+        }  # fmt: skip
+        out.append(item)
+    for kind, frame, column in (("strategy", strategies, "strategy_name"), ("seat", seats, "seat")):
+        for r in frame.iter_rows(named=True):
+            out.append({
+                "kind": kind, "name": str(r[column]), "metric": "win_share",
+                "effect": clean(r["win_cand"]), "lo": None, "hi": None, "n": clean(r["n"]),
+                "flag": None, "baseline": clean(r["win_base"]), "candidate": clean(r["win_cand"]),
+                "shift": clean(r["win_shift"]), "shift_lo": clean(r["win_shift_lo"]),
+                "shift_hi": clean(r["win_shift_hi"]), "shift_q": clean(r.get("win_shift_q")),
+            })  # fmt: skip
+    if data_label:
+        for item in out:
+            item["data"] = data_label
+    return out
 
 
-def build_comparison(base_path, cand_path, out, level: float = 0.05) -> Path:
-    """Write the A/B report of two run folders played on the same seeds; returns index.html."""
+def build_comparison(
+    base_path,
+    cand_path,
+    out,
+    level: float = 0.05,
+    band: float | None = None,
+    min_n: int | None = None,
+    json_path=None,
+) -> Path:
+    """Write the A/B report of two run folders played on the same deals; returns index.html."""
     import polars as pl
 
     from analysis.core.load import open_run
-    from analysis.core.report import CSS, Report
-    from analysis.neom import cornerstones, tiles
+    from analysis.core.report import CSS, Report, html_table, pct, readings
+    from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, adjust
+    from analysis.core.tabulate import deals
 
     base, cand = open_run(base_path), open_run(cand_path)
-    if (base.manifest["seed"], base.manifest["games"], base.manifest["players"]) != (
-        cand.manifest["seed"],
-        cand.manifest["games"],
-        cand.manifest["players"],
-    ):
-        raise UserError(f"{base_path} and {cand_path}: not played on the same seeds and games")
+    same = ("seed", "games", "players", "seats", "strategies")
+    for key in same:
+        if base.manifest.get(key) != cand.manifest.get(key):
+            raise UserError(
+                f"{base_path} and {cand_path}: not played on the same deals ({key} differs)"
+            )
     out = Path(out)
     for folder in ("figures", "tables"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    report = Report(out)
+    reconstructed = base.reconstructed or cand.reconstructed
+    label = ""
+    if reconstructed:
+        label = str((base if base.reconstructed else cand).manifest["data"].get("label", "")) or (
+            "RECONSTRUCTED catalogue"
+        )
+    report = Report(
+        out, "bh", level, f"Benjamini-Hochberg adjusted p < {level:g}",
+        DEFAULT_BAND if band is None else band, DEFAULT_MIN_N if min_n is None else min_n, label,
+    )  # fmt: skip
+
+    # 1. What changed.
+    diff = catalog_diff(
+        (base.path / "catalog.toml").read_bytes(), (cand.path / "catalog.toml").read_bytes()
+    )
+    base_rules, cand_rules = readings(base), readings(cand)
+    rule_changes = [(b, c) for b, c in zip(base_rules, cand_rules, strict=False) if b != c]
+    changed_names = {row["name"] for row in diff if row["kind"] == "tile"}
+
+    # 2. Paired comparisons.
+    games = deals(base).collect()
     columns = ["game_id", "seat", "strategy_name", "win_share", "total"]
     base_players = base.players.select(columns).collect()
     cand_players = cand.players.select(columns).collect()
-    strategies = paired_by_group(base_players, cand_players, "strategy_name")
-    seats = paired_by_group(base_players, cand_players, "seat")
+    strategies = paired_by_group(base_players, cand_players, "strategy_name", games)
+    seats = paired_by_group(base_players, cand_players, "seat", games)
+    for frame_name in ("strategies", "seats"):
+        frame = strategies if frame_name == "strategies" else seats
+        q = adjust(frame["win_shift_p"].to_numpy().astype(np.float64), "holm")
+        frame = frame.with_columns(pl.Series("win_shift_q", q))
+        if frame_name == "strategies":
+            strategies = frame
+        else:
+            seats = frame
+    items = comparison_items(base, cand, report, changed_names)
 
-    cs_shifts = effect_shifts(
-        cornerstones.cornerstone_table(base, level=level),
-        cornerstones.cornerstone_table(cand, level=level),
-    )
-    findings = verdicts(cs_shifts, "cornerstones")
-    base_tiles, cand_tiles = (
-        tiles.tile_table(base, level=level),
-        tiles.tile_table(cand, level=level),
-    )
-    tile_shifts = None
-    if base_tiles is not None and cand_tiles is not None:
-        tile_shifts = effect_shifts(base_tiles, cand_tiles)
-        findings += verdicts(tile_shifts, "tiles")
-    moved = strategies.filter((pl.col("win_shift_lo") > 0) | (pl.col("win_shift_hi") < 0))
+    moved = items.filter(pl.col("shift_q") < level).sort(pl.col("shift").abs(), descending=True)
+    findings = []
+    if diff:
+        findings.append(
+            f"The candidate catalogue changes {len(diff)} entr{'y' if len(diff) == 1 else 'ies'}: "
+            + "; ".join(
+                f"{r['name']} ({r['change']}{': ' + r['fields'] if r['fields'] else ''})"
+                for r in diff[:6]
+            )  # fmt: skip
+            + (" ..." if len(diff) > 6 else "")
+        )
+    for before, after in rule_changes:
+        findings.append(f"Rules reading: {before} → {after}.")
+    if not diff and not rule_changes:
+        findings.append("Baseline and candidate are the same catalogue and rules: every shift "
+                        "must be exactly 0.")  # fmt: skip
+    n_primary = int(items["primary"].sum())
+    tested = int(items["shift_q"].is_not_nan().sum())
+    for r in items.filter(pl.col("primary")).iter_rows(named=True):
+        moved_win, moved_lead = r["shift_q"] < level, r["lead_shift_q"] < level
+        verdict = (
+            "moved" if moved_win else "its score lead moved" if moved_lead
+            else "no significant change"
+        )  # fmt: skip
+        findings.append(
+            f"Changed {r['kind']} {r['tile_name']}: {verdict}; win share above expected "
+            f"{_pts(r['effect_b'])} → {_pts(r['effect_c'])}, shift "
+            f"{_pts(r['shift'], r['shift_lo'], r['shift_hi'])} (Holm q = {r['shift_q']:.3g}); "
+            f"score lead {r['lead_b']:+.2f} → {r['lead_c']:+.2f} VP, shift "
+            f"{r['lead_shift']:+.2f} [{r['lead_shift_lo']:+.2f}, {r['lead_shift_hi']:+.2f}] VP "
+            f"(Holm q = {r['lead_shift_q']:.3g}); n = {r['n_b']} → {r['n_c']}."
+        )
+    knock_on = moved.filter(~pl.col("primary"))
+    findings.append(
+        f"{knock_on.height} other item{'s' if knock_on.height != 1 else ''} moved significantly "
+        f"(Benjamini-Hochberg across {tested - n_primary} items, q < {level:g})"
+        + (": " + "; ".join(
+            f"{r['kind']} {r['tile_name']} {_pts(r['shift'], r['shift_lo'], r['shift_hi'])}"
+            for r in knock_on.head(8).iter_rows(named=True)) if knock_on.height else "")
+        + "."
+    )  # fmt: skip
+    moved_strategies = strategies.filter(pl.col("win_shift_q") < level)
     findings += [
-        f"Strategy {r['strategy_name']}: win share "
-        f"{_pts(r['win_shift'], r['win_shift_lo'], r['win_shift_hi'])}."
-        for r in moved.iter_rows(named=True)
-    ] or ["No strategy's win share moved significantly (95% paired intervals include 0)."]
+        f"Strategy {r['strategy_name']}: win share {pct(r['win_base'])} → {pct(r['win_cand'])}, "
+        f"{_pts(r['win_shift'], r['win_shift_lo'], r['win_shift_hi'])} (paired)."
+        for r in moved_strategies.iter_rows(named=True)
+    ] or ["No strategy's win share moved significantly (paired, Holm across strategies)."]
     report.findings.extend(findings)
 
-    _shift_section(report, "cornerstones", "Cornerstones", cs_shifts, "cornerstone")
-    if tile_shifts is not None:
-        _shift_section(report, "tiles", "Generation tiles", tile_shifts, "tile")
-    _paired_section(report, "strategies", "Strategies", strategies, "strategy")
-    _paired_section(report, "seats", "Seats", seats, "seat")
+    # 3. Sections.
+    report.table("catalog_diff", pl.DataFrame(diff, schema=["kind", "name", "change", "fields"]))
+    report.table("items", items)
+    report.table("strategies", strategies)
+    report.table("seats", seats)
+    diff_html = (
+        html_table(
+            pl.DataFrame(diff),
+            [
+                ("kind", lambda r: r["kind"]),
+                ("name", lambda r: r["name"]),
+                ("change", lambda r: r["change"]),
+                ("fields", lambda r: r["fields"]),
+            ],
+        )  # fmt: skip
+        if diff
+        else "<p>The two catalogues are identical.</p>"
+    )
+    rules_html = "".join(
+        f"<li>{html.escape(b)} → <b>{html.escape(c)}</b></li>" for b, c in rule_changes
+    )
+    report.section(
+        "diff",
+        "What changed",
+        [
+            diff_html,
+            f"<p>Rules readings that differ:</p><ul>{rules_html}</ul>"
+            if rules_html
+            else "<p>Both sides use the same rules readings.</p>",
+        ],  # fmt: skip
+    )
+    ranked = items.filter(pl.col("shift").is_not_nan()).sort(
+        pl.col("primary"), pl.col("shift").abs(), descending=True
+    )
+    shown = ranked.filter((pl.col("shift_q") < level) | pl.col("primary")).head(40)
+    if shown.height == 0:
+        shown = ranked.head(10)
+    report.section(
+        "moved",
+        "What moved, largest first",
+        [
+            "<p>Shift = candidate effect − baseline effect (win share above expected, pct-pts), "
+            "paired game by game on the twin deals, 95% interval cluster-robust over deals. "
+            "Changed items (from the diff) are tested first, Holm-corrected among themselves; "
+            "every other item is Benjamini-Hochberg-corrected across all of them. Effects on "
+            f"either side follow the balance report ({html.escape(report.band_words())}).</p>",
+            report.figure(
+                "shifts",
+                _forest(shown),
+                "shift forest plot",
+            ),
+            html_table(
+                shown,
+                [
+                    ("kind", lambda r: r["kind"] + (" (changed)" if r["primary"] else "")),
+                    ("name", lambda r: r["tile_name"]),
+                    ("baseline effect (n)", lambda r: f"{_pts(r['effect_b'])} ({r['n_b']})"),
+                    ("candidate effect (n)", lambda r: f"{_pts(r['effect_c'])} ({r['n_c']})"),
+                    ("shift [95% CI]", lambda r: _pts(r["shift"], r["shift_lo"], r["shift_hi"])),
+                    (
+                        "q",
+                        lambda r: (
+                            "–"
+                            if r["shift_q"] is None or math.isnan(r["shift_q"])
+                            else f"{r['shift_q']:.3g}"
+                        ),
+                    ),  # fmt: skip
+                    (
+                        "flag before → after",
+                        lambda r: f"{r['flag'] or '–'} → {r['flag_cand'] or '–'}",
+                    ),
+                ],
+            ),
+        ],
+    )
+    for name, frame, column in (
+        ("strategies", strategies, "strategy_name"),
+        ("seats", seats, "seat"),
+    ):
+        report.section(
+            name,
+            name.capitalize(),
+            [
+                "<p>Paired: the same game and seat on both sides (candidate − baseline), "
+                "cluster-robust over deals; q: Holm across the rows.</p>",
+                html_table(
+                    frame,
+                    [
+                        (column.split("_")[0], lambda r, c=column: str(r[c])),
+                        ("pairs", lambda r: r["n"]),
+                        (
+                            "win share before → after",
+                            lambda r: f"{pct(r['win_base'])} → {pct(r['win_cand'])}",
+                        ),
+                        (
+                            "Δ win share [95% CI]",
+                            lambda r: _pts(r["win_shift"], r["win_shift_lo"], r["win_shift_hi"]),
+                        ),
+                        ("q", lambda r: f"{r['win_shift_q']:.3g}"),
+                        (
+                            "score before → after",
+                            lambda r: f"{r['score_base']:.1f} → {r['score_cand']:.1f}",
+                        ),
+                        (
+                            "Δ score (VP) [95% CI]",
+                            lambda r: (
+                                f"{r['score_shift']:+.2f} "
+                                f"[{r['score_shift_lo']:+.2f}, {r['score_shift_hi']:+.2f}]"
+                            ),
+                        ),
+                    ],
+                ),  # fmt: skip
+            ],
+        )
+
+    json_items = _json_items(items, strategies, seats, label)
+    (out / "findings.json").write_text(json.dumps(json_items, indent=1) + "\n", encoding="utf-8")
+    if json_path is not None:
+        Path(json_path).write_text(json.dumps(json_items, indent=1) + "\n", encoding="utf-8")
 
     identity = [
         ("baseline", f"{base.data_name} ({base.path})"),
@@ -286,9 +616,9 @@ def build_comparison(base_path, cand_path, out, level: float = 0.05) -> Path:
         ("players / games / seed", f"{base.manifest['players']} / {base.manifest['games']} / "
          f"{base.manifest['seed']}"),
         ("strategies", ", ".join(base.strategy_names)),
-        ("flags", f"Benjamini-Hochberg adjusted p < {level:g}, within each run"),
+        ("baseline rules", "; ".join(base_rules)),
+        ("candidate rules", "; ".join(cand_rules)),
     ]  # fmt: skip
-    reconstructed = base.reconstructed or cand.reconstructed
     title = f"NEOM A/B comparison: {base.data_name} vs {cand.data_name}"
     notice = (
         '<p class="notice">RECONSTRUCTED catalogue involved: findings describe the '
@@ -304,34 +634,89 @@ def build_comparison(base_path, cand_path, out, level: float = 0.05) -> Path:
         f'<h2 id="{key}">{html.escape(t)}</h2>' + "".join(parts)
         for key, t, parts in report.sections
     )
-    items = "".join(f"<li>{html.escape(f)}</li>" for f in report.findings)
+    listed = "".join(f"<li>{html.escape(f)}</li>" for f in report.findings)
     page = (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}'
         f"</title><style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{notice}"
-        f'<table>{rows}</table><h2 id="findings">Did the change fix the imbalance?</h2>'
-        f'<ul class="findings">{items}</ul><nav>{nav}</nav>{body}</body></html>'
+        f'<table>{rows}</table><h2 id="findings">What changed and what moved</h2>'
+        f'<ul class="findings">{listed}</ul><nav>{nav}</nav>{body}</body></html>'
     )
-    summary = [f"# {title}", ""] + [f"- {k}: {v}" for k, v in identity]
-    summary += ["", "## Did the change fix the imbalance?", ""] + [f"- {f}" for f in findings]
+    summary = [f"# {title}", ""] + (["**RECONSTRUCTED catalogue involved.**", ""] if label else [])
+    summary += [f"- {k}: {v}" for k, v in identity]
+    summary += ["", "## What changed and what moved", ""] + [f"- {f}" for f in findings]
     (out / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     return index
 
 
+def _forest(shown):
+    import polars as pl
+
+    from analysis.core import figures
+
+    frame = shown.select(
+        (pl.col("kind") + ": " + pl.col("tile_name")).alias("label"),
+        (pl.col("shift") * 100).alias("shift"),
+        (pl.col("shift_lo") * 100).alias("shift_lo"),
+        (pl.col("shift_hi") * 100).alias("shift_hi"),
+    ).with_columns(pl.col("shift_lo").fill_nan(None).fill_null(pl.col("shift")),
+                   pl.col("shift_hi").fill_nan(None).fill_null(pl.col("shift")))  # fmt: skip
+    return figures.forest(
+        frame, "label", "shift", "Shift of the effect, candidate − baseline (95% CI)", "pct-pts"
+    )
+
+
+def _config(args, catalog, rules: dict, out: Path):
+    from sim.core.runner import RunConfig
+    from sim.core.strategies import split_strategies
+
+    return RunConfig(
+        out=out,
+        strategies=split_strategies(args.strategies),
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        data=Path(catalog) if catalog else None,
+        rules={"variant": VARIANT_NAMES[args.variant], **rules},
+        workers=args.workers,
+        events=True,  # tile statistics come from the event log
+        overwrite=args.overwrite,
+        progress=False,
+        command="neom compare",
+    )
+
+
 def run_compare(args) -> int:
     from sim.core.runner import run_simulation
 
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
-        if not Path(path).is_file():
+        if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {path}: no such catalogue file")
     if not 0.0 < args.level < 1.0:
         raise UserError(f"--level {args.level}: must be between 0 and 1")
+    if not 0.0 <= args.band < 100.0:
+        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
+    base_rules = parse_rules(args.baseline_rules, "--baseline-rules")
+    cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
+    candidate = args.candidate if args.candidate is not None else args.baseline
+    from analysis.neom.experiment import _check_out
+
     out = Path(args.out) if args.out else Path("reports") / "compare"
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
+    own = ("runs", "tables", "figures", "index.html", "summary.md", "findings.json")
+    _check_out(out, args.overwrite, own, "neom compare")
     runs = out / "runs"
-    run_simulation(_config(args, args.baseline, runs / BASELINE))
-    run_simulation(_config(args, args.candidate, runs / CANDIDATE))
-    print(build_comparison(runs / BASELINE, runs / CANDIDATE, out, level=args.level))
+    run_simulation(_config(args, args.baseline, base_rules, runs / BASELINE))
+    run_simulation(_config(args, candidate, cand_rules, runs / CANDIDATE))
+    print(
+        build_comparison(
+            runs / BASELINE,
+            runs / CANDIDATE,
+            out,
+            level=args.level,
+            band=args.band / 100.0,
+            min_n=args.min_n,
+            json_path=args.json,
+        )  # fmt: skip
+    )
     return 0

@@ -7,12 +7,23 @@ game. Drafting happens before any generation tile is dealt, so it is the cleaner
 Each drafter's win share is compared with the mean win share of its strategy at its player
 count (that seat's expected share), which keeps a strong strategy's favourites from looking
 strong themselves.
+
+Effects are zero-sum: every seat drafts exactly three cornerstones and the expected shares
+average out over all seats, so the drafters' effects (weighted by how often each is drafted)
+sum to about zero. A few strong cornerstones push every other one down; ``vs_median`` reads
+each effect against the median cornerstone's instead of against the average seat.
 """
 
 import polars as pl
 
 from analysis.core.load import Run
-from analysis.core.tabulate import seat_outcomes, with_effect_flags, with_mean_interval, with_wilson
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
+from analysis.core.tabulate import (
+    effect_table,
+    seat_outcomes,
+    with_band_flags,
+    with_wilson,
+)
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS
 from sim.neom.records import EV_DRAFT_PICK
 
@@ -25,7 +36,8 @@ COLUMN_ORDER = (
     "win_placed", "win_placed_lo", "win_placed_hi", "unplaced",
     "win_unplaced", "win_unplaced_lo", "win_unplaced_hi", "not_drafted",
     "win_not_drafted", "win_not_drafted_lo", "win_not_drafted_hi",
-    "effect", "effect_lo", "effect_hi", "effect_p", "effect_q",
+    "n", "clusters", "small", "effect", "effect_lo", "effect_hi", "effect_se", "effect_p0",
+    "effect_p", "effect_q", "vs_median", "vs_median_lo", "vs_median_hi",
     "score_diff", "score_diff_lo", "score_diff_hi",
 )  # fmt: skip
 
@@ -33,7 +45,8 @@ COLUMN_ORDER = (
 def drafted_long(run: Run) -> pl.LazyFrame:
     """One row per (seat, drafted cornerstone): ``tile`` and ``gen`` (0 = never placed)."""
     outcomes = seat_outcomes(run)
-    keep = ["game_id", "seat", "n_players", "strategy_name", "win_share", "residual", "score_diff"]
+    keep = ["game_id", "seat", "n_players", "strategy_name", "win_share", "expected", "residual",
+            "score_diff", "deal"]  # fmt: skip
     parts = [
         outcomes.select(*keep, pl.col(tile).alias("tile"), pl.col(gen).alias("gen"))
         for tile, gen in zip(DRAFTED_COLUMNS, CS_GEN_COLUMNS, strict=True)
@@ -63,15 +76,23 @@ def _pick_numbers(run: Run) -> pl.LazyFrame | None:
     )
 
 
-def cornerstone_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) -> pl.DataFrame:
+def cornerstone_table(
+    run: Run,
+    method: str = "bh",
+    level: float = FDR_LEVEL,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+) -> pl.DataFrame:
     """One row per cornerstone drafted in the run; see docs/reports.md for every column.
 
-    ``effect`` is the drafters' mean win share above their expected share, with a 95% interval
-    and a p-value ``effect_p``; ``effect_q`` is that p-value adjusted across cornerstones by
-    ``method`` ("bh" for Benjamini-Hochberg, "holm" for Holm), and ``flag`` is "strong" or
-    "weak" where ``effect_q < level``.
+    ``effect`` is the drafters' mean win share above their expected share with a 95%
+    cluster-robust interval (clusters: deals); ``flag`` is "strong" or "weak" where the
+    p-value for "the effect lies within +-``band``", adjusted across cornerstones by ``method``
+    ("bh" Benjamini-Hochberg, "holm" Holm), is below ``level``: the whole interval then lies
+    outside the band. Cornerstones drafted by fewer than ``min_n`` seats are not tested
+    (``small``).
     """
-    long = drafted_long(run)
+    long = drafted_long(run).collect()
     total = run.players.select(
         pl.len().alias("seats"), pl.col("win_share").sum().alias("all_wins")
     ).collect()
@@ -90,14 +111,8 @@ def cornerstone_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) ->
             pl.col("win_share").filter(pl.col("gen") > 0).sum().alias("wins_placed"),
             pl.col("win_share").filter(pl.col("gen") == 0).sum().alias("wins_unplaced"),
             pl.col("win_share").sum().alias("wins_drafted"),
-            pl.col("residual").mean().alias("effect"),
-            pl.col("residual").std().alias("effect_sd"),
-            pl.col("score_diff").mean().alias("score_diff"),
-            pl.col("score_diff").std().alias("score_diff_sd"),
-            pl.col("score_diff").count().alias("score_n"),
         )
-        .join(_draft_leftovers(run), on="tile", how="left")
-        .collect()
+        .join(_draft_leftovers(run).collect(), on="tile", how="left")
     )
     picks = _pick_numbers(run)
     if picks is not None:
@@ -110,12 +125,44 @@ def cornerstone_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) ->
         (total["all_wins"].item() - pl.col("wins_drafted")).alias("wins_not_drafted"),
     )
     frame = _add_rates(frame)
-
-    frame = with_mean_interval(frame, "effect", "effect_sd", "drafted")
-    frame = with_mean_interval(frame, "score_diff", "score_diff_sd", "score_n")
-    frame = with_effect_flags(frame, method, level).drop("score_n", "wins_drafted", "score_diff_p")
+    effects = with_band_flags(effect_table(long, ["tile"]), method, level, band, min_n)
+    leads = effect_table(long, ["tile"], "score_diff", None, name="score_diff").select(
+        "tile", "score_diff", "score_diff_lo", "score_diff_hi"
+    )
+    frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
+    frame = with_vs_median(frame).drop("wins_drafted")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
+
+
+def with_vs_median(frame: pl.DataFrame) -> pl.DataFrame:
+    """``vs_median``: the effect minus the median effect of the tested rows (all rows if none
+    is tested), with the effect's interval shifted alike (the median is taken as fixed)."""
+    tested = frame.filter(~pl.col("small")) if "small" in frame.columns else frame
+    if tested.height == 0:
+        tested = frame
+    median = tested["effect"].median()
+    median = 0.0 if median is None else float(median)
+    return frame.with_columns(
+        (pl.col(c) - median).alias(f"vs_median{c[len('effect') :]}")
+        for c in ("effect", "effect_lo", "effect_hi")
+    )
+
+
+def by_strategy(
+    run: Run,
+    method: str = "bh",
+    level: float = FDR_LEVEL,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+) -> pl.DataFrame:
+    """The drafted effect of every cornerstone for each strategy on its own (the expected share
+    is already the strategy's own), with flags corrected across all (cornerstone, strategy)
+    cells; see :func:`analysis.neom.tiles.disagreements` for the sign test."""
+    long = drafted_long(run)
+    table = effect_table(long, ["tile", "strategy_name"])
+    table = with_band_flags(table, method, level, band, min_n)
+    return run.name_tiles(table).sort("tile", "strategy_name")
 
 
 def _add_rates(frame: pl.DataFrame) -> pl.DataFrame:

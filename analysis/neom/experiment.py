@@ -4,7 +4,14 @@ The same games (master seed, game ids, seats) are played twice through the runne
 and a run with one intervention (rules options ``RO_FORCE_TILE``/``RO_FORCE_SEAT`` or
 ``RO_BAN_TILE``, applied after the deal; see ``sim.engine.apply_interventions``). Game by game
 the two runs differ only by the intervention, so the effect on a seat is the mean of its paired
-differences in win share and score, with a 95% interval (``analysis.stats.paired_difference``).
+differences in win share and score, with a 95% interval cluster-robust over deals.
+
+What the experiment measures is reported with it: the tile's **presence** (per seat, the share
+of games in which it drafted the cornerstone or selected the generation tile, and placed it,
+in both runs), the effect on **every seat**, on the **holders** (the seats that held the tile
+in the intervention run, against the same seats of the same games in the baseline), on the
+**others** and on the **table** (all seats: win shares sum to one per game, so the table's
+change is in score).
 """
 
 import difflib
@@ -56,6 +63,14 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--overwrite", action="store_true", help="replace the runs of an earlier experiment"
         )
+        sub.add_argument(
+            "--json", default=None, metavar="FILE", help="also write the results as findings"
+        )
+        sub.add_argument(
+            "--band", type=float, default=2.0,
+            help="practical band, pct-pts of win share: a row is flagged only when its whole "
+            "interval lies outside it (2)",
+        )  # fmt: skip
         sub.set_defaults(func=run_experiment)
 
 
@@ -119,6 +134,7 @@ def _config(args, out: Path, rules_options: dict | None = None):
 
     strategies = split_strategies(args.strategies)
     return runner.RunConfig(
+        events=args.kind == "tile",  # who selected and placed a generation tile: the log
         out=out,
         strategies=strategies,
         players=args.players,
@@ -134,20 +150,22 @@ def _config(args, out: Path, rules_options: dict | None = None):
 
 
 def paired_rows(base, treated, subjects) -> list[dict]:
-    """One result row per (label, polars filter on the baseline's seats) of ``subjects``: the
+    """One result row per (label, polars filter on the joined seats) of ``subjects``: the
     paired differences in win share and total score between the ``treated`` and ``base`` seats
-    (polars frames) of the same game."""
-    from analysis.core.stats import paired_difference
+    (polars frames) of the same game, cluster-robust over ``deal`` when the frames have it
+    (the treated frame's columns carry the suffix ``_x``)."""
+    from analysis.core.stats import cluster_mean
 
     joined = base.join(treated, on=["game_id", "seat"], suffix="_x")
     rows = []
     for label, selector in subjects:
         pairs = joined.filter(selector)
         row = {"subject": label, "n": pairs.height}
+        clusters = pairs["deal"].to_numpy() if "deal" in pairs.columns else np.arange(pairs.height)
         for key, column in (("win_share", "win_share"), ("score", "total")):
             before = pairs[column].to_numpy().astype(np.float64)
             after = pairs[f"{column}_x"].to_numpy().astype(np.float64)
-            diff = paired_difference(after, before)
+            diff = cluster_mean(after - before, clusters)
             row[f"{key}_baseline"] = float(before.mean()) if before.size else math.nan
             row[f"{key}_intervention"] = float(after.mean()) if after.size else math.nan
             row[f"{key}_diff"] = diff["mean"]
@@ -158,19 +176,88 @@ def paired_rows(base, treated, subjects) -> list[dict]:
     return rows
 
 
-def _subjects(mode: str, seat: int, n_players: int, tile: int, is_cornerstone: bool):
+def _subjects(mode: str, seat: int, n_players: int):
+    """Every seat, then the holders (of the tile, in the run where the intervention gives it or
+    the baseline where a ban takes it away), the other seats and the whole table."""
     import polars as pl
 
-    from analysis.neom.load import DRAFTED_COLUMNS
-
-    if mode == "force":
-        return [(f"seat {seat}", pl.col("seat") == seat)]
     subjects = [(f"seat {s}", pl.col("seat") == s) for s in range(n_players)]
-    if is_cornerstone:
-        # The seats that drafted the tile in the baseline lose it: the ban's direct effect.
-        drafted = pl.any_horizontal(pl.col(c) == tile for c in DRAFTED_COLUMNS)
-        subjects.append(("baseline drafters", drafted))
+    if mode == "force":
+        subjects += [
+            ("holders (intervention)", pl.col("held_x")),
+            (f"others (not seat {seat})", pl.col("seat") != seat),
+        ]
+    else:
+        subjects += [
+            ("baseline holders", pl.col("held")),
+            ("others (not baseline holders)", ~pl.col("held")),
+        ]
+    subjects.append(("table (every seat)", pl.lit(True)))
     return subjects
+
+
+def holdings(run, tile: int, kind: str):
+    """Per (game, seat): ``held`` (drafted the cornerstone / selected the generation tile) and
+    ``placed`` (placed it), with the seat's outcome and deal."""
+    import polars as pl
+
+    from analysis.core.tabulate import deals
+    from analysis.neom.load import CS_GEN_COLUMNS, DRAFTED_COLUMNS
+    from sim.neom.records import EV_CORNERSTONE, EV_PLACE, EV_SELECT
+
+    seats = run.players.select("game_id", "seat", "win_share", "total", *DRAFTED_COLUMNS,
+                               *CS_GEN_COLUMNS).join(deals(run), on="game_id")  # fmt: skip
+    if kind == "cornerstone":
+        held = pl.any_horizontal(pl.col(c) == tile for c in DRAFTED_COLUMNS)
+        placed = pl.any_horizontal(
+            (pl.col(d) == tile) & (pl.col(g) > 0)
+            for d, g in zip(DRAFTED_COLUMNS, CS_GEN_COLUMNS, strict=True)
+        )
+        frame = seats.with_columns(held.alias("held"), placed.alias("placed"))
+    else:
+        events = run.events.filter(pl.col("tile") == tile).select(
+            "game_id", pl.col("player").cast(pl.Int32).alias("seat"), "kind"
+        )
+        marks = events.group_by("game_id", "seat").agg(
+            (pl.col("kind") == EV_SELECT).any().alias("held"),
+            pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]).any().alias("placed"),
+        )
+        frame = (
+            seats.with_columns(pl.col("seat").cast(pl.Int32))
+            .join(marks, on=["game_id", "seat"], how="left")
+            .with_columns(pl.col("held", "placed").fill_null(False))
+        )
+    return frame.drop(*DRAFTED_COLUMNS, *CS_GEN_COLUMNS).collect()
+
+
+def presence(base, treated, n_players: int) -> list[dict]:
+    """Per seat, and for any seat: the share of games in which it held the tile (drafted the
+    cornerstone / selected the generation tile) and placed it, in both runs."""
+    import polars as pl
+
+    def shares(frame) -> dict:
+        per_seat = frame.group_by("seat").agg(pl.col("held").mean(), pl.col("placed").mean())
+        any_seat = frame.group_by("game_id").agg(pl.col("held").any(), pl.col("placed").any())
+        out = {
+            f"seat {int(r['seat'])}": (r["held"], r["placed"])
+            for r in per_seat.iter_rows(named=True)
+        }
+        out["any seat"] = (any_seat["held"].mean(), any_seat["placed"].mean())
+        return out
+
+    before, after = shares(base), shares(treated)
+    rows = []
+    for label in [f"seat {s}" for s in range(n_players)] + ["any seat"]:
+        rows.append(
+            {
+                "subject": label,
+                "held_baseline": float(before[label][0]),
+                "held_intervention": float(after[label][0]),
+                "placed_baseline": float(before[label][1]),
+                "placed_intervention": float(after[label][1]),
+            }
+        )
+    return rows
 
 
 def _signed(x: float, digits: int) -> str:
@@ -178,24 +265,46 @@ def _signed(x: float, digits: int) -> str:
 
 
 def result_lines(result: dict) -> list[str]:
-    """The result as a Markdown table (also printed)."""
+    """The result as Markdown tables (also printed): the tile's presence, then the effects."""
     lines = [
-        "| subject | pairs | win share base → with | Δ win share [95% CI] | score base → with "
-        "| Δ score [95% CI] |",
-        "|---|---:|---|---|---|---|",
+        "| seat | holds it: baseline → intervention | places it: baseline → intervention |",
+        "|---|---|---|",
+    ]
+    for r in result["presence"]:
+        lines.append(
+            f"| {r['subject']} | {100 * r['held_baseline']:.1f}% → "
+            f"{100 * r['held_intervention']:.1f}% | {100 * r['placed_baseline']:.1f}% → "
+            f"{100 * r['placed_intervention']:.1f}% |"
+        )
+    lines += [
+        "",
+        "| subject | pairs | win share base → with | Δ win share [95% CI] | flag "
+        "| score base → with | Δ score (VP) [95% CI] |",
+        "|---|---:|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         win = (
-            f"{100 * r['win_share_diff']:+.1f} pts [{_signed(100 * r['win_share_lo'], 1)}, "
-            f"{_signed(100 * r['win_share_hi'], 1)}]"
+            f"{_signed(100 * r['win_share_diff'], 1)} [{_signed(100 * r['win_share_lo'], 1)}, "
+            f"{_signed(100 * r['win_share_hi'], 1)}] pct-pts"
         )
-        score = f"{r['score_diff']:+.2f} [{_signed(r['score_lo'], 2)}, {_signed(r['score_hi'], 2)}]"
+        score = (
+            f"{_signed(r['score_diff'], 2)} [{_signed(r['score_lo'], 2)}, "
+            f"{_signed(r['score_hi'], 2)}]"
+        )
         lines.append(
-            f"| {r['subject']} | {r['n']} | {100 * r['win_share_baseline']:.1f}% → "
-            f"{100 * r['win_share_intervention']:.1f}% | {win} | {r['score_baseline']:.1f} → "
-            f"{r['score_intervention']:.1f} | {score} |"
+            f"| {r['subject']} | {r['n']} | {_pct(r['win_share_baseline'])} → "
+            f"{_pct(r['win_share_intervention'])} | {win} | {r.get('flag') or ''} | "
+            f"{_num(r['score_baseline'])} → {_num(r['score_intervention'])} | {score} |"
         )
     return lines
+
+
+def _pct(x) -> str:
+    return "–" if x is None or x != x else f"{100 * x:.1f}%"
+
+
+def _num(x) -> str:
+    return "–" if x is None or x != x else f"{x:.1f}"
 
 
 def _markdown(result: dict) -> str:
@@ -204,26 +313,69 @@ def _markdown(result: dict) -> str:
         f"# Experiment: {result['mode']} {result['kind']} {result['name']}{target}",
         "",
         f"- catalogue: {result['catalog']}"
-        + (" (RECONSTRUCTED)" if result["reconstructed"] else ""),
+        + (" (RECONSTRUCTED: not the published game's data)" if result["reconstructed"] else ""),
         f"- players: {result['players']}, games: {result['games']}, seed: {result['seed']}, "
         f"variant: {result['variant']}",
         f"- strategies: {', '.join(result['strategies'])}",
         f"- runs: `{result['runs'][BASELINE]}`, `{result['runs'][INTERVENTION]}`",
         f"- games whose final scores changed: {result['games_changed']} of {result['games']}",
         "",
-        "Paired differences (intervention minus baseline, same game and seat); 95% intervals "
-        "are mean ± 1.96 standard errors of the per-game differences.",
+        "Presence: the share of games in which each seat held the tile (drafted the "
+        "cornerstone, or selected the generation tile) and placed it. Effects: paired "
+        "differences (intervention minus baseline, same game and seat); 95% intervals are "
+        "cluster-robust over deals (Student t). Holders: the seats that held the tile in the "
+        "intervention run (force) or the baseline (ban); the table: every seat (win shares "
+        f"sum to one per game, so its change is in score). Flag: the whole interval outside "
+        f"±{100 * result['band']:g} pct-pts.",
         "",
         *result_lines(result),
     ]
     return "\n".join(lines) + "\n"
 
 
+def findings(result: dict) -> list[dict]:
+    """The rows as findings.json objects (issue 19's shape) plus ``subject``: metric
+    ``win_share_paired_diff`` (a fraction) and ``score_paired_diff`` (VP)."""
+    from analysis.core.report import clean
+
+    out = []
+    for r in result["rows"]:
+        for metric, key in (("win_share_paired_diff", "win_share"), ("score_paired_diff", "score")):
+            item = {
+                "kind": result["kind"], "name": result["name"], "metric": metric,
+                "effect": clean(r[f"{key}_diff"]), "lo": clean(r[f"{key}_lo"]),
+                "hi": clean(r[f"{key}_hi"]), "n": r["n"],
+                "flag": (r.get("flag") or None) if key == "win_share" else None,
+                "subject": r["subject"],
+            }  # fmt: skip
+            if result["reconstructed"]:
+                item["data"] = result["catalog_label"]
+            out.append(item)
+    return out
+
+
+def _check_out(out: Path, overwrite: bool, own: tuple[str, ...], command: str) -> None:
+    """Refuse an output folder holding anything but an earlier result of ``command`` (its
+    files ``own``), and an earlier result unless ``overwrite``."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a folder")
+    if not out.is_dir():
+        return
+    entries = sorted(p.name for p in out.iterdir())
+    foreign = [name for name in entries if name not in own]
+    if foreign:
+        raise UserError(
+            f"--out {out}: holds {foreign[0]!r}, which {command} did not write; choose an empty "
+            "or new folder"
+        )
+    if entries and not overwrite:
+        raise UserError(f"--out {out}: holds an earlier {command}; pass --overwrite to replace it")
+
+
 def run_experiment(args) -> int:
     import polars as pl
 
     from analysis.core.load import open_run
-    from analysis.neom.load import DRAFTED_COLUMNS
     from sim.core import runner
     from sim.neom.catalog import load_catalog
     from sim.neom.tables import make_rules
@@ -231,6 +383,8 @@ def run_experiment(args) -> int:
     kind, mode = args.kind, args.mode
     if args.players not in range(1, 6):
         raise UserError(f"--players {args.players}: must be between 1 and 5")
+    if not 0.0 <= args.band < 100.0:
+        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
     tables = load_catalog(Path(args.catalog) if args.catalog else None)
     tile = find_tile(tables, args.name, kind)
     name = tables.tile_names[tile]
@@ -238,8 +392,8 @@ def run_experiment(args) -> int:
     check_intervention(tables, tile, mode, args.seat, args.players, make_rules(variant))
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
+    _check_out(out, args.overwrite, (BASELINE, INTERVENTION, RESULT_JSON, RESULT_MD),
+               "neom experiment")  # fmt: skip
 
     runner.run_simulation(_config(args, out / BASELINE))
     intervention = (
@@ -247,15 +401,20 @@ def run_experiment(args) -> int:
     )
     runner.run_simulation(_config(args, out / INTERVENTION, intervention))
 
-    outcome = ["game_id", "seat", "win_share", "total"]
-    base = open_run(out / BASELINE).players.select(*outcome, *DRAFTED_COLUMNS).collect()
-    treated = open_run(out / INTERVENTION).players.select(outcome).collect()
-    subjects = _subjects(mode, args.seat, args.players, tile, kind == "cornerstone")
+    base_run, treated_run = open_run(out / BASELINE), open_run(out / INTERVENTION)
+    base = holdings(base_run, tile, kind)
+    treated = holdings(treated_run, tile, kind)
+    subjects = _subjects(mode, args.seat, args.players)
     changed = (
         base.join(treated, on=["game_id", "seat"], suffix="_x")
         .filter(pl.col("total") != pl.col("total_x"))["game_id"]
         .n_unique()
     )
+    band = args.band / 100.0
+    rows = paired_rows(base, treated.drop("deal"), subjects)
+    for row in rows:
+        lo, hi = row["win_share_lo"], row["win_share_hi"]
+        row["flag"] = "strong" if lo > band else "weak" if hi < -band else ""
     result = {
         "kind": kind,
         "name": name,
@@ -268,16 +427,23 @@ def run_experiment(args) -> int:
         "variant": args.variant,
         "strategies": list(_config(args, out).strategies),
         "catalog": tables.name,
+        "catalog_label": str(base_run.manifest["data"].get("label", tables.name)),
         "reconstructed": tables.reconstructed,
+        "band": band,
         "runs": {BASELINE: str(out / BASELINE), INTERVENTION: str(out / INTERVENTION)},
         "games_changed": changed,
-        "rows": paired_rows(base, treated, subjects),
+        "presence": presence(base, treated, args.players),
+        "rows": rows,
     }
     # NaN (an interval from fewer than two pairs) is not JSON: write null.
-    rows = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
-    text = json.dumps(result | {"rows": rows}, indent=2)
+    clean_rows = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
+    text = json.dumps(result | {"rows": clean_rows}, indent=2)
     (out / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
     (out / RESULT_MD).write_text(_markdown(result), encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(json.dumps(findings(result), indent=1) + "\n", encoding="utf-8")
     print("\n".join(result_lines(result)))
-    print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
+    print(
+        f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
+    )
     return 0

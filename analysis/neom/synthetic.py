@@ -37,7 +37,18 @@ def _ranks(totals: np.ndarray) -> np.ndarray:
 
 
 def _block(
-    rng, n_games, n_players, first_id, strategy_ids, strengths, cornerstones, decks, boosts, events
+    rng,
+    n_games,
+    n_players,
+    first_id,
+    strategy_ids,
+    strengths,
+    cornerstones,
+    decks,
+    boosts,
+    events,
+    tile_boosts=None,
+    deals_per_rotation=False,
 ):
     games = np.full((n_games, R.N_GAME_COLS), -1, dtype=np.int64)
     players = np.full((n_games, n_players, R.N_PLAYER_COLS), 0, dtype=np.int32)
@@ -64,6 +75,17 @@ def _block(
     advantage = strengths[strategy_ids].astype(np.float64)
     for tile, boost in boosts.items():
         advantage += boost * ((drafted == tile) & (placed_gen > 0)).any(axis=2)
+    event_rows = (
+        _events(rng, game_ids, n_players, drafted, decks)
+        if events
+        else (np.empty((0, R.N_EVENT_COLS), dtype=np.int64), np.empty(0, dtype=np.int64))
+    )
+    for tile, boost in (tile_boosts or {}).items():
+        rows, owners = event_rows
+        hit = (rows[:, R.E_KIND] == R.EV_SELECT) & (rows[:, R.E_TILE] == tile)
+        selector = np.zeros((n_games, n_players), dtype=bool)
+        selector[owners[hit] - first_id, rows[hit, R.E_PLAYER]] = True
+        advantage += boost * selector
     parts = rng.integers(0, 12, size=(n_games, n_players, K.N_SCORE - 1))
     parts[:, :, K.S_POLLUTION] = -rng.integers(0, 6, size=(n_games, n_players))
     parts[:, :, K.S_POWER] = -5 * (rng.random((n_games, n_players)) < 0.1)
@@ -101,11 +123,11 @@ def _block(
     games[:, R.G_DISASTERS_MASK] = rng.integers(0, 8, size=n_games)
     games[:, R.G_DISCARDED_CS0 : R.G_DISCARDED_CS0 + n_players] = leftovers
     games[:, R.G_N_EVENTS] = 0
-    event_rows = (
-        _events(rng, game_ids, n_players, drafted, decks)
-        if events
-        else (np.empty((0, R.N_EVENT_COLS), dtype=np.int64), np.empty(0, dtype=np.int64))
-    )
+    if deals_per_rotation:
+        # Rotated seats replay a deal: the games of a rotation share its seed (its cluster).
+        games[:, R.G_DEAL_SEED] = games[
+            (np.arange(n_games) // n_players) * n_players, R.G_DEAL_SEED
+        ]
     padded = np.full((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
     padded[:, :n_players] = players
     return games, padded, event_rows
@@ -168,13 +190,18 @@ def write_run(
     seed: int = 0,
     events: bool = True,
     catalog_path=None,
+    tile_boosts: dict[int, float] | None = None,
+    shared_deals: bool = False,
 ) -> Path:
     """Write a synthetic run folder at ``path`` and return it.
 
     ``strategies`` maps names to an advantage (in score standard deviations; all 0 = identical
     strategies); seats cycle through them, rotating every game. ``boosts`` maps cornerstone tile
     ids to the advantage of a seat that drafted and placed it. ``catalog_path``, when given, is
-    copied as the run's catalogue snapshot and supplies the tile ids.
+    copied as the run's catalogue snapshot and supplies the tile ids. ``tile_boosts`` maps
+    generation tile ids to the advantage of a seat that selected it (needs ``events``).
+    ``shared_deals``: the games of each seat rotation share one deal seed, as rotated runs do
+    (the outcomes stay independent: this only labels clusters).
     """
     path = Path(path)
     strategies = strategies or {"random": 0.0}
@@ -206,6 +233,8 @@ def write_run(
                 [d[: count * HAND_SIZE] for d in decks],
                 boosts,
                 events,
+                tile_boosts,
+                shared_deals,
             )  # fmt: skip
         )
         first_id += block_games

@@ -1,18 +1,31 @@
-"""Generation tiles, from the event log: how often taken when seen, what players did with them,
-how the seats that placed them fared, and what they were passed over for.
+"""Generation tiles measured where the decision is made (the way 17Lands measures cards).
+
+A tile's strength shows at the moment a seat chooses it from a hand, not at the moment the
+seat can afford to place it: seats that are already ahead place more (they have the coins),
+so "win share when placed" mostly measures who could pay. For each tile this module gives:
+
+- ``taken_rate``: taken when seen (in a hand a seat chose from), ``mean_turn``: the turn of
+  its generation it is taken on (1-7), ``sell_rate`` / ``placed_rate``: what selectors did;
+- win share and effect (above the seat's expected share) of the seats that **selected** it
+  (the flagged effect), that **placed** it, and that **passed it over** (saw it, took another
+  tile, never took it); ``sel_vs_passed``: the selectors' minus the passers' residual in the
+  same games (both groups played that deal), the 17Lands "improvement when drawn" of a draft;
+- dead and rare tiles (:func:`dead_tiles`): never or rarely placed, and why, from the log.
 
 What a seat *saw* is not logged; it is rebuilt from the hands. Each hand of 8 tiles goes round
 the table, one tile taken per turn, and its last tile is discarded on the 7th turn, so a hand's
 tiles are exactly its 7 selections plus its discard. Which seat held a hand on a turn follows
 from the passing direction (``PASS_STEP``). Only games of 3 or more players deal hands this way;
-solo and 2-player games are left out of the seen counts.
+solo and 2-player games are left out of the seen and passed counts.
 """
 
 import numpy as np
 import polars as pl
 
 from analysis.core.load import Run
-from analysis.core.tabulate import seat_outcomes, with_effect_flags, with_mean_interval, with_wilson
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
+from analysis.core.tabulate import effect_table, seat_outcomes, with_band_flags, with_wilson
+from sim.neom import constants as K
 from sim.neom.records import (
     EV_CORNERSTONE,
     EV_DISASTER_SELECT,
@@ -29,6 +42,17 @@ TURNS_PER_GENERATION = 7
 PASS_STEP = 1
 MIN_PLAYERS_DEALT = 3
 FDR_LEVEL = 0.05
+START_MONEY = 6  # sim.neom.engine.START_MONEY (not imported: that module is compiled code)
+RARE_SHARE = 0.005  # "rare": placed in fewer than 1 game in 200
+OUTCOME = ["game_id", "seat", "strategy_name", "win_share", "expected", "residual", "score_diff",
+           "deal"]  # fmt: skip
+
+# Why a selected tile was not placed (dead_tiles), in the order the reasons are checked.
+WHY_PREREQUISITE = "prerequisite tile missing"
+WHY_NO_GOODS = "a required good no city of the game produced"
+WHY_UNAFFORDABLE = "unaffordable (coins below its cost and the goods to buy)"
+WHY_OUTVALUED = "sold though affordable (selling paid more, or no legal square)"
+WHY_CORNERSTONE = "spent on a cornerstone"
 
 
 def _selections(events: pl.LazyFrame) -> pl.LazyFrame:
@@ -39,35 +63,45 @@ def _selections(events: pl.LazyFrame) -> pl.LazyFrame:
     return pl.concat([select, disaster]).select(*keys, "tile", pl.col("turn").alias("order"))
 
 
-def hands(run: Run) -> np.ndarray:
-    """Rebuilt hands as an int32 array (n_hands, HAND_SIZE): column t is the tile taken on the
-    hand's turn t of its generation, the last column the discarded tile. Hands whose 8 tiles
-    are not all in the log are left out."""
+def hand_records(run: Run) -> pl.DataFrame:
+    """Rebuilt hands, one row per tile: ``game_id``, ``n_players``, ``gen`` (0-2), ``hand``
+    (the seat it was dealt to), ``order`` (0-6: the turn of the generation it was taken on;
+    7: discarded) and ``tile``. Hands whose 8 tiles are not all in the log are left out."""
     dealt_games = run.games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT).select("game_id")
     events = run.events.filter(pl.col("turn") >= 0).join(dealt_games, on="game_id", how="semi")
     discards = events.filter(pl.col("kind") == EV_DISCARD).select(
         "game_id", "turn", "player", "tile", pl.lit(HAND_SIZE - 1, dtype=pl.Int32).alias("order")
     )
-    selections = _selections(events).with_columns(pl.col("order") % TURNS_PER_GENERATION)
+    selections = _selections(events).with_columns(
+        (pl.col("order") % TURNS_PER_GENERATION).cast(pl.Int32)
+    )
     taken = pl.concat([selections, discards]).join(
         run.games.select("game_id", "n_players"), on="game_id"
     )
     turn_in_gen = pl.col("turn") % TURNS_PER_GENERATION
-    taken = (
+    return (
         taken.with_columns(
             (pl.col("turn") // TURNS_PER_GENERATION).alias("gen"),
             ((pl.col("player") - PASS_STEP * turn_in_gen) % pl.col("n_players")).alias("hand"),
         )
-        .with_columns(pl.len().over("game_id", "gen", "hand").alias("size"))
-        .filter(pl.col("size") == HAND_SIZE)
+        .with_columns(
+            pl.len().over("game_id", "gen", "hand").alias("size"),
+            (pl.col("order").sort() == pl.int_range(HAND_SIZE))
+            .all()
+            .over("game_id", "gen", "hand")
+            .alias("complete"),
+        )
+        .filter((pl.col("size") == HAND_SIZE) & pl.col("complete"))
         .sort("game_id", "gen", "hand", "order")
-        .select("tile", "order")
+        .select("game_id", "n_players", "gen", "hand", "order", "tile")
         .collect()
     )
-    tiles = taken["tile"].to_numpy().reshape(-1, HAND_SIZE)
-    orders = taken["order"].to_numpy().reshape(-1, HAND_SIZE)
-    complete = (orders == np.arange(HAND_SIZE)).all(axis=1)
-    return tiles[complete].astype(np.int32)
+
+
+def hands(run: Run) -> np.ndarray:
+    """Rebuilt hands as an int32 array (n_hands, HAND_SIZE): column t is the tile taken on the
+    hand's turn t of its generation, the last column the discarded tile."""
+    return hand_records(run)["tile"].to_numpy().reshape(-1, HAND_SIZE).astype(np.int32)
 
 
 def seen_and_passed(hand_tiles: np.ndarray, n_tiles: int) -> tuple[np.ndarray, np.ndarray]:
@@ -85,10 +119,89 @@ def seen_and_passed(hand_tiles: np.ndarray, n_tiles: int) -> tuple[np.ndarray, n
     return seen, passed.reshape(n_tiles, n_tiles)
 
 
-def tile_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) -> pl.DataFrame | None:
+def passers(records: pl.DataFrame) -> pl.DataFrame:
+    """(game_id, seat, tile) for every seat that held the tile on a turn and took another one
+    (the seat that finally took it is removed by the caller)."""
+    parts = []
+    for turn in range(TURNS_PER_GENERATION):
+        parts.append(
+            records.filter(pl.col("order") > turn).select(
+                "game_id",
+                ((pl.col("hand") + PASS_STEP * turn) % pl.col("n_players")).alias("seat"),
+                "tile",
+            )
+        )
+    if not parts:
+        return pl.DataFrame(schema={"game_id": pl.Int64, "seat": pl.Int64, "tile": pl.Int16})
+    return pl.concat(parts).unique()
+
+
+def _seat_groups(run: Run, records: pl.DataFrame | None):
+    """Seat-level rows (one per seat and tile) of the selectors, placers and passers, each
+    joined with the seat's outcome (win share, expected share, residual, deal)."""
+    events = run.events
+    outcomes = seat_outcomes(run).select(OUTCOME).collect()
+    selected = (
+        _selections(events)
+        .filter(pl.col("tile") >= 0)
+        .select("game_id", pl.col("player").cast(pl.Int64).alias("seat"), "tile")
+        .unique()
+        .collect()
+    )
+    placed = (
+        events.filter(pl.col("kind") == EV_PLACE)
+        .select("game_id", pl.col("player").cast(pl.Int64).alias("seat"), "tile")
+        .unique()
+        .collect()
+    )
+    outcomes = outcomes.with_columns(pl.col("seat").cast(pl.Int64))
+    join = lambda frame: frame.join(outcomes, on=["game_id", "seat"])  # noqa: E731
+    passed = None
+    if records is not None and records.height:
+        passed = (
+            passers(records)
+            .with_columns(
+                pl.col("seat").cast(pl.Int64), pl.col("tile").cast(selected["tile"].dtype)
+            )
+            .join(selected, on=["game_id", "seat", "tile"], how="anti")
+        )
+        passed = join(passed)
+    return join(selected), join(placed), passed
+
+
+def _paired_contrast(selected: pl.DataFrame, passed: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Per tile: the selector's residual minus the mean residual of the seats that passed the
+    tile over, in the same game (games where both happened), with a cluster-robust interval."""
+    if passed is None or passed.height == 0:
+        return None
+    mean_passed = passed.group_by("game_id", "tile").agg(
+        pl.col("residual").mean().alias("passed_residual")
+    )
+    games = selected.join(mean_passed, on=["game_id", "tile"]).with_columns(
+        (pl.col("residual") - pl.col("passed_residual")).alias("d")
+    )
+    table = effect_table(games, ["tile"], "d", None, name="sel_vs_passed")
+    return table.select(
+        "tile",
+        pl.col("n").alias("sel_vs_passed_games"),
+        "sel_vs_passed",
+        "sel_vs_passed_lo",
+        "sel_vs_passed_hi",
+    )
+
+
+def tile_table(
+    run: Run,
+    method: str = "bh",
+    level: float = FDR_LEVEL,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+) -> pl.DataFrame | None:
     """One row per generation tile selected in the run (None without events); see
-    docs/reports.md. ``effect`` is the placing seats' mean win share above their expected
-    share; like every effect here it is observational (placing needs the means to place)."""
+    docs/reports.md. ``effect`` (flagged) is the win share above expected of the seats that
+    selected the tile, with a cluster-robust interval; ``flag`` needs at least ``min_n``
+    selecting seats and the whole interval outside +-``band`` after the ``method``
+    correction across tiles. ``placed_effect`` and ``passed_effect`` are shown, not flagged."""
     if run.events is None:
         return None
     events = run.events
@@ -106,33 +219,33 @@ def tile_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) -> pl.Dat
             (kind == EV_DISCARD).sum().alias("discarded"),
         )
     )
-    selected = _selections(events).group_by("tile").agg(pl.len().alias("selected"))
-    placers = (
-        events.filter(kind == EV_PLACE)
-        .select("game_id", pl.col("player").alias("seat"), "tile")
-        .unique()
-        .join(seat_outcomes(run), on=["game_id", "seat"])
+    selected = (
+        _selections(events)
         .group_by("tile")
         .agg(
-            pl.len().alias("placing_seats"),
-            pl.col("win_share").sum().alias("wins_placed"),
-            pl.col("residual").mean().alias("effect"),
-            pl.col("residual").std().alias("effect_sd"),
+            pl.len().alias("selected"),
+            (pl.col("order") % TURNS_PER_GENERATION + 1).mean().alias("mean_turn"),
         )
     )
     frame = (
         selected.join(actions, on="tile", how="full", coalesce=True)
-        .join(placers, on="tile", how="left")
         .filter(pl.col("tile") >= 0)
         .collect()
-        .fill_null(0)
+        .with_columns(pl.col(pl.UInt32, pl.Int64, pl.Int32).fill_null(0))
     )
+    records = hand_records(run)
     n_tiles = max(int(frame["tile"].max()) + 1, run.tables.n_tiles if run.tables else 0)
-    seen, passed = seen_and_passed(hands(run), n_tiles)
+    hand_tiles = records["tile"].to_numpy().reshape(-1, HAND_SIZE)
+    seen, passed = seen_and_passed(hand_tiles, n_tiles)
     tiles = frame["tile"].to_numpy()
     passed_rows = passed[tiles]
     top = passed_rows.argmax(axis=1)
     passed_total = passed_rows.sum(axis=1)
+    dealt = (
+        records.filter(pl.col("order") < HAND_SIZE)
+        .group_by("tile")
+        .agg(pl.col("game_id").n_unique().alias("games_dealt"))
+    )
     frame = frame.with_columns(
         pl.Series("seen", seen[tiles]),
         pl.Series("taken_when_seen", seen[tiles] - passed_total),
@@ -146,13 +259,310 @@ def tile_table(run: Run, method: str = "bh", level: float = FDR_LEVEL) -> pl.Dat
                 where=passed_total > 0,
             ),
         ),
-    )
+    ).join(dealt.with_columns(pl.col("tile").cast(frame["tile"].dtype)), on="tile", how="left")
     frame = with_wilson(frame, "taken_when_seen", "seen", "taken_rate")
     frame = with_wilson(frame, "placed", "selected", "placed_rate")
-    frame = with_wilson(frame, "wins_placed", "placing_seats", "win_placed")
-    frame = with_mean_interval(frame, "effect", "effect_sd", "placing_seats")
-    frame = with_effect_flags(frame, method, level).drop("wins_placed")
-    frame = run.name_tiles(frame)
+    frame = with_wilson(frame, "sold", "selected", "sell_rate")
+
+    sel, placed_seats, passed_seats = _seat_groups(run, records)
+    effects = with_band_flags(effect_table(sel, ["tile"]), method, level, band, min_n)
+    wins = sel.group_by("tile").agg(pl.col("win_share").sum().alias("wins_selected"))
+    frame = frame.join(effects, on="tile", how="left").join(wins, on="tile", how="left")
+    frame = with_wilson(frame.with_columns(pl.col("wins_selected").fill_null(0.0)),
+                        "wins_selected", "n", "win_selected")  # fmt: skip
+    for name, group in (("placed", placed_seats), ("passed", passed_seats)):
+        if group is None:
+            continue
+        part = effect_table(group, ["tile"], name=f"{name}_effect").join(
+            group.group_by("tile").agg(pl.col("win_share").sum().alias(f"wins_{name}")),
+            on="tile",
+        )
+        part = with_wilson(part.rename({"n": f"{name}_seats"}), f"wins_{name}", f"{name}_seats",
+                           f"win_{name}")  # fmt: skip
+        keep = [f"{name}_seats", f"win_{name}", f"win_{name}_lo", f"win_{name}_hi",
+                f"{name}_effect", f"{name}_effect_lo", f"{name}_effect_hi"]  # fmt: skip
+        frame = frame.join(part.select("tile", *keep), on="tile", how="left")
+    contrast = _paired_contrast(sel, passed_seats)
+    if contrast is not None:
+        frame = frame.join(contrast, on="tile", how="left")
+    frame = run.name_tiles(frame.drop("wins_selected"))
     frame = run.name_tiles(frame, "passed_over_for", "passed_over_for_name")
-    first = ["tile", "tile_name", "flag"]
+    first = ["tile", "tile_name", "flag", "n", "small", "effect", "effect_lo", "effect_hi"]
     return frame.select(*first, pl.exclude(first)).sort("effect", descending=True, nulls_last=True)
+
+
+def by_strategy(
+    run: Run,
+    method: str = "bh",
+    level: float = FDR_LEVEL,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+) -> pl.DataFrame | None:
+    """The selected effect of every tile for each strategy on its own, flags corrected across
+    all (tile, strategy) cells."""
+    if run.events is None:
+        return None
+    selected, _, _ = _seat_groups(run, None)
+    table = with_band_flags(
+        effect_table(selected, ["tile", "strategy_name"]), method, level, band, min_n
+    )
+    return run.name_tiles(table).sort("tile", "strategy_name")
+
+
+def _cheapest_bound(tables, tile: np.ndarray, have: np.ndarray, table_goods=None) -> np.ndarray:
+    """A lower bound on what placing ``tile`` costs a seat whose city produces the goods mask
+    ``have``: over the tile's requirement options, the coin cost plus, for each required good
+    the city lacks, its tier's base price less the 1-coin Trade Route discount. An option
+    needing a good that no city of the game produces (``table_goods``) cannot be paid at all
+    (the bound is then the int64 maximum)."""
+    n_options = np.maximum(tables.tiles[tile, K.C_N_REQ_OPTIONS], 1)
+    tier_price = np.array(K.TIER_PRICE, dtype=np.int64)[tables.goods_tier]
+    best = np.full(tile.shape, np.iinfo(np.int64).max, dtype=np.int64)
+    for option in range(K.MAX_REQ_OPTIONS):
+        goods = tables.req[tile, option, K.R_GOODS].astype(np.int64)
+        missing = goods & ~have
+        cost = tables.req[tile, option, K.R_COST].astype(np.int64)
+        for good in range(len(tables.goods_tier)):
+            cost += ((missing >> good) & 1) * (tier_price[good] - 1)
+        if table_goods is not None:
+            cost = np.where(missing & ~table_goods, np.iinfo(np.int64).max, cost)
+        best = np.where(option < n_options, np.minimum(best, cost), best)
+    return best
+
+
+def _sale_reasons(run: Run) -> pl.DataFrame:
+    """Per tile: how its selections that were not placed ended (sold, by reason, or spent on a
+    cornerstone), read from the log:
+
+    - prerequisite missing: the tile needs tiles the seller had not placed before the sale;
+    - goods unavailable: every requirement option needs a good that no city of the game
+      produced, at any time;
+    - unaffordable: the seller's coins before the sale (start money plus every coin change
+      before it; coins owed for goods sold that turn already count, so an upper bound) are
+      below a lower bound of the tile's price: its cheapest option's coin cost plus, for each
+      required good the seller's city did not produce, that good's base price less 1;
+    - otherwise sold though affordable: selling paid more, or no legal square.
+
+    The seller's city is its board's City Center plus every tile it placed before the sale
+    (removals by replacement or disaster are not tracked, which can only hide a shortage:
+    "unaffordable" and "prerequisite missing" stay certain up to that)."""
+    tables = run.tables
+    events = (
+        run.events.with_row_index("row")
+        .filter(pl.col("player") >= 0)
+        .with_columns(pl.col("coins").cast(pl.Int64))
+        .with_columns(
+            (
+                START_MONEY + pl.col("coins").cum_sum().over("game_id", "player") - pl.col("coins")
+            ).alias("money_before")
+        )
+        .filter(pl.col("kind").is_in([EV_SELL, EV_PLACE, EV_CORNERSTONE]))
+        .select(
+            "row",
+            "game_id",
+            pl.col("player").cast(pl.Int64),
+            "kind",
+            pl.col("tile").cast(pl.Int64),
+            "money_before",
+        )  # fmt: skip
+        .collect()
+    )
+    boards = run.players.select(
+        "game_id", pl.col("seat").cast(pl.Int64).alias("player"), pl.col("board").cast(pl.Int64)
+    ).collect()
+    events = events.join(boards, on=["game_id", "player"], how="left")
+    produces = tables.tiles[:, K.C_PRODUCES].astype(np.int64)
+    center = tables.board_center.astype(np.int64)
+    board = np.clip(events["board"].fill_null(0).to_numpy(), 0, len(center) - 1)
+    tile = events["tile"].to_numpy()
+    built = events["kind"].to_numpy() != EV_SELL
+    gained = np.where(built, produces[np.clip(tile, 0, None)], 0)
+    # Goods held before each row: the centre's plus a running OR of the tiles built before,
+    # one running count per good bit (a cumulative OR).
+    keys = events.select((pl.col("game_id").rank("dense") * 8 + pl.col("player")).alias("k"))[
+        "k"
+    ].to_numpy()
+    have = produces[center[board]]
+    bits = pl.DataFrame({"k": keys, **{f"b{g}": (gained >> g) & 1
+                                          for g in range(len(tables.goods_tier))}})  # fmt: skip
+    cumulative = bits.select(
+        (pl.col(f"b{g}").cum_sum().over("k") - pl.col(f"b{g}") > 0).cast(pl.Int64) * (1 << g)
+        for g in range(len(tables.goods_tier))
+    )
+    have = have | cumulative.to_numpy().sum(axis=1) if cumulative.width else have
+    # Every good any city of the game produced at some point (centres included).
+    centers = run.players.select("game_id", pl.col("board").cast(pl.Int64)).collect()
+    center_goods = produces[center[np.clip(centers["board"].to_numpy(), 0, len(center) - 1)]]
+    table_goods = (
+        pl.concat(
+            [
+                events.select("game_id", pl.Series("g", gained)),
+                centers.select("game_id", pl.Series("g", center_goods)),
+            ]
+        )
+        .group_by("game_id")
+        .agg(pl.col("g").bitwise_or().alias("table_goods"))
+    )
+    sells = (
+        events.with_columns(pl.Series("have", have))
+        .filter(pl.col("kind") == EV_SELL)
+        .join(table_goods, on="game_id", how="left")
+    )
+    bound = _cheapest_bound(
+        tables, sells["tile"].to_numpy(), sells["have"].to_numpy(), sells["table_goods"].to_numpy()
+    )
+    sells = sells.with_columns(pl.Series("bound", bound))
+    prereqs = (
+        pl.DataFrame(
+            {
+                "tile": np.repeat(np.arange(tables.n_tiles), K.MAX_PREREQS),
+                "prereq": tables.tiles[:, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS].ravel(),
+            }
+        )
+        .filter(pl.col("prereq") >= 0)
+        .with_columns(pl.col("tile", "prereq").cast(pl.Int64))
+    )
+    placed = (
+        events.filter(pl.col("kind") != EV_SELL)
+        .group_by("game_id", "player", "tile")
+        .agg(pl.col("row").min().alias("built_row"))
+        .rename({"tile": "prereq"})
+    )
+    missing = (
+        sells.join(prereqs, on="tile")
+        .join(placed, on=["game_id", "player", "prereq"], how="left")
+        .group_by("row")
+        .agg(
+            (pl.col("built_row").is_null() | (pl.col("built_row") > pl.col("row")))
+            .any()
+            .alias("prereq_missing")
+        )
+    )
+    reasons = (
+        sells.join(missing, on="row", how="left")
+        .with_columns(
+            pl.when(pl.col("prereq_missing").fill_null(False))
+            .then(pl.lit(WHY_PREREQUISITE))
+            .when(pl.col("bound") == np.iinfo(np.int64).max)
+            .then(pl.lit(WHY_NO_GOODS))
+            .when(pl.col("money_before") < pl.col("bound"))
+            .then(pl.lit(WHY_UNAFFORDABLE))
+            .otherwise(pl.lit(WHY_OUTVALUED))
+            .alias("why")
+        )
+        .select("tile", "why")
+    )
+    spent = (
+        run.events.filter(pl.col("kind") == EV_CORNERSTONE)
+        .select(pl.col("other").cast(pl.Int64).alias("tile"), pl.lit(WHY_CORNERSTONE).alias("why"))
+        .collect()
+    )
+    return pl.concat([reasons, spent]).group_by("tile", "why").agg(pl.len().alias("count"))
+
+
+def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | None:
+    """Generation tiles (Disasters left out) never placed, or placed in fewer than
+    ``RARE_SHARE`` of the games, with why, from the log: never dealt at this player count;
+    dealt but always passed over; selected but not placed, by the commonest ending of those
+    selections (prerequisite missing, unaffordable, sold though affordable, spent on a
+    cornerstone). None without events or a catalogue snapshot."""
+    if run.events is None or run.tables is None:
+        return None
+    tables = run.tables
+    table = tile_table(run) if table is None else table
+    n_games = run.games.select(pl.len()).collect().item()
+    hands_rebuilt = (
+        run.games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT).select(pl.len()).collect().item()
+        > 0
+    )
+    decks = (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)
+    in_decks = _in_decks(run)
+    ids = [
+        t for t in range(tables.n_tiles)
+        if tables.tiles[t, K.C_DECK] in decks and tables.tiles[t, K.C_DISASTER] == K.DIS_NONE
+    ]  # fmt: skip
+    base = pl.DataFrame(
+        {
+            "tile": ids,
+            "tile_name": [tables.tile_names[t] for t in ids],
+            "generation": [int(tables.tiles[t, K.C_DECK]) for t in ids],
+            "player_icon": [int(tables.tiles[t, K.C_PLAYERS]) for t in ids],
+        }
+    )
+    counts = table.select(
+        pl.col("tile").cast(pl.Int64), "seen", "games_dealt", "selected", "placed", "sold",
+        "for_cornerstone",
+    )  # fmt: skip
+    frame = base.join(counts, on="tile", how="left").with_columns(
+        pl.col("seen", "games_dealt", "selected", "placed", "sold", "for_cornerstone").fill_null(0)
+    )
+    frame = frame.filter(pl.col("placed") < RARE_SHARE * n_games)
+    reasons = _sale_reasons(run)
+    why_columns = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
+    wide = {name: np.zeros(frame.height, dtype=np.int64) for name in why_columns}
+    position = {t: i for i, t in enumerate(frame["tile"].to_list())}
+    for tile, why, count in reasons.iter_rows():
+        if tile in position:
+            wide[why][position[tile]] += count
+    whys = []
+    for i, row in enumerate(frame.iter_rows(named=True)):
+        if row["selected"] == 0:
+            if row["tile"] not in in_decks:
+                whys.append(
+                    f"never dealt: not in the deck at this player count and variant "
+                    f"(a {row['player_icon']}+ tile)"
+                )
+            elif hands_rebuilt and row["seen"] == 0:
+                whys.append("never dealt: left in the box in every game")
+            elif row["seen"] > 0:
+                whys.append(f"always passed over (seen {row['seen']} times, never taken)")
+            else:
+                whys.append("never selected")
+            continue
+        counts_i = {name: int(wide[name][i]) for name in why_columns}
+        total = sum(counts_i.values())
+        if total == 0:
+            whys.append("placed whenever selected")
+            continue
+        name = max(counts_i, key=counts_i.get)
+        whys.append(f"{name}: {counts_i[name]} of {row['selected']} selections")
+    frame = frame.with_columns(
+        pl.Series("why", whys, dtype=pl.Utf8),
+        *(pl.Series(f"n_{_slug(name)}", wide[name]) for name in why_columns),
+        (pl.col("placed") == 0).alias("dead"),
+        (1000.0 * pl.col("placed") / n_games).alias("placed_per_1000_games"),
+    )
+    return frame.sort("placed", "selected", "tile")
+
+
+def _in_decks(run: Run) -> set[int]:
+    """The generation tiles in the decks at the run's player count(s) and variant (the engine's
+    ``build_deck``: player-count icons, the variant's removals and substitutes)."""
+    from sim.neom import engine as E
+    from sim.neom.tables import make_rules
+
+    rules_entry = run.manifest.get("rules", {})
+    rules = make_rules(
+        variant=int(rules_entry.get("variant", K.V_STANDARD)),
+        neighborhood_through_any=bool(rules_entry.get("neighborhood_through_any", 1)),
+        solo_tileset=int(rules_entry.get("solo_tileset", 1)),
+    )
+    counts = run.games.select(pl.col("n_players").unique()).collect()["n_players"].to_list()
+    tiles = run.tables.tiles
+    out = np.empty(tiles.shape[0], dtype=np.int64)
+    found: set[int] = set()
+    for n_players in counts:
+        for deck in (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3):
+            n = E.build_deck(deck, int(n_players), tiles, rules, out)
+            found.update(int(t) for t in out[:n])
+    return found
+
+
+def _slug(why: str) -> str:
+    return {
+        WHY_PREREQUISITE: "prerequisite_missing",
+        WHY_NO_GOODS: "goods_unavailable",
+        WHY_UNAFFORDABLE: "unaffordable",
+        WHY_OUTVALUED: "sold_affordable",
+        WHY_CORNERSTONE: "for_cornerstone",
+    }[why]

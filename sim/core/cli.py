@@ -3,7 +3,9 @@
 Each command lives in its own module exposing ``register(subparsers)``, which adds the
 command's parser and sets ``func`` to a function taking the parsed arguments and returning an
 exit code. Modules are imported lazily so that ``neom catalog`` does not load the analysis stack.
-A user's mistake raises :class:`sim.errors.UserError`: one line on stderr, exit 1, no traceback.
+A user's mistake raises :class:`sim.core.errors.UserError`: one line on stderr, exit 1, no
+traceback; so does an operating-system failure (a full disk, a read-only folder) that no command
+reported in its own words.
 """
 
 import argparse
@@ -20,6 +22,7 @@ COMMANDS = (
     ("play", "sim.core.commands.play"),
     ("score", "sim.core.commands.score"),
     ("strategies", "sim.core.commands.strategies"),
+    ("ladder", "analysis.core.ladder"),
 )
 
 
@@ -61,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         # Output piped into e.g. `head`, which stopped reading: not an error of ours.
         sys.stderr.close()
         return 0
+    except OSError as exc:
+        # A failure of the machine rather than of the input (a full disk, a read-only or
+        # vanished folder) that no command turned into its own message: still one line.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"neom: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("neom: error: out of memory", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,16 @@
-"""Errors caused by the user's input: reported as one clear message, never a traceback."""
+"""Errors caused by the user's input, reported as one clear message, never a traceback; and the
+limits every input file is read under.
+
+Every file a user hands the tool (a catalogue, a tile set, a strategy file, a city, a run's
+manifest) is read by :func:`read_input`, which refuses a file larger than its limit before
+reading it (and reads at most that much from a pipe or a device such as ``/dev/zero``), and
+checked by :func:`check_nesting` before it is parsed, so a huge, endless or deeply nested file is
+one line naming it, in milliseconds, never a hang, gigabytes of memory or a RecursionError.
+"""
+
+import re
+import stat
+from pathlib import Path
 
 
 class UserError(Exception):
@@ -11,3 +23,112 @@ class CatalogError(UserError):
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+    def __reduce__(self):  # pickled by worker processes: keep the list, not the joined text
+        return (type(self), (self.problems,))
+
+
+# Arrays and tables nested deeper than this are refused before parsing. The deepest legitimate
+# input is a catalogue tile's effect list (array > inline table > array: 3 levels, 5 counting
+# [[tiles]] headers); a run manifest nests 4 levels.
+MAX_NESTING = 32
+
+
+def _size(count: int) -> str:
+    for unit, factor in (("MB", 1_000_000), ("kB", 1_000)):
+        if count >= factor:
+            return f"{count / factor:g} {unit}"
+    return f"{count} bytes"
+
+
+def read_input(path, what: str, max_bytes: int, shown: str | None = None) -> bytes:
+    """The bytes of the user's file ``path`` (``what``: "catalogue file", "city file", ...;
+    ``shown``: how messages name it, default the path). UserError when it is missing, a
+    folder, unreadable or larger than ``max_bytes``: a regular file's size is checked before
+    reading, anything else (a pipe, ``/dev/zero``) is read up to ``max_bytes`` + 1 bytes."""
+    path = Path(path)
+    shown = str(path) if shown is None else shown
+    too_large = f"{shown}: larger than {_size(max_bytes)}, the limit for a {what}"
+    try:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise UserError(f"{shown}: is a directory, not a {what}")
+        if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+            raise UserError(too_large)
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UserError(f"{shown}: {what} not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{shown}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot read the {what} ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise UserError(too_large)
+    return data
+
+
+# Tokens that may contain brackets which do not nest (strings, comments), then the brackets.
+# Every string pattern also ends at the end of its line (or of the file), so an unterminated
+# string is consumed once: the scan is linear in the file's length whatever the file holds.
+_TOML_TOKENS = re.compile(
+    r'"""(?:[^\\]|\\.)*?(?:"""|\Z)'
+    r"|'''.*?(?:'''|\Z)"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*(?:"|$)'
+    r"|'[^'\n]*(?:'|$)"
+    r"|#[^\n]*"
+    r"|[\[\]{}]",
+    re.S | re.M,
+)
+_JSON_TOKENS = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*(?:"|$)|[\[\]{}]', re.M)
+_TOKENS = {"toml": _TOML_TOKENS, "json": _JSON_TOKENS}
+
+
+def check_nesting(text: str, syntax: str, shown: str, max_depth: int = MAX_NESTING) -> None:
+    """UserError if ``text`` (``syntax``: "toml" or "json") nests arrays and tables more than
+    ``max_depth`` deep (brackets in strings and comments do not count). Run before parsing:
+    the parsers recurse once per level."""
+    depth = 0
+    for match in _TOKENS[syntax].finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, match.start()) + 1
+                raise UserError(
+                    f"{shown}: arrays or tables nested more than {max_depth} deep (line {line})"
+                )
+        elif token in ("]", "}"):
+            depth -= 1
+
+
+def decode_text(data: bytes, shown: str) -> str:
+    """``data`` as UTF-8 text; UserError naming the first line that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UserError(f"{shown}: not UTF-8 text (line {line})") from None
+
+
+def read_toml_input(path, what: str, max_bytes: int, shown: str) -> tuple[dict, bytes]:
+    """A user's TOML file read under the limits above: its parsed content and its exact bytes.
+    A missing or oversized file is a UserError; text that is not UTF-8, nested too deeply or
+    not TOML is a CatalogError naming the file (and the line)."""
+    import tomllib
+
+    content = read_input(path, what, max_bytes, shown=shown)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = content[: exc.start].count(b"\n") + 1
+        raise CatalogError([f"{shown}: not UTF-8 text (line {line})"]) from None
+    try:
+        check_nesting(text, "toml", shown)
+        return tomllib.loads(text), content
+    except UserError as exc:
+        raise CatalogError([str(exc)]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError([f"{shown}: TOML syntax error: {exc}"]) from None
+    except RecursionError:  # the nesting check stops this first; never a traceback
+        raise CatalogError([f"{shown}: nested too deeply"]) from None

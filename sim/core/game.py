@@ -111,7 +111,8 @@ class GameData:
 @dataclass(frozen=True)
 class StrategyInfo:
     """A strategy of a game: its name, the integer id the compiled dispatch switches on, what
-    it does, its parameters (name, default, allowed range)."""
+    it does, its parameters (name, default, allowed range; ``whole``: the ones that count
+    something and must be whole numbers)."""
 
     name: str
     id: int
@@ -119,16 +120,19 @@ class StrategyInfo:
     param_names: tuple[str, ...] = ()
     defaults: tuple[float, ...] = ()
     bounds: tuple[tuple[float, float], ...] = ()  # per parameter; empty: any finite value
+    whole: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class StrategyRegistry:
     """A game's strategies: ``n_params`` slots per parameter vector; ``named_sets`` optional
-    file of named parameter sets shipped with the game (tuned weights)."""
+    file of named parameter sets shipped with the game (tuned weights); ``ladder`` the default
+    skill ladder of ``neom ladder``, weakest first."""
 
     strategies: tuple[StrategyInfo, ...]
     n_params: int
     named_sets: Path | None = None
+    ladder: tuple[str, ...] = ()
 
     def by_name(self) -> dict[str, StrategyInfo]:
         return {info.name: info for info in self.strategies}
@@ -159,7 +163,7 @@ class Game:
     score_ref: str = ""  # -> score_file(path, data, rules) -> dict (``neom score``); "" if none
     # The game's own commands: (name, module whose register(subparsers) adds it).
     commands: tuple[tuple[str, str], ...] = ()
-    describe_rules: Callable[[np.ndarray], list[str]] | None = None  # readings in words
+    compile_seconds: float = 60.0  # a cold compile of play_batch here (said while compiling)
 
     @property
     def strategies(self) -> StrategyRegistry:

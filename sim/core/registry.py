@@ -9,6 +9,7 @@ from sim.core.game import Game
 DEFAULT_GAME = "neom"
 GAME_PACKAGES = {
     "neom": "sim.neom",
+    "tangram": "sim.tangram",
 }
 
 

@@ -5,13 +5,24 @@ played by :func:`play_and_encode` wherever the backend puts it (this process, jo
 processes, or Dask workers); it returns the batch's Parquet files as bytes and this process
 writes them, so memory stays flat and the tables never depend on the worker count, batch size
 or backend: a game's content depends only on the run key and its game id.
+
+Every session (the first run and each ``--resume``) is recorded in the manifest with its games
+and wall time, including a session cut short by Ctrl-C or an error; a session killed outright
+is recovered from the run folder's journal when the run is resumed (``sim.core.store``).
+Worker processes exit when the command's process dies (:func:`_worker_setup`).
 """
 
 import json
+import logging
 import os
 import platform
+import signal
+import socket
 import sys
+import threading
 import time
+import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -21,9 +32,11 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+from joblib.externals.loky.process_executor import BrokenProcessPool
 from tqdm import tqdm
 
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
+from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import Game
 from sim.core.registry import DEFAULT_GAME, get_game
@@ -32,18 +45,34 @@ from sim.core.seeding import SEAT_MODES, assign_seats, check_game_count
 from sim.core.store import (
     EVENTS,
     GAMES,
+    JOURNAL,
     MANIFEST,
+    MAX_BATCHES,
+    NEVER_WRITTEN,
     PLAYERS,
     STATUS_COMPLETE,
     STATUS_RUNNING,
+    TABLE_NAMES,
+    Damage,
     RunFolder,
+    batch_path,
     encode_batch,
+    listed_names,
+    manifest_field,
+    run_batches,
 )
 from sim.core.strategies import load_strategy_file, resolve_strategy
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
 IN_FLIGHT_PER_WORKER = 2
+# Limits of a run's options. A batch's event buffer is batch_size x events_per_game rows of
+# int64 in every worker (1024 x 8 x 8 B = 64 KiB per game for NEOM), so 10,000 games is about
+# 0.66 GB; seeds are stored as JSON integers that other tools read as int64.
+MAX_BATCH_SIZE = 10_000
+MAX_SEED = 2**63 - 1
+# How often a worker checks that the command's process is still its parent.
+PARENT_CHECK_S = 0.5
 
 # Manifest entries a resumed run must share with the run it continues (with the option naming
 # each one in error messages).
@@ -117,6 +146,7 @@ class BatchPlan:
     data: tuple
     rules: np.ndarray
     events: bool
+    parent: tuple[str, int] = ("", 0)  # (host, pid) of the command's process
 
     @property
     def n_batches(self) -> int:
@@ -150,8 +180,62 @@ def play_games(plan: BatchPlan, game_ids: np.ndarray):
 
 def play_and_encode(plan: BatchPlan, index: int) -> tuple[int, dict[str, bytes]]:
     """Play batch ``index`` and return its Parquet files (the unit of work of every backend)."""
+    _worker_setup(plan.parent)
     output = play_games(plan, plan.game_ids(index))
     return index, encode_batch(get_game(plan.game), output, plan.strategy_names)
+
+
+_watchdog: threading.Thread | None = None
+
+
+def _worker_setup(parent: tuple[str, int]) -> None:
+    """In a worker process started by the command's process (a loky or local Dask worker):
+    ignore Ctrl-C (the command stops its workers itself; a terminal's Ctrl-C reaches every
+    process of the group) and start a thread that ends the worker as soon as the command's
+    process is gone (killed with ``kill -9`` too), so workers never outlive the command.
+    Nothing in the command's own process or on another machine (a remote Dask worker has its
+    own parent)."""
+    global _watchdog
+    host, pid = parent
+    if _watchdog is not None or not pid or os.getpid() == pid:
+        return
+    if os.getppid() != pid or socket.gethostname() != host:
+        return
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)  # the parent is gone: nobody will read this worker's results
+
+    _watchdog = threading.Thread(target=watch, name="neom-parent-watch", daemon=True)
+    _watchdog.start()
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, e.g. a container's or taskset's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(config: "RunConfig") -> int:
+    """Worker processes to start: --workers, at most the cores available (a note on stderr
+    when capped; more processes than cores only slow the run and starve the machine). A
+    remote Dask scheduler's workers are its own."""
+    cores = available_cores()
+    if config.workers is None:
+        return cores
+    if config.scheduler or config.workers <= cores:
+        return config.workers
+    print(
+        f"neom: note: --workers {config.workers} capped at the {cores} "
+        f"core{'s' if cores > 1 else ''} available",
+        file=sys.stderr,
+    )
+    return cores
 
 
 def _check_range(value: int, low: int, high: int | None, option: str) -> None:
@@ -177,10 +261,21 @@ def make_plan(config: RunConfig):
     _check_range(config.players, game.min_players, game.max_players, "--players")
     _check_range(config.games, 1, None, "--games")
     _check_range(config.batch_size, 1, None, "--batch-size")
+    if config.batch_size > MAX_BATCH_SIZE:
+        raise UserError(
+            f"--batch-size {config.batch_size}: at most {MAX_BATCH_SIZE:,} (a batch's buffers "
+            "are held in memory by every worker)"
+        )
+    n_batches = -(-config.games // config.batch_size)
+    if n_batches > MAX_BATCHES:
+        raise UserError(
+            f"--games {config.games} in batches of {config.batch_size} makes {n_batches:,} "
+            f"batches, at most {MAX_BATCHES:,}: use a larger --batch-size"
+        )
     if config.workers is not None:
         _check_range(config.workers, 1, None, "--workers")
-    if config.seed < 0:
-        raise UserError(f"--seed {config.seed}: must be a non-negative integer")
+    if not 0 <= config.seed <= MAX_SEED:
+        raise UserError(f"--seed {config.seed}: must be an integer from 0 to {MAX_SEED}")
     _choice(config.seats, SEAT_MODES, "--seats")
     _choice(config.backend, BACKENDS, "--backend")
     if config.scheduler and config.backend != "dask":
@@ -210,6 +305,7 @@ def make_plan(config: RunConfig):
         data=data.arrays,
         rules=rules,
         events=config.events,
+        parent=(socket.gethostname(), os.getpid()),
     )
     parameters = {
         "game": game.name,
@@ -267,8 +363,49 @@ def _resume_conflict(old: dict, new: dict) -> str | None:
     return None
 
 
-def _prepare_folder(config: RunConfig, folder: RunFolder, parameters: dict) -> dict | None:
-    """Check the output folder against the options; return the manifest being resumed."""
+@dataclass
+class Resumed:
+    """What a resumed run's folder holds, checked before anything is written."""
+
+    manifest: dict
+    files: dict[str, dict]  # the listing: manifest and journal merged
+    sessions: list[dict]  # sessions the journal recorded that the manifest has not
+    complete: set[int]  # batches whose every file is as the run wrote it
+    damages: list[Damage]  # listed files that are missing, truncated or altered
+    ignored: list[str]  # entries the run did not write (never read, never deleted)
+
+
+def _owned(folder: RunFolder, manifest: dict, files: dict | None) -> set[str]:
+    """The files a run folder's manifest (and journal) say the run wrote; for a folder written
+    without a listing, the run's own batch files by name and its data snapshot."""
+    owned = set(files or ())
+    data = manifest.get("data")
+    snapshot = data.get("snapshot") if isinstance(data, dict) else None
+    if isinstance(snapshot, str) and snapshot and "/" not in snapshot:
+        owned.add(snapshot)
+    if files is None:
+        n_batches = run_batches(manifest, folder.manifest_path)
+        owned |= {batch_path(t, i) for t in TABLE_NAMES for i in range(n_batches)}
+    return owned
+
+
+def _read_run_manifest(folder: RunFolder, action: str) -> dict:
+    """The manifest of a folder about to be resumed or overwritten: refused unless it is a
+    neom run manifest (a folder that merely holds some manifest.json is not a run)."""
+    try:
+        manifest = folder.read_manifest()
+        manifest_field(manifest, "game", str, folder.manifest_path)
+        run_batches(manifest, folder.manifest_path)
+    except UserError as exc:
+        raise UserError(f"{exc}: will not {action} {folder.path}") from None
+    return manifest
+
+
+def _prepare_folder(
+    config: RunConfig, folder: RunFolder, parameters: dict, plan: BatchPlan
+) -> Resumed | None:
+    """Check the output folder against the options, writing nothing but what ``--overwrite``
+    removes; return what a resumed run holds (None: a new run)."""
     if config.resume and config.overwrite:
         raise UserError("--resume and --overwrite exclude each other")
     if folder.path.exists() and not folder.path.is_dir():
@@ -281,18 +418,53 @@ def _prepare_folder(config: RunConfig, folder: RunFolder, parameters: dict) -> d
             f"{folder.path}: not empty and not a run folder (no {MANIFEST}): will not {action} it"
         )
     if config.overwrite:
-        folder.remove()
+        manifest = _read_run_manifest(folder, "overwrite")
+        files = folder.listing(manifest)
+        if files is not None:
+            known = {s.get("id") for s in manifest.get("sessions") or () if isinstance(s, dict)}
+            files |= folder.read_journal(known).files
+        owned = _owned(folder, manifest, files)
+        foreign = folder.foreign(owned, TABLE_NAMES)
+        if foreign:
+            raise UserError(
+                f"{folder.path}: holds {foreign[0]}, which the run did not write: will not "
+                "overwrite it (move it away, or choose another --out)"
+            )
+        folder.remove(owned, TABLE_NAMES)
         return None
     if not config.resume:
         raise UserError(
             f"{folder.path}: already holds a run; pass --resume to continue it or --overwrite "
             "to replace it"
         )
-    manifest = folder.read_manifest()
+    manifest = _read_run_manifest(folder, "resume")
     conflict = _resume_conflict(manifest, parameters)
     if conflict is not None:
         raise UserError(f"{folder.path}: cannot resume with a different {conflict}")
-    return manifest
+    files = folder.listing(manifest)
+    if files is None:
+        raise UserError(
+            f"{folder.path}: written by an older neom-sim without a list of its files, so it "
+            "cannot be checked: run it again with --overwrite"
+        )
+    sessions = manifest.get("sessions")
+    if not isinstance(sessions, list):
+        raise UserError(f"{folder.manifest_path}: not a neom run manifest (field 'sessions')")
+    journal = folder.read_journal({s.get("id") for s in sessions if isinstance(s, dict)})
+    files |= journal.files
+    complete, damages = folder.verify(files, plan.tables, plan.n_batches)
+    foreign = folder.foreign(_owned(folder, manifest, files), TABLE_NAMES)
+    # Entries in the way of what this session writes are refused; others are left alone.
+    todo = [index for index in range(plan.n_batches) if index not in complete]
+    needed = {batch_path(t, i) for t in plan.tables for i in todo}
+    needed |= {*plan.tables, MANIFEST, JOURNAL, parameters["data"]["snapshot"]}
+    blocking = [entry for entry in foreign if entry in needed]
+    if blocking:
+        raise UserError(
+            f"{folder.path}: {blocking[0]} was not written by this run and is where the run "
+            "writes: move it away to resume"
+        )
+    return Resumed(manifest, files, journal.sessions, complete, damages, foreign)
 
 
 def _versions() -> dict:
@@ -323,11 +495,21 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
         pre_dispatch=f"{IN_FLIGHT_PER_WORKER} * n_jobs",
         batch_size=1,  # one run batch per dispatch, so in-flight memory stays bounded
     )
-    results = parallel(joblib.delayed(play_and_encode)(plan, index) for index in todo)
+    # Workers start here (they ignore Ctrl-C: see _sigint_ignored) and stop with this command.
+    with _sigint_ignored():
+        results = parallel(joblib.delayed(play_and_encode)(plan, index) for index in todo)
     try:
         yield results
+    except BrokenProcessPool:
+        raise UserError(
+            "a worker process died (killed, or out of memory); continue the run with --resume"
+        ) from None
     finally:
-        results.close()
+        with warnings.catch_warnings():
+            # Stopped early (Ctrl-C, an error): joblib warns that finished batches went unused;
+            # they are played again on --resume.
+            warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
+            results.close()
 
 
 @contextmanager
@@ -341,9 +523,19 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
             raise UserError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
         cluster = None
     else:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        # The workers ignore Ctrl-C (inherited: Python keeps an ignored SIGINT ignored): the
+        # terminal sends it to the whole process group, and this process shuts them down, so
+        # an interrupt is one line, not a traceback from every worker.
+        with _sigint_ignored():
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                # The workers' own logs: errors only (a task's error reaches this process as
+                # its exception; a stop leaves warnings about cancelled tasks in every worker).
+                silence_logs=logging.ERROR,
+            )
         client = Client(cluster)
     try:
         slots = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values()))
@@ -367,86 +559,176 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
                 yield result
 
         yield results()
+    except BaseException:
+        # Interrupted or failed: the shutdown below may log the workers' last words (lost
+        # connections, cancelled tasks); the one line the command prints says it all.
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while worker processes are started, so that they ignore it too (Python
+    keeps an inherited ignored SIGINT ignored): a terminal's Ctrl-C reaches every process of
+    the group, and the command, not each worker, reports it, in one line. Only the main thread
+    can set handlers (elsewhere this does nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _note(message: str) -> None:
+    print(f"neom: note: {message}", file=sys.stderr)
+
+
+def _timings(sessions: list[dict]) -> dict:
+    """Wall time and games/s over every session, interrupted and killed ones included."""
+    wall = sum(float(s.get("wall_s") or 0.0) for s in sessions)
+    games = sum(int(s.get("games") or 0) for s in sessions)
+    return {
+        "wall_s": round(wall, 3),
+        "games_played": games,
+        "games_per_s": round(games / wall, 1) if wall > 0 else None,
+    }
+
+
 def run_simulation(config: RunConfig) -> RunResult:
     """Play the run described by ``config`` into its run folder (see the module docstring)."""
     plan, data, parameters = make_plan(config)
+    workers = worker_count(config)
     folder = RunFolder(Path(config.out))
-    resumed = _prepare_folder(config, folder, parameters)
-    workers = config.workers or joblib.cpu_count()
-    manifest = resumed or {
-        "status": STATUS_RUNNING,
-        "created": _now(),
-        "command": config.command,
-        "versions": _versions(),
-        **parameters,
-        "sessions": [],
-    }
-    manifest["status"] = STATUS_RUNNING  # a resumed run is running again until it ends
-    folder.create(plan.tables, data.snapshot_name, data.raw, manifest)
-    complete = folder.clean_incomplete(plan.tables)
+    resumed = _prepare_folder(config, folder, parameters, plan)
+    if resumed is None:
+        manifest = {
+            "status": STATUS_RUNNING,
+            "created": _now(),
+            "command": config.command,
+            "versions": _versions(),
+            **parameters,
+            "sessions": [],
+            "files": {},
+        }
+        complete: set[int] = set()
+    else:
+        manifest = resumed.manifest
+        manifest["files"] = resumed.files
+        manifest["sessions"] = manifest["sessions"] + resumed.sessions
+        complete = resumed.complete
+        for session in resumed.sessions:
+            _note(
+                f"{folder.path}: a session killed after {session['games']} games is recorded "
+                "in the manifest"
+            )
+        # Batches the run wrote that are no longer as written (never-written ones are simply
+        # still to play).
+        damaged = [d for d in resumed.damages if d.why != NEVER_WRITTEN]
+        if damaged:
+            count = len({d.index for d in damaged})
+            _note(
+                f"{folder.path}: playing again {count} damaged batch{'es' if count > 1 else ''}"
+                f" ({damaged[0]})"
+            )
+        if resumed.ignored:
+            _note(
+                f"{folder.path}: ignoring what the run did not write: "
+                f"{listed_names(resumed.ignored)}"
+            )
     todo = [index for index in range(plan.n_batches) if index not in complete]
 
-    # Compile (or load from the cache) here first, so that workers only load the cache.
+    # Compile (or load from the cache) here first, so that workers only load the cache; and
+    # before the folder is written, so that a game the data cannot store fails first.
     warmup_start = time.perf_counter()
     if todo:
-        play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
+        game = get_game(plan.game)
+        with compile_notice(game.title, game.compile_seconds):
+            play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 
-    games_done = plan.n_games - sum(len(plan.game_ids(index)) for index in todo)
-    games_before = games_done
-    started = _now()
+    manifest["status"] = STATUS_RUNNING  # a resumed run is running again until it ends
+    folder.create(plan.tables, data.snapshot_name, data.raw, manifest)
+    folder.remove_journal()  # what it recorded is in the manifest now
+    folder.remove_temporary(set(manifest["files"]), plan.tables)
+    session = {
+        "id": uuid.uuid4().hex,
+        "started": _now(),
+        "command": config.command,
+        "backend": config.backend,
+        "workers": workers if not config.scheduler else None,
+        "warmup_s": round(warmup_s, 3),
+    }
+    folder.start_session(session)
+
+    games_played = batches_played = 0
+    ended = "failed"
     start = time.perf_counter()
-    if config.backend == "dask" and todo:
-        results = _dask_results(plan, todo, workers, config.scheduler)
-    else:
-        results = _local_results(plan, todo, workers)
     bar = tqdm(
         total=plan.n_games,
-        initial=games_done,
+        initial=plan.n_games - sum(len(plan.game_ids(index)) for index in todo),
         unit="game",
         disable=not _show_progress(config),
         smoothing=0.1,
     )
-    with bar, results as batches:
-        for index, files in batches:
-            folder.write_batch(index, files)
-            n = len(plan.game_ids(index))
-            games_done += n
-            bar.update(n)
-    wall_s = time.perf_counter() - start
-
-    games_played = games_done - games_before
-    counts = folder.row_counts(plan.tables)
-    session = {
-        "started": started,
-        "command": config.command,
-        "backend": config.backend,
-        "workers": workers if not config.scheduler else None,
-        "batches": len(todo),
-        "games": games_played,
-        "warmup_s": round(warmup_s, 3),
-        "wall_s": round(wall_s, 3),
-        "games_per_s": round(games_played / wall_s, 1) if wall_s > 0 else None,
-    }
-    sessions = manifest["sessions"] + [session]
-    total_wall = sum(s["wall_s"] for s in sessions)
-    manifest.update(
-        status=STATUS_COMPLETE,
-        completed=_now(),
-        counts={"batches": plan.n_batches} | counts,
-        timings={
-            "wall_s": round(total_wall, 3),
-            "games_per_s": round(plan.n_games / total_wall, 1) if total_wall > 0 else None,
-        },
-        sessions=sessions,
-    )
-    folder.write_manifest(manifest)
+    try:
+        if config.backend == "dask" and todo:
+            results = _dask_results(plan, todo, workers, config.scheduler)
+        else:
+            results = _local_results(plan, todo, workers)
+        with bar, results as batches:
+            for index, files in batches:
+                n = len(plan.game_ids(index))
+                elapsed = time.perf_counter() - start
+                entries = folder.write_listed_batch(index, files, n, session["id"], elapsed)
+                manifest["files"].update(entries)
+                games_played += n
+                batches_played += 1
+                bar.update(n)
+        ended = "complete"
+    except KeyboardInterrupt:
+        ended = "interrupted"
+        raise
+    finally:
+        wall_s = time.perf_counter() - start
+        session.update(
+            batches=batches_played,
+            games=games_played,
+            wall_s=round(wall_s, 3),
+            games_per_s=round(games_played / wall_s, 1) if wall_s > 0 else None,
+            ended=ended,
+        )
+        manifest["sessions"] = manifest["sessions"] + [session]
+        manifest["timings"] = _timings(manifest["sessions"])
+        if ended == "complete":
+            rows = {
+                table: sum(
+                    manifest["files"][batch_path(table, index)]["rows"]
+                    for index in range(plan.n_batches)
+                )
+                for table in plan.tables
+            }
+            manifest.update(
+                status=STATUS_COMPLETE,
+                completed=_now(),
+                counts={"batches": plan.n_batches} | rows,
+            )
+            folder.write_manifest(manifest)
+            folder.remove_journal()
+        else:
+            # Record the session cut short; if even that fails (a full disk), the journal
+            # still holds it and the next --resume records it.
+            try:
+                folder.write_manifest(manifest)
+                folder.remove_journal()
+            except (UserError, OSError):
+                pass
     return RunResult(
         path=folder.path,
         games=plan.n_games,

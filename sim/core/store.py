@@ -2,16 +2,30 @@
 
 A run folder holds ``manifest.json``, a copy of the game's data file (NEOM: ``catalog.toml``) and
 one Parquet file per batch and table: ``games/batch-000123.parquet``, ``players/...`` and,
-with events, ``events/...``. Each file is written to a hidden temporary name and renamed into
-place, so a visible file is always whole; a batch is complete when all its tables exist. The
-manifest says ``"status": "complete"`` only after the last batch. Tables hold only per-game
-content (no batch-relative numbers), so they do not depend on how the run was split.
+with events, ``events/...``. Tables hold only per-game content (no batch-relative numbers), so
+they do not depend on how the run was split.
+
+A run folder owns only what it wrote. The manifest's ``files`` lists every file the tool wrote
+(path -> bytes, sha256 and, for a batch file, rows); while a session runs, each batch is first
+recorded in ``journal.jsonl`` (append-only, fsync'ed) and only then renamed into place, so every
+visible batch file is listed somewhere, even after ``kill -9``. Each file is written to a hidden
+temporary name (``.NAME.PID.tmp``) and renamed, so a visible file is always whole.
+
+- ``--overwrite`` removes exactly the files listed (and the tool's temporary files, its table
+  folders once empty) and refuses a folder holding anything else, naming the first foreign
+  entry; a folder is never removed as a whole.
+- ``report`` and ``--resume`` check every batch against the listing (size and sha256): a batch
+  file that is missing, truncated or altered is damaged; files the run did not write are never
+  read (an extra or duplicated batch file is not counted) and are named.
+- The manifest says ``"status": "complete"`` only after the last batch is written and listed.
 """
 
+import hashlib
 import json
 import os
-import shutil
-from dataclasses import dataclass
+import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,21 +35,40 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sim.core.batch import BatchOutput, records, used_event_rows
-from sim.core.errors import UserError
+from sim.core.errors import UserError, check_nesting, decode_text, read_input
 from sim.core.game import Game
 
 MANIFEST = "manifest.json"
+JOURNAL = "journal.jsonl"
 GAMES = "games"
 PLAYERS = "players"
 EVENTS = "events"
+TABLE_NAMES = (GAMES, PLAYERS, EVENTS)
 STATUS_RUNNING = "running"
 STATUS_COMPLETE = "complete"
 
+# A run has at most MAX_BATCHES batches (its listing stays a few tens of MB); a manifest or a
+# journal larger than these limits is refused before it is read.
+MAX_BATCHES = 100_000
+MAX_MANIFEST_BYTES = 128_000_000
+MAX_JOURNAL_BYTES = 256_000_000
+
+NEVER_WRITTEN = "not written yet"
+
 _COMPRESSION = "zstd"
+_BATCH_FILE = re.compile(r"batch-(\d{6,})\.parquet")
+_TEMPORARY = re.compile(r"\.(.+)\.\d+\.tmp")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_HASH_CHUNK = 1 << 20
 
 
 def batch_file_name(index: int) -> str:
     return f"batch-{index:06d}.parquet"
+
+
+def batch_path(table: str, index: int) -> str:
+    """A batch file's path in the run folder, as the manifest lists it."""
+    return f"{table}/{batch_file_name(index)}"
 
 
 def _arrow(frame: np.ndarray) -> dict[str, np.ndarray]:
@@ -90,14 +123,85 @@ def encode_batch(game: Game, output: BatchOutput, strategy_names) -> dict[str, b
     }
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def file_entry(data: bytes, parquet: bool = False) -> dict:
+    """A listed file: its size, sha256 and, for a Parquet file, its rows."""
+    entry = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    if parquet:
+        entry["rows"] = pq.read_metadata(pa.BufferReader(data)).num_rows
+    return entry
+
+
+def _temporary(path: Path) -> Path:
     # Hidden name: globs like players/*.parquet never see a half-written file.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    tmp = _temporary(path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    os.replace(_write_temporary(path, data), path)
+
+
+def _write_error(path: Path, exc: OSError, what: str = "write") -> UserError:
+    reason = exc.strerror or str(exc)
+    return UserError(f"{path}: cannot {what} ({reason})")
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def listed_names(names: list[str], limit: int = 3) -> str:
+    """The first few of ``names`` and how many more, for a one-line message."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A listed file that is not as the run wrote it."""
+
+    index: int  # the batch (-1: the data snapshot)
+    path: str  # relative to the run folder
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+@dataclass
+class Listing:
+    """What a run folder holds of the run: its files by path (bytes, sha256, rows), and the
+    sessions the journal recorded that the manifest does not yet have."""
+
+    files: dict[str, dict] = field(default_factory=dict)
+    sessions: list[dict] = field(default_factory=list)  # recovered from the journal
+
+
+def manifest_field(manifest: dict, key: str, kind, where, check=None):
+    """``manifest[key]`` checked to be of ``kind`` (and ``check(value)``); UserError naming the
+    manifest and the field otherwise."""
+    value = manifest.get(key)
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok or (check is not None and not check(value)):
+        shown = json.dumps(value)[:60] if key in manifest else "missing"
+        raise UserError(f"{where}: not a neom run manifest (field {key!r}: {shown})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -108,62 +212,305 @@ class RunFolder:
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
 
+    @property
+    def journal_path(self) -> Path:
+        return self.path / JOURNAL
+
     def is_empty(self) -> bool:
         return not self.path.exists() or not any(self.path.iterdir())
 
     def is_run(self) -> bool:
         return self.manifest_path.is_file()
 
+    # --- the manifest ----------------------------------------------------------------------
+
     def read_manifest(self) -> dict:
+        """The manifest: a JSON object (size and nesting checked before parsing); UserError
+        naming the file otherwise."""
+        where = self.manifest_path
+        data = read_input(where, "run manifest", MAX_MANIFEST_BYTES)
+        text = decode_text(data, str(where))
+        check_nesting(text, "json", str(where))
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(f"{self.manifest_path}: cannot read the run manifest ({exc})") from None
+            manifest = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise UserError(f"{where}: cannot read the run manifest ({exc})") from None
+        if not isinstance(manifest, dict):
+            raise UserError(f"{where}: not a neom run manifest (not a JSON object)")
+        statuses = (STATUS_RUNNING, STATUS_COMPLETE)
+        manifest_field(manifest, "status", str, where, statuses.__contains__)
+        return manifest
 
     def write_manifest(self, manifest: dict) -> None:
         data = json.dumps(manifest, indent=2, sort_keys=False) + "\n"
-        _write_atomic(self.manifest_path, data.encode("utf-8"))
+        try:
+            _write_atomic(self.manifest_path, data.encode("utf-8"))
+        except OSError as exc:
+            raise _write_error(self.manifest_path, exc) from None
 
     def create(self, tables: tuple[str, ...], snapshot_name: str, data: bytes, manifest) -> None:
-        """Make the folder with its manifest first (so it is a run folder from then on), its
-        table folders and the snapshot of the game's data file."""
+        """Make the folder with its manifest first (so it is a run folder from then on, listing
+        the snapshot before it is written), its table folders and the snapshot of the game's
+        data file (rewritten only when it differs)."""
+        manifest.setdefault("files", {})[snapshot_name] = file_entry(data)
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            self.write_manifest(manifest)
+        except OSError as exc:
+            raise UserError(f"{self.path}: cannot write the run folder ({exc.strerror})") from None
+        self.write_manifest(manifest)
+        try:
             for table in tables:
                 (self.path / table).mkdir(exist_ok=True)
-            _write_atomic(self.path / snapshot_name, data)
+            snapshot = self.path / snapshot_name
+            if not snapshot.is_file() or snapshot.read_bytes() != data:
+                _write_atomic(snapshot, data)
         except OSError as exc:
             raise UserError(f"{self.path}: cannot write the run folder ({exc.strerror})") from None
 
-    def remove(self) -> None:
-        shutil.rmtree(self.path)
+    # --- batches ---------------------------------------------------------------------------
 
     def write_batch(self, index: int, files: dict[str, bytes]) -> None:
+        """Write a batch's files (no journal: for folders whose manifest lists no files)."""
         for table, data in files.items():
             _write_atomic(self.path / table / batch_file_name(index), data)
+
+    def write_listed_batch(
+        self, index: int, files: dict[str, bytes], games: int, session: str, elapsed: float
+    ) -> dict[str, dict]:
+        """Write a batch's files under temporary names, record them in the journal (fsync'ed),
+        then rename them into place; return their listing entries. UserError on a write
+        failure (full disk, read-only folder), with nothing visible half-written."""
+        entries = {batch_path(t, index): file_entry(data, True) for t, data in files.items()}
+        written = []
+        try:
+            for table, data in files.items():
+                target = self.path / table / batch_file_name(index)
+                written.append((_write_temporary(target, data), target))
+            line = {"session": session, "batch": index, "games": games}
+            self._journal(line | {"t": round(elapsed, 3), "files": entries})
+            for tmp, target in written:
+                os.replace(tmp, target)
+        except OSError as exc:
+            for tmp, _ in written:
+                tmp.unlink(missing_ok=True)
+            where = Path(exc.filename) if exc.filename else self.path
+            raise _write_error(where, exc) from None
+        return entries
+
+    def start_session(self, session: dict) -> None:
+        """Record a session's start in the journal (so that a killed session is accounted)."""
+        try:
+            self._journal({"session": session["id"], "start": session})
+        except OSError as exc:
+            raise _write_error(self.journal_path, exc) from None
+
+    def _journal(self, line: dict) -> None:
+        """Append one line; if it cannot be made durable, take it back (best effort), so the
+        journal never lists a batch whose files were not renamed into place."""
+        text = json.dumps(line, separators=(",", ":")) + "\n"
+        with open(self.journal_path, "ab") as handle:
+            size = handle.tell()
+            try:
+                handle.write(text.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError:
+                try:
+                    handle.truncate(size)
+                except OSError:
+                    pass
+                raise
+
+    def remove_journal(self) -> None:
+        self.journal_path.unlink(missing_ok=True)
+
+    def read_journal(self, known_sessions: set[str]) -> Listing:
+        """The files and sessions the journal recorded, the sessions in ``known_sessions`` (ids
+        already in the manifest) left out. Lines that are not whole records (the last one of a
+        killed session may be cut short) are skipped: their batch is not listed, so it is
+        played again."""
+        listing = Listing()
+        if not self.journal_path.is_file():
+            return listing
+        data = read_input(self.journal_path, "run journal", MAX_JOURNAL_BYTES)
+        sessions: dict[str, dict] = {}
+        for raw in data.split(b"\n"):
+            try:
+                line = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(line, dict) or not isinstance(line.get("session"), str):
+                continue
+            sid = line["session"]
+            if isinstance(line.get("start"), dict):
+                sessions.setdefault(sid, dict(line["start"]) | {"batches": 0, "games": 0})
+            elif isinstance(line.get("files"), dict) and isinstance(line.get("batch"), int):
+                listing.files.update(_valid_entries(line["files"]))
+                session = sessions.get(sid)
+                if session is not None and isinstance(line.get("games"), int):
+                    session["batches"] += 1
+                    session["games"] += line["games"]
+                    if isinstance(line.get("t"), int | float):
+                        session["wall_s"] = line["t"]
+        for sid, session in sessions.items():
+            if sid in known_sessions or not session["games"]:
+                continue  # recorded already, or it played nothing
+            wall = session.get("wall_s", 0.0)
+            session.update(
+                wall_s=wall,
+                games_per_s=round(session["games"] / wall, 1) if wall > 0 else None,
+                ended="killed",
+            )
+            listing.sessions.append(session)
+        return listing
+
+    # --- what the folder holds -------------------------------------------------------------
+
+    def listing(self, manifest: dict) -> dict[str, dict] | None:
+        """The manifest's file listing (None: a folder written without one)."""
+        files = manifest.get("files")
+        if files is None:
+            return None
+        if not isinstance(files, dict):
+            raise UserError(f"{self.manifest_path}: not a neom run manifest (field 'files')")
+        return _valid_entries(files)
+
+    def verify(self, files: dict[str, dict], tables, n_batches: int) -> tuple[set[int], list]:
+        """Check each batch of the run against the listing: (complete batches, damages in
+        batch order). A batch is complete when each of its tables' files is listed and has
+        the listed size and sha256; nothing unlisted is read."""
+        complete, damages = set(), []
+        for index in range(n_batches):
+            problems = [
+                Damage(index, rel, why)
+                for rel in (batch_path(table, index) for table in tables)
+                if (why := self._file_problem(rel, files.get(rel)))
+            ]
+            if problems:
+                damages.extend(problems)
+            else:
+                complete.add(index)
+        return complete, damages
+
+    def _file_problem(self, rel: str, entry: dict | None) -> str:
+        """Why the file ``rel`` is not as listed ("" if it is)."""
+        if entry is None:
+            return NEVER_WRITTEN
+        path = self.path / rel
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            return f"unreadable ({exc.strerror})"
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size != entry["bytes"]:
+            return f"{info.st_size} bytes, the run wrote {entry['bytes']}"
+        try:
+            digest = _sha256_file(path)
+        except OSError as exc:
+            return f"unreadable ({exc.strerror})"
+        if digest != entry["sha256"]:
+            return "content differs from what the run wrote (sha256)"
+        return ""
+
+    def snapshot_problem(self, manifest: dict, files: dict | None) -> str:
+        """Why the data snapshot differs from the data the run used ("" if it does not): its
+        listing entry (size, sha256) and the manifest's data digest. A folder without a
+        snapshot is fine unless the listing says the run wrote one."""
+        data = manifest.get("data")
+        name = data.get("snapshot") if isinstance(data, dict) else None
+        if not isinstance(name, str) or not name or "/" in name:
+            return ""
+        if files is not None and name in files:
+            why = self._file_problem(name, files[name])
+            if why:
+                return f"{name}: {why}"
+        digest = data.get("digest")
+        snapshot = self.path / name
+        if not isinstance(digest, str) or not digest or not snapshot.is_file():
+            return ""
+        try:
+            same = _sha256_file(snapshot) == digest
+        except OSError as exc:
+            return f"{name}: unreadable ({exc.strerror})"
+        return "" if same else f"{name}: content differs from the data the run used (sha256)"
+
+    def foreign(self, owned: set[str], tables) -> list[str]:
+        """Entries of the folder the run did not write (relative paths, sorted; a foreign
+        folder is named, not entered): anything but the manifest, the journal, the files in
+        ``owned``, the tool's temporary files and its table folders."""
+        found = []
+        for entry in sorted(os.scandir(self.path), key=lambda e: e.name):
+            name = entry.name
+            if name in tables and entry.is_dir(follow_symlinks=False):
+                for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                    rel = f"{name}/{inner.name}"
+                    ours = rel in owned or self._is_temporary(inner.name, name, owned)
+                    if not (ours and inner.is_file(follow_symlinks=False)):
+                        found.append(rel)
+                continue
+            ours = name in (MANIFEST, JOURNAL) or name in owned
+            ours = ours or self._is_temporary(name, "", owned)
+            if not (ours and entry.is_file(follow_symlinks=False)):
+                found.append(name)
+        return found
+
+    @staticmethod
+    def _is_temporary(name: str, table: str, owned: set[str]) -> bool:
+        """A temporary file of the tool (``.NAME.PID.tmp``) for a file it writes there: a
+        batch file in a table folder; the manifest or a listed file at the top."""
+        match = _TEMPORARY.fullmatch(name)
+        if not match:
+            return False
+        inner = match.group(1)
+        if table:
+            return _BATCH_FILE.fullmatch(inner) is not None
+        return inner == MANIFEST or inner in owned
+
+    def remove_temporary(self, owned: set[str], tables) -> None:
+        """Delete the tool's temporary files (a killed session's half-written files)."""
+        for folder, table in [(self.path, ""), *((self.path / t, t) for t in tables)]:
+            if folder.is_dir() and not folder.is_symlink():
+                for entry in os.scandir(folder):
+                    ours = self._is_temporary(entry.name, table, owned)
+                    if ours and entry.is_file(follow_symlinks=False):
+                        os.unlink(entry.path)
+
+    def remove(self, owned: set[str], tables) -> None:
+        """Delete exactly what the run wrote: the files in ``owned``, the journal and temporary
+        files, the table folders once empty, the manifest last (so that an interrupted removal
+        leaves a run folder). The caller has checked ``foreign`` is empty."""
+        try:
+            self.remove_temporary(owned, tables)
+            for rel in sorted(owned):
+                (self.path / rel).unlink(missing_ok=True)
+            self.remove_journal()
+            for table in tables:
+                folder = self.path / table
+                if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                    folder.rmdir()
+            self.manifest_path.unlink(missing_ok=True)
+        except OSError as exc:
+            where = Path(exc.filename) if exc.filename else self.path
+            raise UserError(f"{where}: cannot remove the old run ({exc.strerror})") from None
+
+    # --- globbing (folders written without a listing, progress in tests) --------------------
 
     def batch_files(self, table: str) -> dict[int, Path]:
         folder = self.path / table
         files = folder.glob("batch-*.parquet") if folder.is_dir() else ()
-        return {int(file.name[len("batch-") : -len(".parquet")]): file for file in files}
+        found = {}
+        for file in files:
+            match = _BATCH_FILE.fullmatch(file.name)
+            if match:
+                found[int(match.group(1))] = file
+        return found
 
     def complete_batches(self, tables: tuple[str, ...]) -> set[int]:
         """Indices of the batches whose every table file exists."""
         return set.intersection(*(set(self.batch_files(table)) for table in tables))
-
-    def clean_incomplete(self, tables: tuple[str, ...]) -> set[int]:
-        """Delete temporary files and the files of incomplete batches; return complete ones."""
-        complete = self.complete_batches(tables)
-        for table in tables:
-            for index, file in self.batch_files(table).items():
-                if index not in complete:
-                    file.unlink()
-            for file in (self.path / table).glob(".*.tmp"):
-                file.unlink()
-        for file in self.path.glob(".*.tmp"):
-            file.unlink()
-        return complete
 
     def row_counts(self, tables: tuple[str, ...]) -> dict[str, int]:
         return {
@@ -172,28 +519,108 @@ class RunFolder:
         }
 
 
+def _valid_entries(files: dict) -> dict[str, dict]:
+    """The entries of a listing that name a file the tool can have written: a batch file of a
+    table, or a plain file name at the top (the data snapshot); never a path leaving the
+    folder. Anything else is not the tool's, so it is never deleted or trusted."""
+    valid = {}
+    for rel, entry in files.items():
+        if not isinstance(rel, str) or not isinstance(entry, dict):
+            continue
+        table, _, name = rel.rpartition("/")
+        if table:
+            if table not in TABLE_NAMES or not _BATCH_FILE.fullmatch(name):
+                continue
+        elif name in ("", ".", "..", MANIFEST, JOURNAL) or name in TABLE_NAMES:
+            continue
+        size, digest = entry.get("bytes"), entry.get("sha256")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            continue
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            continue
+        rows = entry.get("rows", 0)
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            continue
+        valid[rel] = entry
+    return valid
+
+
+def run_tables(manifest: dict) -> tuple[str, ...]:
+    return (GAMES, PLAYERS, EVENTS) if manifest.get("events") else (GAMES, PLAYERS)
+
+
+def run_batches(manifest: dict, where) -> int:
+    """The number of batches of a run, from its manifest."""
+    games = manifest_field(manifest, "games", int, where, lambda v: v >= 1)
+    size = manifest_field(manifest, "batch_size", int, where, lambda v: v >= 1)
+    n_batches = -(-games // size)
+    if n_batches > MAX_BATCHES:
+        raise UserError(f"{where}: not a neom run manifest ({n_batches} batches)")
+    return n_batches
+
+
+def damage_message(path: Path, damages: list[Damage]) -> str:
+    """One line naming the first damaged batch (and how many more there are)."""
+    others = len({d.index for d in damages}) - 1
+    more = f" and {others} more damaged batch{'es' if others > 1 else ''}" if others else ""
+    return f"{path}: batch {damages[0].index} is damaged ({damages[0]}){more}"
+
+
 @dataclass(frozen=True)
 class RunTables:
     manifest: dict
     games: pl.LazyFrame
     players: pl.LazyFrame
     events: pl.LazyFrame | None  # None when the run did not record events
+    ignored: tuple[str, ...] = ()  # files in the folder the run did not write (never read)
 
 
 def read_run(path) -> RunTables:
-    """The tables of a complete run folder as polars LazyFrames (files in batch order)."""
+    """The tables of a complete run folder as polars LazyFrames (files in batch order), after
+    checking every batch file and the data snapshot against the manifest."""
     folder = RunFolder(Path(path))
     if not folder.is_run():
         raise UserError(f"{folder.path}: not a run folder (no {MANIFEST})")
     manifest = folder.read_manifest()
-    if manifest.get("status") != STATUS_COMPLETE:
+    if manifest["status"] != STATUS_COMPLETE:
         raise UserError(
             f"{folder.path}: the run is not complete (continue it with neom simulate --resume)"
         )
+    tables = run_tables(manifest)
+    files = folder.listing(manifest)
+    repair = "; repair the run with neom simulate --resume and the options it was run with"
+    if files is None:
+        # Written without a listing (an older version, synthetic runs): batches by name, the
+        # run's own indices only when its manifest says how many there are.
+        found = {table: folder.batch_files(table) for table in tables}
+        if "batch_size" in manifest:
+            n_batches = run_batches(manifest, folder.manifest_path)
+            for table in tables:
+                missing = [i for i in range(n_batches) if i not in found[table]]
+                if missing:
+                    rel = batch_path(table, missing[0])
+                    raise UserError(f"{folder.path}: batch {missing[0]} is missing ({rel})")
+            found = {t: {i: f for i, f in found[t].items() if i < n_batches} for t in tables}
+        paths = {t: [str(found[t][i]) for i in sorted(found[t])] for t in tables}
+        owned = {f"{t}/{f.name}" for t in tables for f in found[t].values()}
+    else:
+        n_batches = run_batches(manifest, folder.manifest_path)
+        complete, damages = folder.verify(files, tables, n_batches)
+        if damages:
+            raise UserError(damage_message(folder.path, damages) + repair)
+        paths = {t: [str(folder.path / batch_path(t, i)) for i in sorted(complete)] for t in tables}
+        owned = set(files)
+    problem = folder.snapshot_problem(manifest, files)
+    if problem:
+        raise UserError(f"{folder.path}: the data snapshot does not match the manifest ({problem})")
+    data = manifest.get("data")
+    snapshot = data.get("snapshot") if isinstance(data, dict) else None
+    if isinstance(snapshot, str) and snapshot and "/" not in snapshot:
+        owned.add(snapshot)
+    ignored = tuple(folder.foreign(owned, tables))
 
     def scan(table: str) -> pl.LazyFrame:
-        files = folder.batch_files(table)
-        return pl.scan_parquet([str(files[index]) for index in sorted(files)])
+        return pl.scan_parquet(paths[table])
 
-    events = scan(EVENTS) if manifest["events"] else None
-    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events)
+    events = scan(EVENTS) if EVENTS in tables else None
+    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events, ignored)

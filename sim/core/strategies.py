@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import UserError
+from sim.core.errors import UserError, check_nesting, decode_text, read_input
 from sim.core.game import StrategyInfo, StrategyRegistry
 
 MAX_STRATEGY_FILE_BYTES = 1_000_000
@@ -43,6 +43,11 @@ def _check_value(info: StrategyInfo, key: str, value: float, spec: str) -> None:
                 f"parameter {key!r} of strategy {info.name!r} in {spec!r} is {value:g}: "
                 f"must be between {low:g} and {high:g}"
             )
+    if key in info.whole and value != int(value):
+        raise UserError(
+            f"parameter {key!r} of strategy {info.name!r} in {spec!r} is {value:g}: "
+            "must be a whole number"
+        )
 
 
 def parse_strategy(registry: StrategyRegistry, spec: str) -> StrategySpec:
@@ -87,15 +92,15 @@ def load_strategy_file(registry: StrategyRegistry, path) -> dict[str, StrategySp
     """Named parameter sets of a strategy file; UserError naming the file and set on any
     mistake (unknown base, unknown parameter, value not a finite number, a strategy's name)."""
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise UserError(f"strategy file {path} does not exist")
+    # Size before reading, nesting before parsing (sim.core.errors).
+    shown = f"strategy file {path}"
+    text = decode_text(read_input(path, "strategy file", MAX_STRATEGY_FILE_BYTES, shown), shown)
+    check_nesting(text, "toml", shown)
     try:
-        if path.stat().st_size > MAX_STRATEGY_FILE_BYTES:
-            raise UserError(f"strategy file {path}: larger than {MAX_STRATEGY_FILE_BYTES} bytes")
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"strategy file {path} does not exist") from None
-    except OSError as exc:
-        raise UserError(f"cannot read strategy file {path}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UserError(f"strategy file {path} is not valid TOML: {exc}") from None
     sets = data.get("sets")
     if not isinstance(sets, dict) or not sets:

@@ -96,6 +96,7 @@ GAME = Game(
     play_ref="analysis.neom.play_log:show_game",
     report_ref="analysis.neom.report:add_sections",
     score_ref="sim.neom.commands.score:score_file",
+    compile_seconds=140.0,
     commands=(
         ("catalog", "sim.neom.commands.catalog"),
         ("experiment", "analysis.neom.experiment"),

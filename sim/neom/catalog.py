@@ -9,13 +9,13 @@ each naming the file, the tile (or good, board, deck) and the field.
 import difflib
 import hashlib
 import json
-import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, UserError
+from sim.core.errors import CatalogError, read_toml_input
 from sim.neom import constants as K
 from sim.neom.tables import Tables
 
@@ -23,7 +23,14 @@ DEFAULT_CATALOG = Path(__file__).parent / "data" / "default_catalog.toml"
 TEMPLATE = Path(__file__).parent / "data" / "template.toml"
 RECONSTRUCTED_BANNER = "RECONSTRUCTED tile set — not the published NEOM catalogue"
 
-INT32_MAX = 2**31 - 1
+# Bounds that keep every game total far inside int32 (the compiled scorer's and the stored
+# tables' type); docs/catalog.md "Bounds" derives them. Every whole number of the file (VP,
+# costs, income, coins, effect amounts) is 0..MAX_AMOUNT; a file has at most MAX_TILES tiles
+# (tile ids are int16 in cities and tables) and MAX_BOARDS boards (the board column is int8).
+MAX_AMOUNT = 1000
+MAX_TILES = 1000
+MAX_BOARDS = 100
+MAX_CATALOG_BYTES = 1_000_000  # the default catalogue is 31 kB; checked before reading
 MIN_CORNERSTONES = 20  # 5 players x 4 cornerstones in the preliminary draft
 MIN_BOARDS = 5  # one City board per player
 MAX_TYPES = 2
@@ -163,8 +170,8 @@ def _type_problem(value, kind: str) -> str:
             return expected + _describe(value)
         if value < 0:
             return f"must not be negative (got {value})"
-        if value > INT32_MAX:
-            return f"too large (got {value}, at most {INT32_MAX})"
+        if value > MAX_AMOUNT:
+            return f"too large (got {value}, at most {MAX_AMOUNT})"
     if kind in ("names", "tables"):
         item_type = str if kind == "names" else dict
         if not isinstance(value, list):
@@ -267,7 +274,34 @@ def _good_bits(good_names) -> dict[str, int]:
 
 def _label(kind: str, raw, position: int) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
-    return f'{kind} "{name}"' if isinstance(name, str) else f"{kind} #{position + 1} (no name)"
+    if isinstance(name, str) and _name_problem(name) == "":
+        return f'{kind} "{name}"'
+    return f"{kind} #{position + 1} (no name)"
+
+
+def _name_problem(name: str) -> str:
+    """Why ``name`` cannot name anything ("" if it can): empty, or holding control characters
+    (a newline or a terminal escape would garble every message and report that shows it)."""
+    if not name.strip():
+        return "empty; give it a name"
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in name):
+        return "contains a control or invisible formatting character"
+    return ""
+
+
+def _check_name(fields, where: str, problems: list[str]) -> None:
+    """Report an unusable name and blank it (None), so no later check uses it."""
+    if fields and isinstance(fields.get("name"), str):
+        problem = _name_problem(fields["name"])
+        if problem:
+            problems.append(f'{where}: field "name": {problem}')
+            fields["name"] = None
+
+
+def _lookalike_key(name: str) -> str:
+    """Names that look the same compare equal: Unicode compatibility form (NFKC: "é" composed
+    or not, full-width letters, ligatures), case and runs of spaces ignored."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def _table_array(data: dict, key: str, source: str, problems: list[str]) -> list:
@@ -279,7 +313,9 @@ def _table_array(data: dict, key: str, source: str, problems: list[str]) -> list
 
 
 def _duplicates(names: list, what: str, source: str, problems: list[str]) -> None:
+    """Report names used twice, and names that only look different (see _lookalike_key)."""
     first = {}
+    looks = {}
     for position, name in enumerate(names):
         if name is None:
             continue
@@ -288,8 +324,18 @@ def _duplicates(names: list, what: str, source: str, problems: list[str]) -> Non
                 f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
                 f"#{position + 1}); {what} names must be unique"
             )
+            continue
+        first[name] = position
+        key = _lookalike_key(name)
+        if key in looks:
+            other = names[looks[key]]
+            problems.append(
+                f'{source}: {what} "{name}": looks the same as {what} "{other}" ({what}s '
+                f"#{looks[key] + 1} and #{position + 1} differ only in case, spacing or Unicode "
+                "form); rename one"
+            )
         else:
-            first[name] = position
+            looks[key] = position
 
 
 # --- one tile ---------------------------------------------------------------------------------
@@ -540,6 +586,181 @@ def _unplaceable(tiles, req, wheres, good_names, problems: list[str]) -> None:
                     )
 
 
+# Generation in which a tile is dealt (cornerstones: any; City Centers: from the start).
+DECK_GENERATION = {K.DECK_GEN1: 1, K.DECK_GEN2: 2, K.DECK_GEN3: 3}
+LAST_GENERATION = 3
+NEVER = LAST_GENERATION + 1
+
+
+def _prerequisites(tiles, index: int) -> list[int]:
+    slots = tiles[index, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS]
+    return [int(p) for p in slots if p >= 0]
+
+
+def _cycles(tiles, n_file_tiles: int) -> list[list[int]]:
+    """Each cycle of ``requires_tiles`` once, as its tiles in order from its first in file order
+    (iterative depth-first search: a catalogue may chain a thousand tiles)."""
+    state = [0] * n_file_tiles  # 0 unseen, 1 on the current path, 2 done
+    cycles = []
+    for root in range(n_file_tiles):
+        if state[root]:
+            continue
+        path, stack = [], [(root, iter(_prerequisites(tiles, root)))]
+        state[root] = 1
+        path.append(root)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+            elif child < n_file_tiles and state[child] == 1:
+                cycle = path[path.index(child) :]
+                start = cycle.index(min(cycle))
+                cycles.append(cycle[start:] + cycle[:start])
+            elif child < n_file_tiles and state[child] == 0:
+                state[child] = 1
+                path.append(child)
+                stack.append((child, iter(_prerequisites(tiles, child))))
+    return cycles
+
+
+def _earliest_generations(tiles, req, n_file_tiles: int, blocked: set[int]) -> list[int]:
+    """The first generation each tile can be in some city (NEVER: no game ever places it), with
+    every tile dealt (5 players): a generation tile in its own generation, a cornerstone in the
+    first generation its requirements allow, a City Center from the start; Disasters and the
+    tiles of ``blocked`` (cycles) never. A requirement is met when every good it names is
+    produced by another tile already placeable (goods are bought from any city) and every
+    prerequisite tile is placeable by then."""
+    n = tiles.shape[0]
+    earliest = [NEVER] * n
+    for index in range(n_file_tiles, n):
+        earliest[index] = 0  # City Centers
+    candidates = [
+        index
+        for index in range(n_file_tiles)
+        if index not in blocked and not tiles[index, K.C_TYPES] & K.T_DISASTER
+    ]
+    # Prerequisites first, so that a chain of them resolves in one pass (goods need at most one
+    # more pass per good).
+    order, seen = [], set()
+    for root in candidates:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((p, False) for p in _prerequisites(tiles, node) if p not in seen)
+    wanted = set(candidates)
+    order = [index for index in order if index in wanted]
+    produces = [int(p) for p in tiles[:, K.C_PRODUCES]]
+    for generation in range(1, LAST_GENERATION + 1):
+        available = 0  # goods produced by tiles placeable by this generation
+        for index in range(n):
+            if earliest[index] <= generation:
+                available |= produces[index]
+        changed = True
+        while changed:
+            changed = False
+            for index in order:
+                if earliest[index] <= generation:
+                    continue
+                dealt = DECK_GENERATION.get(int(tiles[index, K.C_DECK]), generation)
+                if dealt != generation:
+                    continue
+                if any(
+                    _option_met(tiles, req, index, option, available, earliest, generation)
+                    for option in range(tiles[index, K.C_N_REQ_OPTIONS])
+                ):
+                    earliest[index] = generation
+                    if produces[index] & ~available:
+                        available |= produces[index]
+                        changed = True
+    return earliest
+
+
+def _option_met(tiles, req, index, option, available, earliest, generation) -> bool:
+    goods = int(req[index, option, K.R_GOODS])
+    if goods & ~available:
+        return False
+    return all(earliest[p] <= generation for p in _prerequisites(tiles, index))
+
+
+def _unreachable(tiles, req, wheres, tile_names, good_names, problems: list[str]) -> None:
+    """Cycles of ``requires_tiles``, and requirements no source of the same or an earlier
+    generation can supply: a good only later tiles, Disasters (never placed) or unplaceable
+    tiles produce, a prerequisite tile of a later generation, a Disaster or itself
+    unplaceable. Goods produced by nothing at all are ``_unplaceable``'s."""
+    n_file_tiles = len(wheres)
+    cycles = _cycles(tiles, n_file_tiles)
+    blocked = {index for cycle in cycles for index in cycle}
+    for cycle in cycles:
+        chain = " -> ".join(f'"{tile_names[i]}"' for i in [*cycle, cycle[0]])
+        problems.append(
+            f'{wheres[cycle[0]]}: field "requires_tiles": circular ({chain}), so none of these '
+            "tiles can ever be placed"
+        )
+    earliest = _earliest_generations(tiles, req, n_file_tiles, blocked)
+    produced_at_all = int(np.bitwise_or.reduce(tiles[:, K.C_PRODUCES])) if len(tiles) else 0
+    for index in range(n_file_tiles):
+        if index in blocked or tiles[index, K.C_TYPES] & K.T_DISASTER:
+            continue
+        deck = int(tiles[index, K.C_DECK])
+        generation = DECK_GENERATION.get(deck, LAST_GENERATION)
+        where = wheres[index]
+        # Goods of the tiles placeable by then, the tile itself left out.
+        available = 0
+        for other in range(tiles.shape[0]):
+            if other != index and earliest[other] <= generation:
+                available |= int(tiles[other, K.C_PRODUCES])
+        for option in range(tiles[index, K.C_N_REQ_OPTIONS]):
+            field = 'field "requires"'
+            if option:
+                field = f'field "alternatives": alternative {option}: field "requires"'
+            missing = int(req[index, option, K.R_GOODS]) & ~available & produced_at_all
+            for bit, good in enumerate(good_names):
+                if missing & (1 << bit):
+                    problems.append(
+                        f'{where}: {field}: good "{good}" is produced only by '
+                        f"{_producers(tiles, bit, index, tile_names)}, which no city can have "
+                        f"by generation {generation}, so the tile can never be placed this way"
+                    )
+        for prerequisite in _prerequisites(tiles, index):
+            if prerequisite in blocked or earliest[prerequisite] <= generation:
+                continue
+            name = tile_names[prerequisite]
+            if tiles[prerequisite, K.C_TYPES] & K.T_DISASTER:
+                why = "is a Disaster, never placed"
+            elif earliest[prerequisite] == NEVER:
+                why = "can itself never be placed"
+            else:
+                why = (
+                    f"is in a city only from generation {earliest[prerequisite]}, after this "
+                    f"tile's generation {generation}"
+                )
+            problems.append(
+                f'{where}: field "requires_tiles": tile "{name}" {why}, so this tile can never '
+                "be placed"
+            )
+
+
+def _producers(tiles, bit: int, index: int, tile_names) -> str:
+    """The tiles producing good ``bit`` (other than tile ``index``), named for a message."""
+    names = [
+        f'"{tile_names[other]}"'
+        + (" (a Disaster, never placed)" if tiles[other, K.C_TYPES] & K.T_DISASTER else "")
+        for other in range(len(tile_names))
+        if other != index and int(tiles[other, K.C_PRODUCES]) >> bit & 1
+    ]
+    if not names:
+        return "this tile"
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _read_tiles(raw_tiles, spec, source: str, problems: list[str]):
     """Fields, names and labels of each tile, before their values are checked."""
     read = []
@@ -547,6 +768,7 @@ def _read_tiles(raw_tiles, spec, source: str, problems: list[str]):
         where = f"{source}: {_label('tile', raw, position)}"
         fields = _read_fields(raw, spec, where, problems)
         if fields is not None:
+            _check_name(fields, where, problems)
             read.append((raw, fields, where))
     return read
 
@@ -629,6 +851,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
             )
     if "catalog" in data:
         catalog = _read_fields(data["catalog"], CATALOG_FIELDS, f"{source}: [catalog]", problems)
+        _check_name(catalog, f"{source}: [catalog]", problems)
     else:
         problems.append(
             f'{source}: [catalog]: missing; the file starts with [catalog] name = "..."'
@@ -641,6 +864,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
     for position, raw in enumerate(raw_goods):
         where = f"{source}: {_label('good', raw, position)}"
         fields = _read_fields(raw, GOOD_FIELDS, where, problems) or {}
+        _check_name(fields, where, problems)
         tier = fields.get("tier")
         tier = K.TIER_RAW if tier is None else _tier(tier, f'{where}: field "tier"', problems)
         goods.append((fields.get("name"), tier, fields.get("invented")))
@@ -661,6 +885,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
         fields = _read_fields(raw, BOARD_FIELDS, where, problems)
         if fields is None:
             continue
+        _check_name(fields, where, problems)
         good = fields["good"]
         if good is not None and good not in good_bits:
             hint = _suggest(good, good_bits, list_all=False)
@@ -678,15 +903,28 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
         boards.append((fields["name"], good_bits.get(good, 0), roads))
     if len(boards) < MIN_BOARDS:
         problems.append(f"{source}: {len(boards)} boards, need at least {MIN_BOARDS} [[boards]]")
+    elif len(boards) > MAX_BOARDS:
+        problems.append(f"{source}: {len(boards)} boards, at most {MAX_BOARDS} [[boards]]")
     board_names = [name for name, _, _ in boards]
     _duplicates(board_names, "board", source, problems)
 
-    read = _read_tiles(_table_array(data, "tiles", source, problems), TILE_FIELDS, source, problems)
+    raw_tiles = _table_array(data, "tiles", source, problems)
+    if len(raw_tiles) > MAX_TILES:
+        problems.append(f"{source}: {len(raw_tiles)} tiles, at most {MAX_TILES} [[tiles]]")
+    read = _read_tiles(raw_tiles, TILE_FIELDS, source, problems)
     tile_names = [fields["name"] for _, fields, _ in read]
     _duplicates(tile_names, "tile", source, problems)
     center_names = [f"City Center ({name})" for name in board_names]
     for name in set(tile_names) & set(center_names):
         problems.append(f'{source}: tile "{name}": name taken by the City Center of a board')
+    center_keys = {_lookalike_key(name): name for name in center_names}
+    for name in tile_names:
+        center = center_keys.get(_lookalike_key(name)) if name is not None else None
+        if center is not None and center != name:
+            problems.append(
+                f'{source}: tile "{name}": looks the same as "{center}", the City Center of a '
+                "board; rename it"
+            )
     tile_index = {}
     for index, name in enumerate(tile_names):
         if name is not None:
@@ -709,6 +947,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
     req = _stack(reqs, (0, K.MAX_REQ_OPTIONS, 2))
     wheres = [(index, where) for index, (_, _, where) in enumerate(read)]
     _unplaceable(tiles, req, wheres, good_names, problems)
+    _unreachable(tiles, req, [where for _, _, where in read], tile_names, good_names, problems)
 
     n_tiles = len(read)
     return dict(
@@ -757,21 +996,9 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy)."""
     path = DEFAULT_CATALOG if path is None else Path(path)
     source = path.name if path == DEFAULT_CATALOG else str(path)
-    try:
-        content = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{source}: catalogue file not found") from None
-    except IsADirectoryError:
-        raise UserError(f"{source}: is a directory, not a catalogue file") from None
-    except OSError as exc:
-        raise UserError(f"{source}: cannot read the catalogue file ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(content.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        raise CatalogError([f"{source}: not UTF-8 text (line {line})"]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError([f"{source}: TOML syntax error: {exc}"]) from None
+    # Size first (before reading), then depth (before parsing): a huge, endless or deeply
+    # nested file is one message in milliseconds.
+    data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
     return compile_catalog(data, source, hashlib.sha256(content).hexdigest()), content
 
 
@@ -831,9 +1058,16 @@ def with_extra_tiles(tables: Tables, tile_dicts: list, source: str) -> Tables:
     read = _read_tiles(tile_dicts, INLINE_TILE_FIELDS, source, problems)
     names = [fields["name"] for _, fields, _ in read]
     _duplicates(names, "tile", source, problems)
+    known = {_lookalike_key(name): name for name in tables.tile_names}
     for name in names:
         if name in tables.tile_names:
             problems.append(f'{source}: tile "{name}": name already used by the catalogue')
+        elif name is not None and _lookalike_key(name) in known:
+            other = known[_lookalike_key(name)]
+            problems.append(
+                f'{source}: tile "{name}": looks the same as the catalogue\'s tile "{other}"; '
+                "rename it"
+            )
     first = tables.n_tiles
     tile_index = {name: index for index, name in enumerate(tables.tile_names)}
     facts = _tables_facts(tables)

@@ -59,12 +59,18 @@ _STRATEGIES = (
         ("playouts", "candidates"),
         (8.0, 4.0),
         ((1.0, MAX_PLAYOUTS), (1.0, 100.0)),
+        ("playouts", "candidates"),
     ),
     StrategyInfo(
         "miser", MISER_ID, "never spends a coin it can keep (worked example of a new strategy)"
     ),
 )
-REGISTRY = StrategyRegistry(_STRATEGIES, N_PARAMS, Path(__file__).with_name("tuned.toml"))
+REGISTRY = StrategyRegistry(
+    _STRATEGIES,
+    N_PARAMS,
+    Path(__file__).with_name("tuned.toml"),
+    ladder=("random", "greedy", "builder", "tuned_builder"),
+)
 STRATEGIES = REGISTRY.by_name()
 
 

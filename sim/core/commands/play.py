@@ -1,9 +1,15 @@
 """``neom play``: one game, told turn by turn by the game's own log (``Game.play_ref``),
 optionally written as JSON."""
 
+import numpy as np
+
+from sim.core.batch import play_arrays
 from sim.core.commands.options import add_game_options, resolve_game_options
+from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import resolve
+from sim.core.rng import master_key
+from sim.core.runner import rules_array as rules_array_of
 from sim.core.strategies import load_strategy_file, resolve_strategy, split_strategies
 
 
@@ -41,4 +47,19 @@ def run(args) -> int:
             f"--strategies: {len(specs)} strategies for {args.players} players "
             "(give one per seat, or one for all)"
         )
-    return resolve(game.play_ref)(args, game.load_data(data_path), rules, specs)
+    data = game.load_data(data_path)
+    with compile_notice(game.title, game.compile_seconds):
+        warm_up(game, data, rules, specs)
+    return resolve(game.play_ref)(args, data, rules, specs)
+
+
+def warm_up(game, data, rules: dict, specs) -> None:
+    """One game with these strategies, played for nothing but to compile (or load) the code."""
+    seats = np.arange(len(specs), dtype=np.int32).reshape(1, -1)
+    ids = np.zeros(1, dtype=np.int64)
+    strategy_ids = [spec.id for spec in specs]
+    params = np.stack([spec.params for spec in specs])
+    rules_array = rules_array_of(game, rules)
+    play_arrays(
+        game, master_key(0), ids, ids, seats, strategy_ids, params, data.arrays, rules_array, False
+    )

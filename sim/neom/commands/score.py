@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from sim.core.errors import UserError
+from sim.core.errors import UserError, check_nesting, read_input
 from sim.neom import constants as K
 from sim.neom.catalog import with_extra_tiles
 from sim.neom.scoring import score_city
@@ -26,6 +26,10 @@ from sim.neom.tables import Tables, make_rules
 
 CITY_KEYS = ("money", "center_good", "variant", "cells")
 CELL_KEYS = ("row", "col", "tile")
+MAX_CITY_BYTES = 1_000_000  # 25 cells with inline tiles fit in a few kB
+# The scorer sums in int32: money // 2 plus 25 tiles of at most 2 x MAX_AMOUNT printed VP and
+# 3 effects of MAX_AMOUNT x 30 (docs/catalog.md "Bounds") stays far below 2**31 - 1.
+MAX_MONEY = 100_000_000
 
 
 def score_file(path, data, rules: dict) -> dict:
@@ -40,15 +44,16 @@ def score_file(path, data, rules: dict) -> dict:
 
 
 def read_city_file(path: str) -> dict:
+    content = read_input(path, "city file", MAX_CITY_BYTES)  # size before reading
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise UserError(f"{path}: city file not found") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a city file") from None
+        text = content.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path}: not UTF-8 text") from None
+    check_nesting(text, "json", path)  # depth before parsing
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise UserError(f"{path}: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise UserError(
             f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -147,6 +152,8 @@ def compile_city(data: dict, tables: Tables, path: str, neighborhood_through_any
     money = _integer(data.get("money", 0), path, "money")
     if money < 0:
         raise UserError(f"{path}: money {money} is negative")
+    if money > MAX_MONEY:
+        raise UserError(f"{path}: money {money} is too large (at most {MAX_MONEY:,})")
     variant = data.get("variant", "standard")
     if variant not in K.VARIANT_NAMES:
         raise _unknown("variant", variant, K.VARIANT_NAMES, f"{path}: variant")

@@ -1,0 +1,111 @@
+"""Game flow: coins and VP by generation, per strategy.
+
+Coins come from the event log (every money change is an event with its ``coins``); VP by
+generation from the players columns ``score_gen1`` and ``score_gen2`` (each seat's score at
+the end of generations 1 and 2) when the run has them, the final total being generation 3's.
+"""
+
+import polars as pl
+
+from analysis.core.load import Run
+from analysis.core.tabulate import deals, effect_table
+from analysis.neom.tiles import START_MONEY, TURNS_PER_GENERATION
+from sim.neom.records import (
+    EV_BUY,
+    EV_CORNERSTONE,
+    EV_DISASTER_PAY,
+    EV_EFFECT_COINS,
+    EV_GOOD_SOLD,
+    EV_INCOME,
+    EV_PLACE,
+    EV_SELL,
+)
+
+N_GENERATIONS = 3
+VP_COLUMNS = ("score_gen1", "score_gen2")
+CATEGORIES = {
+    "income": (EV_INCOME,),
+    "sales": (EV_SELL,),
+    "goods_sold": (EV_GOOD_SOLD,),
+    "effects": (EV_EFFECT_COINS,),
+    "tiles_paid": (EV_PLACE, EV_CORNERSTONE),
+    "goods_bought": (EV_BUY,),
+    "disasters": (EV_DISASTER_PAY,),
+}
+
+
+def _grid(run: Run) -> pl.LazyFrame:
+    """Every seat of every game, once per generation, with its strategy and deal."""
+    gens = pl.LazyFrame({"generation": list(range(1, N_GENERATIONS + 1))})
+    seats = run.players.select("game_id", "seat", "strategy_name").join(
+        deals(run), on="game_id", how="left"
+    )
+    return seats.join(gens, how="cross").with_columns(pl.col("seat").cast(pl.Int64))
+
+
+def _means(frame: pl.DataFrame, value: str, name: str) -> pl.DataFrame:
+    table = effect_table(frame, ["strategy_name", "generation"], value, None, name=name)
+    return table.select("strategy_name", "generation", name, f"{name}_lo", f"{name}_hi")
+
+
+def coins_by_generation(run: Run) -> pl.DataFrame | None:
+    """Per strategy and generation: mean coins by source (income, tile sales, goods sold to
+    others, tile effects; spent on tiles, on goods, on disasters, negative) and the coins held
+    at the end of the generation (start money plus every change so far), with an interval."""
+    if run.events is None:
+        return None
+    events = run.events.filter((pl.col("player") >= 0) & (pl.col("turn") >= 0)).select(
+        "game_id",
+        pl.col("player").cast(pl.Int64).alias("seat"),
+        (pl.col("turn") // TURNS_PER_GENERATION + 1).cast(pl.Int32).alias("generation"),
+        "kind",
+        pl.col("coins").cast(pl.Int64),
+    )
+    sums = (
+        events.group_by("game_id", "seat", "generation")
+        .agg(
+            pl.col("coins").filter(pl.col("kind").is_in(kinds)).sum().alias(name)
+            for name, kinds in CATEGORIES.items()
+        )
+        .with_columns(pl.col("generation").cast(pl.Int32))
+    )
+    frame = (
+        _grid(run)
+        .with_columns(pl.col("generation").cast(pl.Int32))
+        .join(sums, on=["game_id", "seat", "generation"], how="left")
+        .with_columns(pl.col(list(CATEGORIES)).fill_null(0))
+        .with_columns(pl.sum_horizontal(list(CATEGORIES)).alias("net"))
+        .sort("game_id", "seat", "generation")
+        .with_columns(
+            (START_MONEY + pl.col("net").cum_sum().over("game_id", "seat")).alias("money_end")
+        )
+        .collect()
+    )
+    means = frame.group_by("strategy_name", "generation").agg(
+        pl.col(list(CATEGORIES)).mean(), pl.len().alias("n")
+    )
+    return means.join(
+        _means(frame, "money_end", "money_end"), on=["strategy_name", "generation"]
+    ).sort("strategy_name", "generation")
+
+
+def vp_by_generation(run: Run) -> pl.DataFrame | None:
+    """Per strategy and generation: the mean score at the end of the generation, with an
+    interval; None when the run has no ``score_gen1``/``score_gen2`` columns."""
+    schema = run.players.collect_schema()
+    if not all(column in schema for column in VP_COLUMNS):
+        return None
+    seats = run.players.select(
+        "game_id", "strategy_name", *VP_COLUMNS, pl.col("total").alias("score_gen3")
+    ).join(deals(run), on="game_id", how="left")
+    frame = (
+        seats.unpivot(
+            index=["game_id", "strategy_name", "deal"],
+            on=[*VP_COLUMNS, "score_gen3"],
+            variable_name="column",
+            value_name="vp",
+        )
+        .with_columns(pl.col("column").str.slice(-1).cast(pl.Int32).alias("generation"))
+        .collect()
+    )
+    return _means(frame, "vp", "vp").sort("strategy_name", "generation")

@@ -1,0 +1,285 @@
+"""Tangram City's report sections: ``add_sections(report, run)``.
+
+Uses only the report object's API (``report.section(key, title, parts)`` with HTML strings,
+``report.table(name, frame)`` for a CSV, ``report.figure(name, fig, alt)`` for an ``<img>``,
+``report.findings``) and the run's ``players``, ``games``, ``events``, ``manifest`` and
+``data``. Every section says when the tile set is a RECONSTRUCTION.
+"""
+
+import html
+
+import polars as pl
+
+from analysis.core import figures
+from analysis.core.report import html_table, num, num_interval, pct, pct_interval
+from analysis.tangram import tables
+
+TILE_ROWS = 23
+
+
+def _share(column: str):
+    return lambda r: pct_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
+
+
+def _mean(column: str, digits: int = 1):
+    return lambda r: (
+        f"{num(r[column], digits)} [{num(r[f'{column}_lo'], digits)}, "
+        f"{num(r[f'{column}_hi'], digits)}]"
+    )
+
+
+def _signed(column: str, digits: int = 1):
+    return lambda r: num_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"], digits)
+
+
+def _data_note(run) -> str:
+    label = html.escape(tables.data_label(run))
+    if tables.reconstructed(run):
+        return (
+            f'<p class="notice">Tile set: {label}. Shapes, "!" pairs and start pieces are a '
+            "reconstruction: findings about named tiles describe it, not the published "
+            "game.</p>"
+        )
+    return f"<p>Tile set: {label}.</p>"
+
+
+def score_section(report, run) -> None:
+    by_seat = tables.score_distribution(run)
+    by_strategy = tables.score_distribution(run, ("n_players", "strategy_name"))
+    rounds = tables.round_scores(run)
+    report.table("tangram_scores_by_seat", by_seat)
+    report.table("tangram_scores_by_strategy", by_strategy)
+    report.table("tangram_round_scores", rounds)
+    for row in by_strategy.iter_rows(named=True):
+        report.findings.append(
+            f"{row['strategy_name']} ({row['n_players']} players) scores "
+            f"{row['total']:.1f} [{row['total_lo']:.1f}, {row['total_hi']:.1f}] on average "
+            f"(rounds {row['rounds_total']:.1f}, planning {row['planning_bonus']:.1f}, balance "
+            f"{row['balance_bonus']:.1f})."
+        )
+    players = tables.players_frame(run).select("n_players", "strategy_name", "total").collect()
+    columns = [
+        ("players", lambda r: r["n_players"]),
+        ("seats", lambda r: r["n"]),
+        ("mean score [95% CI]", _mean("total")),
+        (
+            "10% / 50% / 90%",
+            lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
+        ),
+        ("min / max", lambda r: f"{r['total_min']} / {r['total_max']}"),
+        ("rounds", lambda r: num(r["rounds_total"])),
+        ("planning", lambda r: num(r["planning_bonus"])),
+        ("balance", lambda r: num(r["balance_bonus"])),
+        ("win share [95% CI]", _share("win_share")),
+    ]
+    parts = [
+        _data_note(run),
+        "<p>Final score = the six round scores (largest fully built rectangle each round) + "
+        "planning bonus + balance bonus. Intervals: 95%, normal for means, Wilson for "
+        "shares.</p>",
+        report.figure(
+            "tangram_score_distributions",
+            figures.score_distributions(players, "Tangram City: final score by strategy"),
+            "score distributions",
+        ),
+        "<h3>By strategy</h3>",
+        html_table(by_strategy, [("strategy", lambda r: r["strategy_name"]), *columns]),
+        "<h3>By seat</h3>",
+        html_table(by_seat, [("seat", lambda r: r["seat"]), *columns]),
+        "<h3>Mean score of each round scoring</h3>",
+        html_table(
+            rounds,
+            [
+                ("players", lambda r: r["n_players"]),
+                ("strategy", lambda r: r["strategy_name"]),
+                *((f"round {k}", lambda r, k=k: num(r[f"round_{k}"])) for k in range(1, 7)),
+            ],
+        ),
+    ]
+    report.section("tangram_scores", "Scores", parts)
+
+
+def start_section(report, run) -> None:
+    roles = tables.round_one_roles(run)
+    diffs = tables.role_differences(roles)
+    report.table("tangram_round_one_roles", roles)
+    report.table("tangram_role_differences", diffs)
+    for row in diffs.iter_rows(named=True):
+        report.findings.append(
+            f"{row['n_players']} players, {row['comparison']}: "
+            f"{num_interval(row['diff'], row['diff_lo'], row['diff_hi'])} points."
+        )
+    parts = [
+        "<p>Round-1 roles are set by the rules, not by play (the first start player is a "
+        "reading: see the run's rules), and round 1's cards follow from the start player: with "
+        "2-3 players everyone holds a card of their own; with 4 the start player and the next "
+        "seat hold one each and the other two share one; with 5 only the start player holds one "
+        "and the others share in pairs. Differences in final score between the roles measure "
+        "the value of the start marker and of a card of one's own (Welch 95% intervals).</p>",
+        html_table(
+            roles,
+            [
+                ("players", lambda r: r["n_players"]),
+                ("round-1 role", lambda r: r["role"]),
+                ("seats", lambda r: r["n"]),
+                ("mean score [95% CI]", _mean("total")),
+                ("win share [95% CI]", _share("win_share")),
+                ("fair share", lambda r: pct(r["fair"])),
+            ],
+        ),
+    ]
+    if diffs.height:
+        parts.append(
+            html_table(
+                diffs,
+                [
+                    ("players", lambda r: r["n_players"]),
+                    ("comparison", lambda r: r["comparison"]),
+                    ("score difference [95% CI]", _signed("diff")),
+                ],
+            )
+        )
+    report.section("tangram_start", "Start marker and hand cards", parts)
+
+
+def bonus_section(report, run) -> None:
+    rates = tables.bonus_rates(run)
+    report.table("tangram_bonuses", rates)
+    for row in rates.iter_rows(named=True):
+        report.findings.append(
+            f"{row['strategy_name']} ({row['n_players']} players) scores the planning bonus in "
+            f"{_share('planning_rate')(row)} of games and levels its balance markers in "
+            f"{_share('level_rate')(row)}."
+        )
+    parts = [
+        "<p>Planning bonus: all 49 squares built at the end. Balance bonus: by the distance "
+        "between the red and green markers (printed: 0 &rarr; 20, 1-2 &rarr; 10, 3-4 &rarr; 5, "
+        "5+ &rarr; 0).</p>",
+        html_table(
+            rates,
+            [
+                ("players", lambda r: r["n_players"]),
+                ("strategy", lambda r: r["strategy_name"]),
+                ("seats", lambda r: r["n"]),
+                ("planning bonus [95% CI]", _share("planning_rate")),
+                ("markers level [95% CI]", _share("level_rate")),
+                ("any balance bonus [95% CI]", _share("balance_rate")),
+                ("mean balance bonus [95% CI]", _mean("balance_bonus")),
+                ("mean distance", lambda r: num(r["distance"], 2)),
+                ("full squares", lambda r: num(r["full_squares"])),
+                ("declined tiles", lambda r: num(r["tiles_declined"], 2)),
+                ("fountains", lambda r: num(r["fountains"], 2)),
+            ],
+        ),
+    ]
+    report.section("tangram_bonuses", "Planning and balance bonuses", parts)
+
+
+def tile_section(report, run) -> None:
+    pooled = tables.tile_table(run)
+    by_strategy = tables.tile_table(run, ("strategy_name",))
+    report.table("tangram_tiles", pooled)
+    report.table("tangram_tiles_by_strategy", by_strategy)
+    top = pooled.sort("decline_rate", descending=True).row(0, named=True)
+    report.findings.append(
+        f"Most declined tile: {top['tile_name']} ({_share('decline_rate')(top)} of seats)."
+    )
+    moved = pooled.filter(
+        (pl.col("late_minus_early_score_lo") > 0) | (pl.col("late_minus_early_score_hi") < 0)
+    )
+    report.findings.append(
+        f"{moved.height} of {pooled.height} tiles change the final score by when their card "
+        "comes (early: rounds 1-2, late: rounds 5-6; 95% intervals excluding 0, not corrected "
+        "for the 23 tests)."
+    )
+    forest = pooled.with_columns(
+        pl.col("late_minus_early_score").alias("effect"),
+        pl.col("late_minus_early_score_lo").alias("effect_lo"),
+        pl.col("late_minus_early_score_hi").alias("effect_hi"),
+    )
+    parts = [
+        _data_note(run),
+        "<p>Decline rate: share of seats that set the tile aside (all strategies pooled; "
+        "tables/tangram_tiles_by_strategy.csv splits them). Card order: the deal is random, so "
+        "when a tile's card comes is independent of the seat; the late-minus-early differences "
+        "(rounds 5-6 vs rounds 1-2) show how much its order matters, for declining it and for "
+        "the final score. Tiles marked (!) are near-identical pairs.</p>",
+        report.figure(
+            "tangram_tile_order",
+            figures.forest(
+                forest,
+                "tile_name",
+                "effect",
+                "Final score when the card comes late minus early (95% CI)",
+                "points (late - early)",
+            ),
+            "tile order effects",
+        ),
+        html_table(
+            pooled.sort("decline_rate", descending=True).head(TILE_ROWS),
+            [
+                ("tile", lambda r: r["tile_name"]),
+                ("area", lambda r: f"{r['area']:g}"),
+                ("declined [95% CI]", _share("decline_rate")),
+                ("early", _share("early_rate")),
+                ("late", _share("late_rate")),
+                (
+                    "late - early",
+                    lambda r: (
+                        num_interval(
+                            100 * r["late_minus_early_rate"],
+                            100 * r["late_minus_early_rate_lo"],
+                            100 * r["late_minus_early_rate_hi"],
+                        )
+                        + " pts"
+                    ),
+                ),
+                ("score: late - early [95% CI]", _signed("late_minus_early_score")),
+            ],
+        ),
+    ]
+    report.section("tangram_tiles", "Tiles: declines and card order", parts)
+
+
+def add_sections(report, run) -> None:
+    """Add Tangram City's sections (scores, start marker and hand cards, bonuses, tiles)."""
+    score_section(report, run)
+    start_section(report, run)
+    bonus_section(report, run)
+    tile_section(report, run)
+
+
+def comparison_section(report, run_a, run_b, label_a: str = "A", label_b: str = "B") -> None:
+    """An A/B section from two paired runs (analysis.tangram.compare)."""
+    from analysis.tangram.compare import paired_differences
+
+    frame = paired_differences(run_a, run_b)
+    overall = paired_differences(run_a, run_b, by=())
+    report.table("tangram_ab", frame)
+    row = overall.row(0, named=True)
+    total = _signed("total_diff")(row)
+    planning = _signed("planning_bonus_diff")(row)
+    report.findings.append(
+        f"{label_b} minus {label_a}, same deals: final score {total} points per seat; "
+        f"planning bonus {planning}."
+    )
+    columns = [("strategy", lambda r: r.get("strategy_name", "all")), ("seats", lambda r: r["n"])]
+    for metric in ("total", "rounds_total", "planning_bonus", "balance_bonus", "win_share"):
+        columns.append(
+            (
+                f"{metric.replace('_', ' ')}: {label_b} - {label_a}",
+                _signed(f"{metric}_diff", 3 if metric == "win_share" else 2),
+            )
+        )
+    parts = [
+        f"<p>{html.escape(label_a)} vs {html.escape(label_b)}, the same deals and seats: paired "
+        "differences (B - A) per seat, 95% intervals.</p>",
+        html_table(
+            pl.concat(
+                [frame, overall.with_columns(pl.lit("all").alias("strategy_name"))],
+                how="diagonal_relaxed",
+            ),
+            columns,
+        ),
+    ]
+    report.section("tangram_ab", f"A/B: {label_a} vs {label_b}", parts)

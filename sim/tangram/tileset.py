@@ -1,0 +1,667 @@
+"""Tile-set files: read, validate and compile a Tangram City tile set into placement tables.
+
+A tile set is a TOML file (format: docs/tangram-tileset.md, skeleton: ``template()``): a
+``[tileset]`` header, exactly 23 ``[[tiles]]`` (one per card) drawn as rows of squares, and
+exactly 5 ``[[boards]]`` with their printed start piece and, optionally, a witness tiling that
+shows the whole board can be built. Every problem is reported at once, each naming the file,
+the tile or board and the field; a file with any problem is not used.
+
+The compiled form (``GameData.arrays``, passed to the compiled game as ``data``) is a tuple:
+
+- ``place_mask`` uint64[n_place, 4]: the quarters each placement covers (board words);
+- ``place_meta`` int64[n_place, N_META]: tile, orientation, colour, row, col, quarters, edges;
+- ``place_near`` uint64[n_place, 4]: the quarters sharing an edge with the placement (contact);
+- ``tile_first`` int64[n_tiles + 2]: placements of tile t are rows ``tile_first[t]`` to
+  ``tile_first[t + 1] - 1``; "tile" n_tiles is the Fountain (4 halves x 49 squares);
+- ``start_mask`` uint64[n_boards, 4]: each board's printed start piece.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sim.core.errors import CatalogError, read_toml_input
+from sim.core.game import GameData
+from sim.tangram import constants as K
+from sim.tangram import geometry as G
+
+DATA = Path(__file__).parent / "data"
+DEFAULT_TILESET = DATA / "default_tileset.toml"
+TEMPLATE = DATA / "template.toml"
+SNAPSHOT_NAME = "tileset.toml"
+RECONSTRUCTED_BANNER = "RECONSTRUCTION: not the published Tangram City tiles"
+
+# Limits that keep a hostile file cheap to reject: checked before and after parsing.
+MAX_FILE_BYTES = 256 * 1024
+MAX_DEPTH = 6  # tables and arrays nested inside each other (a tile's shape is at depth 4)
+MAX_ENTRIES = 64  # [[tiles]] or [[boards]] looked at
+MAX_TEXT = 500  # characters of any one string
+
+# place_meta columns
+M_TILE = 0
+M_ORIENTATION = 1  # tiles: 0-7 (4 * flipped + quarter turns clockwise); fountains: half 0-3
+M_COLOUR = 2
+M_ROW = 3  # top-left corner of the oriented shape's bounding box (fountains: their square)
+M_COL = 4
+M_QUARTERS = 5  # area in quarters
+M_EDGES = 6  # quarter edges on the board's border
+N_META = 7
+
+TILESET_FIELDS = {
+    "name": ("str", None),
+    "reconstructed": ("bool", False),
+    "description": ("str", ""),
+}
+TILE_FIELDS = {"name": ("str", None), "shape": ("strs", None), "similar_to": ("str", "")}
+BOARD_FIELDS = {
+    "name": ("str", None),
+    "square": ("pair", None),
+    "triangle": ("triple", None),
+    "witness": ("strs", []),
+}
+TOP_LEVEL_KEYS = ("tileset", "tiles", "boards")
+KIND_WORDS = {
+    "str": "a string",
+    "bool": "true or false",
+    "strs": "an array of strings",
+    "pair": "[row, col]",
+    "triple": '[row, col, "half"]',
+}
+# The half of the adjacent square a start triangle may take: it must share the edge with the
+# start square. Key: (row step, col step) from the square to the triangle's square.
+TOUCHING_HALVES = {
+    (-1, 0): ("SE", "SW"),
+    (1, 0): ("NE", "NW"),
+    (0, 1): ("SW", "NW"),
+    (0, -1): ("NE", "SE"),
+}
+WITNESS_START = "*"
+WITNESS_FOUNTAIN = "~"
+WITNESS_EMPTY = "."
+
+
+def tile_letter(index: int) -> str:
+    """The letter naming tile ``index`` (file order) in witness drawings: A, B, ..."""
+    return chr(ord("A") + index)
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    square: tuple[int, int]
+    triangle: tuple[int, int, str]
+    start: frozenset  # the start piece's quarters (board coordinates)
+    witness: tuple[str, ...]  # the drawing as written; () if none
+
+
+@dataclass(frozen=True)
+class TileSet:
+    """The tile set by name: what the game's own displays need besides the arrays."""
+
+    name: str
+    reconstructed: bool
+    description: str
+    tile_names: tuple[str, ...]
+    shapes: tuple[frozenset, ...]  # normalized, red (drawn) side
+    similar_to: tuple[str, ...]  # "" or the near-identical tile: the card carries "!"
+    boards: tuple[Board, ...]
+    placement_counts: tuple[int, ...]
+    source: str = ""  # the file as shown to users
+    raw: bytes = b""  # its bytes (a run folder's copy)
+
+    @property
+    def n_tiles(self) -> int:
+        return len(self.tile_names)
+
+    def marked(self, tile: int) -> bool:
+        """True if the tile's card carries the "!" mark."""
+        return bool(self.similar_to[tile]) or self.tile_names[tile] in self.similar_to
+
+    def card_name(self, tile: int) -> str:
+        return self.tile_names[tile] + (" (!)" if self.marked(tile) else "")
+
+    def area(self, tile: int) -> float:
+        return len(self.shapes[tile]) / 4
+
+
+# --- reading values -----------------------------------------------------------------------------
+
+
+def _describe(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f'the string "{value[:40]}"' + ("..." if len(value) > 40 else "")
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _type_problem(value, kind: str) -> str:
+    expected = f"expected {KIND_WORDS[kind]}, got "
+    if kind == "str":
+        if not isinstance(value, str):
+            return expected + _describe(value)
+        if len(value) > MAX_TEXT:
+            return f"{len(value)} characters, at most {MAX_TEXT}"
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            return expected + _describe(value)
+    elif kind == "strs":
+        if not isinstance(value, list):
+            return expected + _describe(value)
+        for item in value:
+            if not isinstance(item, str):
+                return f"{expected}an array containing {_describe(item)}"
+            if len(item) > MAX_TEXT:
+                return f"a string of {len(item)} characters, at most {MAX_TEXT}"
+    elif kind in ("pair", "triple"):
+        n = 2 if kind == "pair" else 3
+        if not isinstance(value, list) or len(value) != n:
+            return expected + _describe(value)
+        for axis, item in zip(("row", "col"), value[:2], strict=True):
+            if not isinstance(item, int) or isinstance(item, bool):
+                return f"{expected}{axis} {_describe(item)}"
+            if not 0 <= item < K.SIZE:
+                return f"{axis} {item} is off the board (0 to {K.SIZE - 1})"
+        if n == 3 and value[2] not in K.HALVES:
+            return f"half {_describe(value[2])}: use one of {', '.join(K.HALF_NAMES)}"
+    return ""
+
+
+def _suggest(name: str, valid) -> str:
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    if close:
+        return f' (did you mean "{close[0]}"?)'
+    return f" (valid: {', '.join(valid)})"
+
+
+def _read_fields(raw, spec: dict, where: str, problems: list[str]):
+    """The spec's fields of table ``raw`` (default when absent, None when missing or of the
+    wrong type: both reported); None if ``raw`` is not a table."""
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a table, got {_describe(raw)}")
+        return None
+    for key in raw:
+        if key not in spec:
+            problems.append(f'{where}: unknown field "{key}"{_suggest(key, spec)}')
+    values = {}
+    for key, (kind, default) in spec.items():
+        if key not in raw:
+            if default is None:
+                problems.append(f'{where}: field "{key}": missing')
+            values[key] = default
+            continue
+        problem = _type_problem(raw[key], kind)
+        if problem:
+            problems.append(f'{where}: field "{key}": {problem}')
+        values[key] = None if problem else raw[key]
+    return values
+
+
+def _depth(value, limit: int, level: int = 1) -> int:
+    """Nesting depth of parsed TOML, not looking deeper than ``limit`` + 1."""
+    if level > limit:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, limit, level + 1) for v in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(v, limit, level + 1) for v in value), default=level)
+    return level - 1
+
+
+def _label(kind: str, raw, position: int) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if isinstance(name, str) and len(name) <= MAX_TEXT:
+        return f'{kind} "{name}"'
+    return f"{kind} #{position + 1}"
+
+
+# --- shapes ---------------------------------------------------------------------------------------
+
+
+def parse_shape(rows: list[str], at: str, problems: list[str]) -> frozenset | None:
+    """A drawn shape: rows of space-separated squares, each ``#`` (full), ``NE``, ``SE``,
+    ``SW``, ``NW`` (the half with its right angle at that corner) or ``.`` (empty)."""
+    if not rows:
+        problems.append(f"{at}: empty; draw the tile as rows of squares")
+        return None
+    if len(rows) > K.SIZE:
+        problems.append(f"{at}: {len(rows)} rows; a tile fits the {K.SIZE}x{K.SIZE} board")
+        return None
+    quarters = set()
+    widths = []
+    ok = True
+    for r, row in enumerate(rows):
+        tokens = row.split()
+        widths.append(len(tokens))
+        if len(tokens) > K.SIZE:
+            problems.append(
+                f"{at}: row {r + 1}: {len(tokens)} squares; a tile fits the {K.SIZE}x{K.SIZE} board"
+            )
+            ok = False
+            continue
+        for c, token in enumerate(tokens):
+            if token == WITNESS_EMPTY:
+                continue
+            nibble = G.TOKENS.get(token)
+            if nibble is None:
+                problems.append(
+                    f'{at}: row {r + 1}, square {c + 1}: "{token[:20]}" is not a square; use # '
+                    "(full), NE, SE, SW, NW (a half, named by its right-angle corner) or . (empty)"
+                )
+                ok = False
+                continue
+            quarters.update((r, c, q) for q in range(4) if nibble >> q & 1)
+    if ok and len(set(widths)) > 1:
+        shown = ", ".join(f"row {r + 1}: {w}" for r, w in enumerate(widths))
+        problems.append(f"{at}: rows have different numbers of squares ({shown}); pad with .")
+        ok = False
+    if not ok:
+        return None
+    shape = G.normalize(quarters)
+    if not shape:
+        problems.append(f"{at}: every square is empty")
+        return None
+    if not G.connected(shape):
+        problems.append(
+            f"{at}: falls apart into {_components(shape)} pieces; the squares and halves of a "
+            "tile must share edges (touching at a corner is not enough)"
+        )
+        return None
+    return shape
+
+
+def _components(shape: frozenset) -> int:
+    left = set(shape)
+    count = 0
+    while left:
+        count += 1
+        todo = [left.pop()]
+        while todo:
+            for n in G.neighbours(*todo.pop()):
+                if n in left:
+                    left.remove(n)
+                    todo.append(n)
+    return count
+
+
+# --- boards and witnesses -------------------------------------------------------------------------
+
+
+def _start_piece(fields: dict, at: str, problems: list[str]) -> frozenset | None:
+    square, triangle = fields["square"], fields["triangle"]
+    if square is None or triangle is None:
+        return None
+    r, c = square
+    tr, tc, half = triangle
+    step = (tr - r, tc - c)
+    if step not in TOUCHING_HALVES:
+        problems.append(
+            f'{at}: field "triangle": square ({tr}, {tc}) is not beside the start square '
+            f"({r}, {c}); the start piece is one square plus an adjacent triangle"
+        )
+        return None
+    if half not in TOUCHING_HALVES[step]:
+        problems.append(
+            f'{at}: field "triangle": half {half} of square ({tr}, {tc}) does not share the edge '
+            f"with the start square ({r}, {c}); use {' or '.join(TOUCHING_HALVES[step])}"
+        )
+        return None
+    nibble = K.HALVES[half]
+    return frozenset(
+        [(r, c, q) for q in range(4)] + [(tr, tc, q) for q in range(4) if nibble >> q & 1]
+    )
+
+
+def check_witness(
+    rows, shapes, tile_names, start: frozenset | None, at: str, problems: list[str]
+) -> None:
+    """A witness is the whole board drawn quarter by quarter: 7 rows of 7 squares, each square
+    4 characters for its N, E, S, W quarters: a tile letter (A = the first tile in the file),
+    ``*`` the start piece, ``~`` a fountain or ``.`` empty. It is valid when every tile appears
+    exactly once in one of its orientations, the start piece is the board's, fountains are
+    whole halves (at most 6) and nothing is empty: proof that the board can be fully built."""
+    n_before = len(problems)
+    if len(rows) != K.SIZE:
+        problems.append(f"{at}: {len(rows)} rows; a witness draws all {K.SIZE} rows")
+        return
+    cells: dict[str, set] = {}
+    for r, row in enumerate(rows):
+        tokens = row.split()
+        if len(tokens) != K.SIZE:
+            problems.append(f"{at}: row {r + 1}: {len(tokens)} squares, need {K.SIZE}")
+            continue
+        for c, token in enumerate(tokens):
+            if len(token) != 4:
+                problems.append(
+                    f'{at}: row {r + 1}, square {c + 1}: "{token[:20]}" is not 4 quarter '
+                    "letters (N, E, S, W)"
+                )
+                continue
+            for q, letter in enumerate(token):
+                cells.setdefault(letter, set()).add((r, c, q))
+    if len(problems) > n_before:
+        return
+    letters = {tile_letter(i): i for i in range(len(shapes))}
+    for letter in sorted(cells):
+        quarters = cells[letter]
+        where = sorted(quarters)[0]
+        first = f"row {where[0] + 1}, square {where[1] + 1}"
+        if letter == WITNESS_EMPTY:
+            problems.append(
+                f"{at}: {len(quarters)} empty quarters (first at {first}); a witness fills "
+                "the whole board"
+            )
+        elif letter == WITNESS_START:
+            if start is not None and quarters != start:
+                problems.append(f"{at}: the * quarters are not this board's start piece")
+        elif letter == WITNESS_FOUNTAIN:
+            by_square = G.squares(quarters)
+            bad = [rc for rc, n in by_square.items() if n not in (K.FULL, *K.HALVES.values())]
+            if bad:
+                r, c = bad[0]
+                problems.append(
+                    f"{at}: row {r + 1}, square {c + 1}: the ~ (fountain) quarters are not "
+                    "whole halves"
+                )
+            elif len(quarters) // 2 > K.N_FOUNTAINS:
+                problems.append(
+                    f"{at}: {len(quarters) // 2} fountains; each player has {K.N_FOUNTAINS}"
+                )
+        elif letter not in letters:
+            problems.append(
+                f'{at}: letter "{letter}" (first at {first}) names no tile; tiles are '
+                f"{tile_letter(0)} to {tile_letter(len(shapes) - 1)} in file order"
+            )
+        elif shapes[letters[letter]] is not None:
+            image = G.normalize(quarters)
+            index = letters[letter]
+            if all(G.oriented(shapes[index], o) != image for o in range(G.N_ORIENTATIONS)):
+                problems.append(
+                    f"{at}: letter {letter} (first at {first}) is not the shape of tile "
+                    f'"{tile_names[index]}" in any orientation'
+                )
+    missing = [letter for letter in letters if letter not in cells]
+    if missing:
+        problems.append(
+            f"{at}: tiles {', '.join(missing)} do not appear; a witness places every tile"
+        )
+
+
+def witness_rows(owner: dict[tuple[int, int, int], str]) -> list[str]:
+    """Witness drawing from quarter -> letter."""
+    return [
+        " ".join(
+            "".join(owner.get((r, c, q), WITNESS_EMPTY) for q in range(4)) for c in range(K.SIZE)
+        )
+        for r in range(K.SIZE)
+    ]
+
+
+# --- the whole file -------------------------------------------------------------------------------
+
+
+def _read(data: dict, source: str, problems: list[str]) -> dict:
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            problems.append(
+                f'{source}: unknown top-level key "{key}"{_suggest(key, TOP_LEVEL_KEYS)}'
+            )
+    if "tileset" in data:
+        header = _read_fields(data["tileset"], TILESET_FIELDS, f"{source}: [tileset]", problems)
+    else:
+        problems.append(
+            f'{source}: [tileset]: missing; the file starts with [tileset] name = "..."'
+        )
+        header = None
+    header = header or {}
+
+    raw_tiles = _array(data, "tiles", source, problems)
+    tiles = []
+    for position, raw in enumerate(raw_tiles[:MAX_ENTRIES]):
+        where = f"{source}: {_label('tile', raw, position)}"
+        fields = _read_fields(raw, TILE_FIELDS, where, problems)
+        if fields is None:
+            tiles.append((None, None, "", where))
+            continue
+        shape = None
+        if fields["shape"] is not None:
+            shape = parse_shape(fields["shape"], f'{where}: field "shape"', problems)
+        tiles.append((fields["name"], shape, fields["similar_to"] or "", where))
+    if len(raw_tiles) != K.N_CARDS:
+        problems.append(
+            f"{source}: {len(raw_tiles)} tiles; Tangram City has exactly {K.N_CARDS} (one per "
+            f"card: 5 rounds of {K.CARDS_PER_ROUND} cards and a final round of {K.FINAL_CARDS})"
+        )
+    names = [name for name, _, _, _ in tiles]
+    _duplicates(names, source, problems)
+    shapes = [shape for _, shape, _, _ in tiles]
+    first_with: dict[tuple, int] = {}
+    for index, (name, shape, similar, where) in enumerate(tiles):
+        if shape is not None:
+            key = G.canonical(shape)
+            if key in first_with:
+                problems.append(
+                    f'{where}: field "shape": the same shape as tile "{names[first_with[key]]}" '
+                    "(up to rotation and flip); every card names a different tile"
+                )
+            else:
+                first_with[key] = index
+        if similar:
+            if similar == name:
+                problems.append(f'{where}: field "similar_to": names the tile itself')
+            elif similar not in names:
+                problems.append(
+                    f'{where}: field "similar_to": unknown tile "{similar}"'
+                    + _suggest(similar, [n for n in names if n])
+                )
+
+    raw_boards = _array(data, "boards", source, problems)
+    boards = []
+    for position, raw in enumerate(raw_boards[:MAX_ENTRIES]):
+        where = f"{source}: {_label('board', raw, position)}"
+        fields = _read_fields(raw, BOARD_FIELDS, where, problems)
+        if fields is None:
+            continue
+        start = _start_piece(fields, where, problems)
+        witness = fields["witness"] or []
+        if witness:
+            check_witness(witness, shapes, names, start, f'{where}: field "witness"', problems)
+        boards.append((fields["name"], fields, start, tuple(witness), where))
+    if len(raw_boards) != K.N_BOARDS:
+        problems.append(
+            f"{source}: {len(raw_boards)} boards; the game has exactly {K.N_BOARDS} City Boards "
+            "(one per player)"
+        )
+    _duplicates([b[0] for b in boards], source, problems, "board")
+    first_at: dict[tuple, str] = {}
+    for name, fields, start, _, where in boards:
+        if start is None:
+            continue
+        square = tuple(fields["square"])
+        if square in first_at:
+            problems.append(
+                f'{where}: field "square": the start piece is at the same place as on board '
+                f'"{first_at[square]}"; it is printed at a different place on each board'
+            )
+        else:
+            first_at[square] = name
+    return dict(header=header, tiles=tiles, boards=boards)
+
+
+def _array(data: dict, key: str, source: str, problems: list[str]) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f'{source}: "{key}" must be an array of tables ([[{key}]])')
+        return []
+    return value
+
+
+def _duplicates(names: list, source: str, problems: list[str], what: str = "tile") -> None:
+    first: dict[str, int] = {}
+    for position, name in enumerate(names):
+        if name is None:
+            continue
+        if name in first:
+            problems.append(
+                f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
+                f"#{position + 1}); {what} names must be unique"
+            )
+        else:
+            first[name] = position
+
+
+def _placements(shapes: list[frozenset]):
+    """Every placement of every tile (both sides, each distinct footprint, every position), then
+    the fountain's 4 halves on every square."""
+    masks, near, meta, first = [], [], [], [0]
+    for tile, shape in enumerate(shapes):
+        for orientation, colour, image in G.orientations(shape):
+            h, w = G.height(image), G.width(image)
+            for dr in range(K.SIZE - h + 1):
+                for dc in range(K.SIZE - w + 1):
+                    quarters = {(r + dr, c + dc, q) for r, c, q in image}
+                    masks.append(G.words(quarters))
+                    near_q, edges = _surroundings(quarters)
+                    near.append(G.words(near_q))
+                    meta.append((tile, orientation, colour, dr, dc, len(image), edges))
+        first.append(len(masks))
+    for square in range(K.N_SQUARES):
+        r, c = divmod(square, K.SIZE)
+        for index, half in enumerate(K.HALF_NAMES):
+            nibble = K.HALVES[half]
+            quarters = {(r, c, q) for q in range(4) if nibble >> q & 1}
+            masks.append(G.words(quarters))
+            near_q, edges = _surroundings(quarters)
+            near.append(G.words(near_q))
+            meta.append((len(shapes), index, K.FOUNTAIN, r, c, 2, edges))
+    first.append(len(masks))
+    as_u64 = np.array(masks, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
+    near_u64 = np.array(near, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
+    return (
+        as_u64,
+        np.array(meta, dtype=np.int64).reshape(-1, N_META),
+        near_u64,
+        np.array(first, dtype=np.int64),
+    )
+
+
+def _surroundings(quarters: set) -> tuple[set, int]:
+    """Quarters outside the piece sharing an edge with it, and its edges on the border."""
+    near = set()
+    edges = 0
+    for quarter in quarters:
+        for r, c, q in G.neighbours(*quarter):
+            if not (0 <= r < K.SIZE and 0 <= c < K.SIZE):
+                edges += 1
+            elif (r, c, q) not in quarters:
+                near.add((r, c, q))
+    return near, edges
+
+
+def validate(data: dict, source: str) -> list[str]:
+    """Every problem of a parsed tile set, one message each (empty: valid)."""
+    problems: list[str] = []
+    _read(data, source, problems)
+    return problems
+
+
+def compile_tileset(data: dict, source: str, digest: str = "", raw: bytes = b""):
+    """Compile a parsed tile set into :class:`GameData` (``source``: the file as shown to
+    users; ``raw``: its bytes, a run folder's copy); CatalogError lists all problems."""
+    problems: list[str] = []
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise CatalogError([f"{source}: nested deeper than {MAX_DEPTH} levels; not a tile set"])
+    parts = _read(data, source, problems)
+    if problems:
+        raise CatalogError(problems)
+    header, tiles, boards = parts["header"], parts["tiles"], parts["boards"]
+    shapes = [shape for _, shape, _, _ in tiles]
+    place_mask, place_meta, place_near, tile_first = _placements(shapes)
+    start_mask = np.array([G.words(start) for _, _, start, _, _ in boards], dtype=object).astype(
+        np.uint64
+    )
+    content = TileSet(
+        name=header["name"],
+        reconstructed=bool(header["reconstructed"]),
+        description=header["description"] or "",
+        tile_names=tuple(name for name, _, _, _ in tiles),
+        shapes=tuple(shapes),
+        similar_to=tuple(similar for _, _, similar, _ in tiles),
+        boards=tuple(
+            Board(name, tuple(f["square"]), tuple(f["triangle"]), start, witness)
+            for name, f, start, witness, _ in boards
+        ),
+        placement_counts=tuple(int(n) for n in np.diff(tile_first)),
+        source=source,
+        raw=raw,
+    )
+    return GameData(
+        name=content.name,
+        source=source,
+        digest=digest,
+        raw=raw,
+        reconstructed=content.reconstructed,
+        arrays=(place_mask, place_meta, place_near, tile_first, start_mask),
+        snapshot_name=SNAPSHOT_NAME,
+        content=content,
+    )
+
+
+def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
+    """Parse a tile-set file no larger than MAX_FILE_BYTES: (data, sha256, bytes); one clear
+    line for any failure (``sim.core.errors.read_toml_input``)."""
+    data, content = read_toml_input(path, "tile-set file", MAX_FILE_BYTES, source)
+    return data, hashlib.sha256(content).hexdigest(), content
+
+
+def load_tileset(path: str | Path | None = None) -> GameData:
+    """Read, validate and compile a tile-set file (None: the packaged default)."""
+    path = DEFAULT_TILESET if path is None else Path(path)
+    source = path.name if path == DEFAULT_TILESET else str(path)
+    data, digest, raw = read_toml(path, source)
+    return compile_tileset(data, source, digest, raw)
+
+
+def tileset_warnings(game_data: GameData) -> list[str]:
+    """Legal but suspicious designs: an area that cannot fill the board exactly (the planning
+    bonus needs every square built: facts file, "inferred"), a board without a witness."""
+    ts: TileSet = game_data.content
+    source = ts.source
+    warnings = []
+    area = sum(len(s) for s in ts.shapes)
+    need = K.N_QUARTERS - K.START_AREA_QUARTERS - K.N_FOUNTAINS * K.FOUNTAIN_QUARTERS
+    if area < need:
+        warnings.append(
+            f"{source}: the tiles cover {area / 4:g} squares, less than the {need / 4:g} the "
+            "board needs besides the start piece and 6 fountains: the planning bonus is "
+            "unreachable"
+        )
+    elif area > need:
+        warnings.append(
+            f"{source}: the tiles cover {area / 4:g} squares, more than the {need / 4:g} left "
+            "besides the start piece and 6 fountains: a full board needs declined tiles"
+        )
+    for board in ts.boards:
+        if not board.witness:
+            warnings.append(
+                f'{source}: board "{board.name}": no witness; nothing shows that this board '
+                "can be fully built (python -m sim.tangram.witness finds one)"
+            )
+    return warnings
+
+
+def template() -> str:
+    return TEMPLATE.read_text(encoding="utf-8")

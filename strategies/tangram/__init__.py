@@ -1,0 +1,1 @@
+"""Tangram City: the compiled game loop (play.py) and the strategies (random, greedy, planner)."""

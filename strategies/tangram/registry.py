@@ -1,0 +1,83 @@
+"""Tangram City strategies: names, the integer ids the compiled dispatch switches on, and
+their parameters (name, default, allowed range).
+
+Every strategy gets a float64 vector of ``N_PARAMS`` entries, filled from its defaults and a
+``name:param=value,...`` spec (``sim.core.strategies``).
+"""
+
+from functools import partial
+
+import numpy as np
+
+from sim.core import strategies as core
+from sim.core.game import StrategyInfo, StrategyRegistry
+from sim.core.strategies import StrategySpec
+
+N_PARAMS = 3
+
+RANDOM_ID = 0
+GREEDY_ID = 1
+PLANNER_ID = 2
+
+# Parameter slots.
+GREEDY_BALANCE_WEIGHT = 0
+PLANNER_SAMPLES = 0
+PLANNER_CANDIDATES = 1
+PLANNER_BALANCE_WEIGHT = 2
+
+MAX_SAMPLES = 64
+MAX_CANDIDATES = 32
+
+STRATEGIES = StrategyRegistry(
+    strategies=(
+        StrategyInfo(
+            "random",
+            RANDOM_ID,
+            "uniform choice among the legal options of every decision (placements of the card's "
+            "tile in every orientation, colour and position, or declining it; fountains or none)",
+        ),
+        StrategyInfo(
+            "greedy",
+            GREEDY_ID,
+            "best immediate value: the points the board would score if the round ended now "
+            "(largest rectangle, planning bonus, plus balance_weight times the balance bonus of "
+            "the current counts); then building over declining, then the better balance bonus, "
+            "the most fully built squares, the most edges touching built quarters or the "
+            "border, and at random",
+            ("balance_weight",),
+            (0.0,),
+            ((0.0, 10.0),),
+        ),
+        StrategyInfo(
+            "planner",
+            PLANNER_ID,
+            "looks ahead with what the seat knows (its hand or shared card, the face-up cards, "
+            "the exact set of tiles still to come): greedy's best `candidates` options are each "
+            "played to the end of the game on `samples` random orders of the unseen cards, "
+            "every later decision made by greedy; takes the best mean of the points still to "
+            "score",
+            ("samples", "candidates", "balance_weight"),
+            (6.0, 4.0, 0.0),
+            ((1.0, float(MAX_SAMPLES)), (1.0, float(MAX_CANDIDATES)), (0.0, 10.0)),
+            ("samples", "candidates"),
+        ),
+    ),
+    n_params=N_PARAMS,
+    ladder=("random", "greedy", "planner"),  # weakest first (``neom ladder --game tangram``)
+)
+
+# The generic spec functions of sim.core.strategies, bound to Tangram City's strategies.
+parse_strategy = partial(core.parse_strategy, STRATEGIES)
+
+
+def as_spec(strategy) -> StrategySpec:
+    """A StrategySpec from a spec string or anything with ``id``, ``params`` (and ``spec``)."""
+    if isinstance(strategy, str):
+        return parse_strategy(strategy)
+    if isinstance(strategy, StrategySpec):
+        return strategy
+    params = np.zeros(N_PARAMS, dtype=np.float64)
+    given = np.asarray(strategy.params, dtype=np.float64)[:N_PARAMS]
+    params[: given.shape[0]] = given
+    name = getattr(strategy, "name", str(strategy.id))
+    return StrategySpec(name, int(strategy.id), params, getattr(strategy, "spec", name))

@@ -1,0 +1,181 @@
+"""Tangram City strategies: the registry and spec parsing, what a strategy is shown (only what
+the seat knows), greedy's choice on hand-made boards, the planner's determinism, and the
+ladder's first rung (greedy beats random)."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from test_tangram_support import board_from_text, engine_board, run_batch
+
+from sim.core.errors import UserError
+from sim.core.game import StrategyRegistry
+from sim.tangram import constants as K
+from sim.tangram import engine as E
+from sim.tangram.rules import make_rules
+from sim.tangram.tileset import M_TILE, load_tileset
+from strategies.tangram import registry as REG
+from strategies.tangram.basic import N_KEY, greedy_index
+from strategies.tangram.planner import choose_planner, make_scratch
+from strategies.tangram.play import max_options
+from strategies.tangram.registry import parse_strategy
+from strategies.tangram.view import D_PLACE, N_VIEW, V_KNOWN, V_UNSEEN, fill_view
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_tileset()
+
+
+def test_registry_lists_every_strategy_with_valid_defaults():
+    assert isinstance(REG.STRATEGIES, StrategyRegistry)
+    infos = REG.STRATEGIES.strategies
+    assert [i.name for i in infos] == ["random", "greedy", "planner"]
+    assert len({i.id for i in infos}) == len(infos)
+    for info in infos:
+        assert len(info.param_names) == len(info.defaults) == len(info.bounds)
+        assert len(info.param_names) <= REG.STRATEGIES.n_params
+        for value, (low, high) in zip(info.defaults, info.bounds, strict=True):
+            assert low <= value <= high
+
+
+def test_parse_strategy():
+    spec = parse_strategy("planner:samples=8")
+    assert spec.spec == "planner:samples=8" and spec.params[0] == 8
+    assert parse_strategy("planner:samples=6").spec == "planner"  # the default
+    for bad, message in [
+        ("greedyy", "unknown strategy 'greedyy'"),
+        ("greedy:weight=1", "bad parameter 'weight=1'"),
+        ("planner:samples=x", "is not a number"),
+        ("planner:samples=0", "must be between 1 and 64"),
+        ("planner:samples=2.5", "must be a whole number"),
+    ]:
+        with pytest.raises(UserError, match=message.replace("[", r"\[")):
+            parse_strategy(bad)
+
+
+def test_a_strategy_choosing_a_missing_option_is_reported(data):
+    """An id the dispatch does not know answers -1: the game raises, never plays it."""
+    from strategies.tangram.play import STRATEGY_ID_DTYPE, play_batch
+
+    with pytest.raises(ValueError, match="does not exist"):
+        unknown = SimpleNamespace(id=99, params=np.zeros(REG.N_PARAMS))
+        ids = np.zeros(1, dtype=np.int64)
+        from sim.core import rng
+        from sim.tangram import records as R
+
+        play_batch(
+            rng.master_key(1),
+            ids,
+            ids,
+            np.zeros((1, 2), dtype=np.int32),
+            np.array([unknown.id], dtype=STRATEGY_ID_DTYPE),
+            unknown.params.reshape(1, -1),
+            data.arrays,
+            make_rules(),
+            np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
+            np.zeros((1, 5, R.N_PLAYER_COLS), dtype=np.int64),
+            np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
+        )
+
+
+def test_the_view_hides_the_order_of_unseen_cards():
+    """004: a player may look at "the Card in your hand or the Card you are sharing": two decks
+    that differ only in the order of cards seat 1 has not seen give seat 1 the same view, and
+    a deck that differs in a card seat 1 holds does not."""
+    holders = np.zeros(K.N_CARDS, dtype=np.int64)
+    E.round_holders(3, 0, 8, holders)  # round 3, start player 0: seat 1 holds position 10
+    deck = np.arange(K.N_CARDS, dtype=np.int64)
+    shuffled = deck.copy()
+    shuffled[[9, 11, 15, 22]] = shuffled[[22, 15, 11, 9]]  # unseen positions only
+    held = deck.copy()
+    held[[10, 12]] = held[[12, 10]]  # seat 1's own card moves
+    views = []
+    for d in (deck, shuffled, held):
+        view = np.zeros(N_VIEW, dtype=np.int64)
+        fill_view(view, D_PLACE, 1, 3, 8, 8, 0, 0, d, holders)
+        views.append(view)
+    assert (views[0] == views[1]).all()
+    assert not (views[0] == views[2]).all()
+    assert views[0][V_KNOWN + 10] == 10 and views[0][V_KNOWN + 9] == -1
+    assert 10 not in views[0][V_UNSEEN : V_UNSEEN + 14]
+
+
+def options_of(data, board, tile):
+    place_mask, _, _, tile_first, _ = data.arrays
+    options = np.zeros((2000, 2), dtype=np.int64)
+    n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
+    options[n] = (-1, tile)
+    return options, n + 1
+
+
+def test_greedy_completes_the_largest_rectangle(data):
+    """Greedy takes the best immediate value: with a 2x3 block missing its right column, the
+    Domino (1x2) placed upright there makes a 2x3 rectangle (score 6, up from 4)."""
+    rows = ["rrrr rrrr .... .... .... .... ....",
+            "rrrr rrrr .... .... .... .... ....",
+            ".... .... .... .... .... .... ....",
+            ".... .... .... .... .... .... ....",
+            ".... .... .... .... .... .... ....",
+            ".... .... .... .... .... .... ....",
+            ".... .... .... .... .... .... ...."]  # fmt: skip
+    board = engine_board(board_from_text(rows))
+    domino = data.content.tile_names.index("Domino")
+    options, n = options_of(data, board, domino)
+    state = np.array([1, 2], dtype=np.uint64)
+    keys = np.zeros((n, N_KEY))
+    for _ in range(5):
+        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
+        after = board.copy()
+        E.put(after, data.arrays[0], data.arrays[1], options[k, 0])
+        assert E.largest_rectangle(np.uint64(E.full_squares(after))) == 6
+
+
+def test_greedy_builds_rather_than_declines(data):
+    """Declining keeps the value but builds nothing: greedy declines only when every placement
+    lowers the value; on an empty board it always builds."""
+    board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+    state = np.array([3, 4], dtype=np.uint64)
+    keys = np.zeros((2000, N_KEY))
+    for tile in range(data.content.n_tiles):
+        options, n = options_of(data, board, tile)
+        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
+        assert options[k, 0] >= 0 and data.arrays[1][options[k, 0], M_TILE] == tile
+
+
+def test_planner_is_deterministic_given_its_stream(data):
+    board = engine_board(
+        board_from_text(["rrrr rrrr gggg .... .... .... ...."] + [".... " * 6 + "...."] * 6)
+    )
+    holders = np.zeros(K.N_CARDS, dtype=np.int64)
+    E.round_holders(2, 0, 0, holders)
+    deck = np.arange(K.N_CARDS, dtype=np.int64)
+    view = np.zeros(N_VIEW, dtype=np.int64)
+    fill_view(view, D_PLACE, 0, 1, 0, 0, 0, 0, deck, holders)
+    options, n = options_of(data, board, int(deck[0]))
+    params = parse_strategy("planner:samples=3,candidates=3").params
+    scratch = make_scratch(max_options(data.arrays[3]))
+    picks = []
+    for _ in range(2):
+        state = np.array([11, 12], dtype=np.uint64)
+        picks.append(
+            choose_planner(
+                params, state, options, n, board, view, data.arrays, make_rules(), scratch
+            )
+        )
+    assert picks[0] == picks[1] and 0 <= picks[0] < n
+
+
+def test_greedy_beats_random(data):
+    """The ladder's first rung, on 10 deals with the seats rotated: greedy wins every game."""
+    _, players, _, _ = run_batch(
+        data,
+        ["greedy", "random"],
+        [[0, 1], [1, 0]] * 10,
+        np.arange(20),
+        deal_ids=np.arange(20) // 2,
+        events=False,
+    )
+    greedy = players["strategy"] == 0
+    assert (players["win"][greedy] == 1).all()
+    assert players["total"][greedy].mean() > 2 * players["total"][~greedy].mean()
