@@ -1,12 +1,15 @@
-"""``neom tune``: cross-entropy search over a strategy's parameters against fixed opponents.
+"""``neom tune``: CMA-ES search over a strategy's parameters against a field of opponents.
 
-Each generation samples a population of parameter vectors around the current mean and plays
-every candidate on the same deals (common random numbers: the differences between candidates
-are not luck of the draw); the best quarter moves the mean and narrows the spread. The mean of
-the last generation is checked against the base strategy on fresh deals and written as a named
-set of a strategy file (``strategies.params``), usable by name with ``--strategy-file``.
-The ``vp`` weight is held fixed: the evaluation only compares values, so one weight sets
-the scale.
+The optimiser is ``cma`` (Hansen's CMA-ES, a maintained library), which adapts a full
+covariance over the parameters and copes with noisy fitness. Each generation plays every
+candidate on the same deals (common random numbers: the differences between candidates are
+not luck of the draw), new deals each generation. The parameters are searched on a scale of
+their own (each divided by ``max(|default|, MIN_SCALE)``) so one step size fits all. The
+distribution's mean after the last generation (CMA-ES's estimate of the optimum, less noisy
+than the best single candidate) is checked against the base strategy on fresh deals, both on
+the same deals, and written as a named set of a strategy file (``strategies.params``),
+usable by name with ``--strategy-file``. The ``vp`` weight is held fixed: the evaluation only
+compares values, so one weight sets the scale.
 """
 
 import sys
@@ -26,18 +29,17 @@ from strategies.neom.registry import (
 )
 from strategies.tools.arena import play_match
 
-POPULATION = 16
-ELITE = 4
-SMOOTHING = 0.7  # share of the new elite statistics in the updated mean and spread
-MIN_SPREAD = 0.02
+POPULATION = 12
+SIGMA0 = 0.4  # initial step, in units of each parameter's scale
+MIN_SCALE = 0.3
 FIXED_PARAMS = ("vp",)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "tune",
-        help="tune a strategy's parameters against opponents (cross-entropy search)",
-        description="Cross-entropy search over the parameters of --base against --opponents "
+        help="tune a strategy's parameters against opponents (CMA-ES)",
+        description="CMA-ES search over the parameters of --base against --opponents "
         "on paired deals; writes the best set as a strategy file usable by name.",
     )
     parser.add_argument("--base", required=True, help="strategy to tune, e.g. builder")
@@ -90,6 +92,8 @@ def tune(
     workers: int = 1,
     progress: bool = True,
 ) -> TuneResult:
+    import cma
+
     info = STRATEGIES[base.name]
     tunable = [k for k, name in enumerate(info.param_names) if name not in FIXED_PARAMS]
     if not tunable:
@@ -97,17 +101,26 @@ def tune(
     validation = max(budget // 5, 2 * n_players)
     per_candidate = int(np.clip((budget - validation) // (POPULATION * 8), n_players, 400))
     generations = max(1, (budget - validation) // (POPULATION * per_candidate))
-    rng = np.random.default_rng(seed)
-    mean = base.params[tunable].copy()
-    spread = np.maximum(0.5 * np.abs(mean), 0.3)
+    start = base.params[tunable].copy()
+    scale = np.maximum(np.abs(start), MIN_SCALE)
+    bounds = np.array([info.bounds[k] for k in tunable]) if info.bounds else None
+    options = {
+        "popsize": POPULATION,
+        "seed": seed,  # cma's own sampling: the same seed gives the same search
+        "verbose": -9,
+        "maxiter": generations,
+    }
+    if bounds is not None:
+        options["bounds"] = [list(bounds[:, 0] / scale), list(bounds[:, 1] / scale)]
+    search = cma.CMAEvolutionStrategy(start / scale, SIGMA0, options)
     seats = lineup(n_players, len(opponents))
     played = 0
     bar = _progress(generations, progress)
     for g in range(generations):
-        candidates = mean + spread * rng.standard_normal((POPULATION, len(tunable)))
-        scores = np.empty(POPULATION)
-        for c in range(POPULATION):
-            spec = _with_params(base, tunable, candidates[c])
+        candidates = np.asarray(search.ask())
+        scores = np.empty(len(candidates))
+        for c, x in enumerate(candidates):
+            spec = _with_params(base, tunable, x * scale)
             match = play_match(
                 tables,
                 [spec, *opponents],
@@ -119,12 +132,13 @@ def tune(
             )
             scores[c] = fitness(match)
             played += per_candidate
-        elite = candidates[np.argsort(scores)[::-1][:ELITE]]
-        mean = SMOOTHING * elite.mean(axis=0) + (1 - SMOOTHING) * mean
-        spread = np.maximum(SMOOTHING * elite.std(axis=0) + (1 - SMOOTHING) * spread, MIN_SPREAD)
+        search.tell(list(candidates), list(-scores))  # cma minimises
         bar.update(1)
-        bar.set_postfix(best=f"{scores.max():.3f}", mean=f"{np.sort(scores)[-ELITE:].mean():.3f}")
+        bar.set_postfix(best=f"{scores.max():.3f}", median=f"{np.median(scores):.3f}")
     bar.close()
+    mean = np.asarray(search.mean) * scale
+    if bounds is not None:
+        mean = np.clip(mean, bounds[:, 0], bounds[:, 1])
     tuned = _with_params(base, tunable, mean)
     fresh = generations * per_candidate
     shares = []
