@@ -32,6 +32,7 @@ from strategies.tools.arena import play_match
 POPULATION = 12
 SIGMA0 = 0.4  # initial step, in units of each parameter's scale
 MIN_SCALE = 0.3
+GENERATIONS = 30  # CMA-ES needs tens of generations for 15 parameters; noise averages out
 FIXED_PARAMS = ("vp",)
 
 
@@ -99,7 +100,9 @@ def tune(
     if not tunable:
         raise UserError(f"strategy {base.name!r} has no parameters to tune")
     validation = max(budget // 5, 2 * n_players)
-    per_candidate = int(np.clip((budget - validation) // (POPULATION * 8), n_players, 400))
+    per_candidate = int(
+        np.clip((budget - validation) // (POPULATION * GENERATIONS), n_players, 400)
+    )
     generations = max(1, (budget - validation) // (POPULATION * per_candidate))
     start = base.params[tunable].copy()
     scale = np.maximum(np.abs(start), MIN_SCALE)
