@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PY_DIRS := sim strategies analysis tests
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: install run test test-slow bench lint clean-cache clean
+.PHONY: install run test test-slow bench bench-compile lint clean-cache clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ bench: $(STAMP)
 	$(BIN)/python -m strategies.tools.bench
 	$(BIN)/python -m sim.tools.bench_runner
 	$(BIN)/python -m sim.tangram.bench
+
+# The cold compile a new user waits through (fresh process, empty cache; bench/compile.json)
+bench-compile: $(STAMP)
+	$(BIN)/python -m sim.tools.bench_compile
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)
