@@ -113,7 +113,7 @@ def register(subparsers) -> None:
         "ladder",
         help="each rung of a skill ladder against the rung below, on paired deals",
         description="Play each rung against the rung below (seats rotated on paired deals) "
-        "and print its win rate with a 95%% interval. Without --rungs: the game's default "
+        "and print its win rate with a 95% interval. Without --rungs: the game's default "
         "ladder, weakest to strongest.",
     )
     parser.add_argument("--game", default=None, help="the game (default: neom)")
