@@ -13,7 +13,7 @@ from sim.neom.catalog import load_catalog
 from strategies.neom.registry import parse_strategy, resolve_strategy
 from strategies.tools.arena import play_match
 
-BEST = "tuned_builder"
+BEST = "tuned_builder_2p"
 
 
 @pytest.mark.slow

@@ -69,7 +69,7 @@ REGISTRY = StrategyRegistry(
     _STRATEGIES,
     N_PARAMS,
     Path(__file__).with_name("tuned.toml"),
-    ladder=("random", "greedy", "builder", "tuned_builder"),
+    ladder=("random", "greedy", "builder", "tuned_builder_2p"),
 )
 STRATEGIES = REGISTRY.by_name()
 
