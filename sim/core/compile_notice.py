@@ -47,8 +47,14 @@ def _record_time(name: str, seconds: float) -> None:
 
 
 @contextmanager
-def compile_notice(title: str, estimate_s: float, stream=None):
-    """Around the first call of ``title``'s compiled code (see the module docstring)."""
+def compile_notice(title: str, estimate_s: float, stream=None, cached: bool = False):
+    """Around the first call of ``title``'s compiled code (see the module docstring).
+    ``cached``: the code is known to load from the compile cache (``jit.has_cached_code``):
+    nothing is said, however long the load takes on a busy machine, and nothing recorded (a
+    slow load must not become the next compile's estimate)."""
+    if cached:
+        yield
+        return
     stream = stream or sys.stderr
     said = threading.Event()
     last = _last_time(title)

@@ -64,22 +64,33 @@ def linear_inline_copy() -> bool:
 LINEAR_INLINE_COPY = linear_inline_copy()
 
 
+def _cached_signatures(dispatcher) -> list:
+    """Argument types ``dispatcher`` has compiled code for on this machine: in this process,
+    then in Numba's compile cache for the current sources (``sim._numba_cache_dir`` keys the
+    cache folder on them); the cache's index keys are (argument types, target machine, code
+    hashes)."""
+    found = [tuple(s) for s in dispatcher.signatures]
+    try:
+        index = dispatcher._cache._cache_file._load_index()
+        target = dispatcher.targetctx.codegen().magic_tuple()
+    except (AttributeError, OSError, EOFError, ValueError):
+        return found
+    return found + [key[0] for key in index if key[1] == target]
+
+
 def is_cached(dispatcher, *args) -> bool:
     """Whether calling ``dispatcher`` with ``args`` would load its compiled code rather than
-    compile it: compiled in this process already, or found in Numba's compile cache for the
-    current sources (``sim._numba_cache_dir`` keys the cache folder on them) and this machine.
-    Never compiles anything."""
+    compile it. Never compiles anything."""
     if numba.config.DISABLE_JIT:
         return True
     try:
         signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
     except ValueError:
         return False
-    if signature in {tuple(s) for s in dispatcher.signatures}:
-        return True
-    try:  # Numba's cache index: keys (argument types, target machine, code hashes)
-        index = dispatcher._cache._cache_file._load_index()
-        target = dispatcher.targetctx.codegen().magic_tuple()
-    except (AttributeError, OSError, EOFError, ValueError):
-        return False
-    return any(key[0] == signature and key[1] == target for key in index)
+    return signature in _cached_signatures(dispatcher)
+
+
+def has_cached_code(dispatcher) -> bool:
+    """Whether ``dispatcher`` has compiled code for this machine for any argument types: a
+    command that always calls it with the same types would load rather than compile."""
+    return bool(numba.config.DISABLE_JIT or _cached_signatures(dispatcher))
