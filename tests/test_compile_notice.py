@@ -40,7 +40,14 @@ def test_a_slow_load_from_the_cache_says_nothing_and_records_nothing(tmp_path, m
     monkeypatch.setenv("NEOM_NUMBA_CACHE_BASE", str(tmp_path))
     monkeypatch.setattr(notice, "SILENT_SECONDS", 0.05)
     out = io.StringIO()
-    with notice.compile_notice("NEOM", 45.0, stream=out, cached=True):
+    from sim.core.jit import njit
+
+    @njit(cache=False)
+    def loaded(x):
+        return x
+
+    loaded(1)  # compiled in this process: a later call loads it
+    with notice.compile_notice("NEOM", 45.0, stream=out, code=loaded):
         time.sleep(0.3)
     assert out.getvalue() == ""
     assert not (tmp_path / notice.TIMES_FILE).exists()

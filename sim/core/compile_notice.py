@@ -47,12 +47,14 @@ def _record_time(name: str, seconds: float) -> None:
 
 
 @contextmanager
-def compile_notice(title: str, estimate_s: float, stream=None, cached: bool = False):
+def compile_notice(title: str, estimate_s: float, stream=None, code=None):
     """Around the first call of ``title``'s compiled code (see the module docstring).
-    ``cached``: the code is known to load from the compile cache (``jit.has_cached_code``):
-    nothing is said, however long the load takes on a busy machine, and nothing recorded (a
-    slow load must not become the next compile's estimate)."""
-    if cached:
+    ``code``: the compiled function about to be called; when it is known to load from the
+    compile cache (``jit.has_cached_code``) nothing is said, however long the load takes on a
+    busy machine, and nothing recorded (a slow load must not become the next estimate)."""
+    from sim.core import jit  # here: the drivers importing this module stay out of the cache key
+
+    if code is not None and jit.has_cached_code(code):
         yield
         return
     stream = stream or sys.stderr

@@ -39,7 +39,6 @@ from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import Game
-from sim.core.jit import has_cached_code
 from sim.core.registry import DEFAULT_GAME, get_game
 from sim.core.rng import master_key
 from sim.core.seeding import SEAT_MODES, assign_seats, check_game_count
@@ -650,8 +649,7 @@ def run_simulation(config: RunConfig) -> RunResult:
     warmup_start = time.perf_counter()
     if todo:
         game = get_game(plan.game)
-        cached = has_cached_code(game.play_batch)
-        with compile_notice(game.title, game.compile_seconds, cached=cached):
+        with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
             play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 

@@ -8,7 +8,6 @@ from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import resolve
-from sim.core.jit import has_cached_code
 from sim.core.rng import master_key
 from sim.core.runner import rules_array as rules_array_of
 from sim.core.strategies import load_strategy_file, resolve_strategy, split_strategies
@@ -49,8 +48,7 @@ def run(args) -> int:
             "(give one per seat, or one for all)"
         )
     data = game.load_data(data_path)
-    cached = has_cached_code(game.play_batch)
-    with compile_notice(game.title, game.compile_seconds, cached=cached):
+    with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
         warm_up(game, data, rules, specs)
     return resolve(game.play_ref)(args, data, rules, specs)
 
