@@ -243,7 +243,7 @@ SRC_RANDOM = 2  # random-disasters variant: the generation's disaster on its dra
 N_DISASTER_SOURCES = 3
 
 
-@njit
+@njit(inline="always")  # small, called every turn of every game: no call layer
 def turn_disaster_of(source, gstate, pstate, hands, tiles):
     """The disaster of this turn from ``source`` (SRC_*) as (spared seat, DIS_*, hand slot of
     the solo Disaster): DIS_NONE when that source has none. The one rule for the game loop

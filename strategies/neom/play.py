@@ -82,7 +82,11 @@ def keep_cornerstone(seat, pick, game):
     size = pstate[seat, E.PS_HAND_SIZE]
     for k in range(size):
         E.set_option(game.options, k, 0, hands[seat, k], -1, -1, k, -1, -1, 0)
-    k = E.forced_choice(seat, E.D_DRAFT, game.gstate, game.rules, game.tiles, game.options, size)
+    k = -1
+    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
+        k = E.forced_choice(
+            seat, E.D_DRAFT, game.gstate, game.rules, game.tiles, game.options, size
+        )
     if k < 0:
         k = decide(seat, E.D_DRAFT, size, game)
     tile = hands[seat, k]
@@ -159,7 +163,9 @@ def select_tile(seat, disaster_selectable, game):
             continue
         E.set_option(game.options, n, 0, tile, -1, -1, k, -1, -1, 0)
         n += 1
-    k = E.forced_choice(seat, E.D_SELECT, game.gstate, game.rules, game.tiles, game.options, n)
+    k = -1
+    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
+        k = E.forced_choice(seat, E.D_SELECT, game.gstate, game.rules, game.tiles, game.options, n)
     if k < 0:
         k = decide(seat, E.D_SELECT, n, game)
     slot = game.options[k, E.OPT_SLOT]
