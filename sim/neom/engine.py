@@ -270,7 +270,7 @@ def turn_disaster_of(source, gstate, pstate, hands, tiles):
     return -1, K.DIS_NONE, -1
 
 
-@njit
+@njit(inline="always")  # one call site (evaluate.pending_disaster): no 7-array call layer
 def disaster_striking(seat, city, gstate, pstate, hands, tiles, effects):
     """The disaster that will strike ``seat`` (whose city is ``city``) at the end of this turn,
     as far as it is known now, and its source: (DIS_*, SRC_*), (DIS_NONE, -1) when none. The
