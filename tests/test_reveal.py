@@ -211,3 +211,20 @@ def test_contract_office_swaps_only_in_the_beginner_variant(tables):
     assert placed > 0 and swapped.shape[0] > 0
     marked = players[:, :, R.P_CS_GEN0] == R.CS_SWAPPED_AWAY
     assert marked.sum() == swapped.shape[0]  # beginner: one cornerstone each, unplaced when swapped
+
+
+@pytest.mark.parametrize("name", ["greedy", "builder", "denier", "rollout"])
+def test_selection_sees_no_selection_made_so_far(tables, name):
+    """001 "Playing a Generation": tiles are selected secretly and simultaneously (3-5 players).
+    The game loop writes each selection into PS_SELECTED as it is made, but a strategy's
+    selection does not read it: a Disaster selected by an earlier seat this turn changes no
+    choice of a later seat's selection (only its action, once all selections are revealed)."""
+    picks = []
+    for fire in (False, True):
+        pos, _ = fire_position(tables, fire)
+        pos.pstate[0, E.PS_SELECTED] = -1
+        pos.pstate[2, E.PS_SELECTED] = -1
+        pos.give(2, ["Student Housing", "Apartments", "Family Homes", "Row Houses"])
+        options, n = pos.select_options(2)
+        picks.append([pos.decide(name, E.D_SELECT, options, n, seat=2, seed=s) for s in range(3)])
+    assert picks[0] == picks[1]
