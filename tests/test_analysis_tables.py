@@ -20,10 +20,11 @@ from sim.neom import GAME
 from sim.neom import records as R
 
 
-def _tiny_run(path):
+def _tiny_run(path, swapped=False):
     """Two 3-player games. Game 0: totals 50/40/50 (seats 0 and 2 share the win); game 1:
     totals 30/60/20. Seat 0 plays strategy A, seats 1-2 strategy B. Seat 0 of game 0 drafted
-    cornerstones 3 (placed in generation 1) and 4 (never placed); game 1 left 3 over."""
+    cornerstones 3 (placed in generation 1) and 4 (never placed); game 1 left 3 over. With
+    ``swapped``, seat 1 of game 0 drafted cornerstone 5 and swapped it away unplaced."""
     games = np.full((2, R.N_GAME_COLS), -1, dtype=np.int64)
     players = np.full((2, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
     players[:, :3] = 0
@@ -44,6 +45,8 @@ def _tiny_run(path):
     players[0, 1, [R.P_DISASTERS_PAID, R.P_DISASTER_COINS]] = [1, 6]
     players[0, 2, [R.P_DISASTERS_SACRIFICED, R.P_DISASTER_TILES_LOST]] = [1, 2]
     games[1, R.G_DISCARDED_CS0] = 3
+    if swapped:
+        players[0, 1, [R.P_CS_DRAFTED0, R.P_CS_GEN0]] = [5, R.CS_SWAPPED_AWAY]
     folder = RunFolder(path)
     path.mkdir()
     for table in ("games", "players"):
@@ -115,6 +118,19 @@ def test_cornerstone_counts(tiny):
     assert three["score_diff"] == pytest.approx(5.0)
     assert row[4]["placed"] == 0 and row[4]["win_unplaced"] == pytest.approx(0.5)
     assert "mean_pick" not in table.columns  # no event log
+
+
+def test_a_swapped_away_cornerstone_is_not_counted_unplaced(tmp_path):
+    """Rules 000/003 Beginner's Variant: "If you choose to do so, the 1st Generation Contract
+    Office ... allows you to swap your unplaced Cornerstone tile for another random one". A
+    drafted cornerstone swapped away (cs_gen = CS_SWAPPED_AWAY) left the hand: it stays drafted
+    (the draft is what the effect measures) but is neither placed nor "drafted, unplaced"."""
+    table = cornerstones.cornerstone_table(_tiny_run(tmp_path / "run", swapped=True))
+    row = {r["tile"]: r for r in table.iter_rows(named=True)}
+    five = row[5]
+    assert (five["drafted"], five["placed"], five["unplaced"], five["swapped"]) == (1, 0, 0, 1)
+    assert five["win_unplaced"] is None or five["win_unplaced"] != five["win_unplaced"]
+    assert (row[4]["unplaced"], row[4]["swapped"]) == (1, 0)
 
 
 def test_disaster_tables(tiny):

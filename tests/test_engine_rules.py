@@ -46,6 +46,7 @@ EXTRA_TILES = [
     },
     {"name": "T Needs Lumber", "types": ["residential"], "roads": "NESW", "requires": ["Lumber"]},
     {"name": "T Costs 3", "types": ["residential"], "roads": "NESW", "cost": 3},
+    {"name": "T Res Lumber", "types": ["residential"], "roads": "NESW", "produces": ["Lumber"]},
 ]
 
 
@@ -283,6 +284,19 @@ def test_alternative_requirement_option(tables):
     options = scene.actions(0, "T Needs Steel")
     places = options[options[:, E.OPT_KIND] == E.A_PLACE]
     assert set(places[:, E.OPT_REQ]) == {0}
+
+
+def test_a_requirement_may_be_met_by_the_tile_it_replaces(tables):
+    """Reading not in the texts (RULES.md "Readings not in the texts"): requirements are
+    checked against the city as it is before the placement, so the tile being replaced may be
+    the one producing a needed good; the good then leaves with it (000: "If you replace or lose
+    a Good-producing tile, you must immediately return the corresponding Good token")."""
+    scene = Scene(tables, n_players=3, money=0)
+    scene.put(0, sq(1, 2), "T Res Lumber")
+    options = scene.actions(0, "T Needs Lumber")
+    places = options[options[:, E.OPT_KIND] == E.A_PLACE]
+    assert sq(1, 2) in set(places[:, E.OPT_CELL].tolist())
+    assert set(places[:, E.OPT_COST].tolist()) == {0}
 
 
 def test_prerequisite_tiles(tables):

@@ -94,6 +94,42 @@ def deal(tables, n_players, rules, seed=3):
     return cs_box, decks, sizes
 
 
+@pytest.mark.parametrize("n_players", [1, 4])
+def test_forced_cornerstone_is_the_seats_first_pick_in_every_game(tables, n_players):
+    """Known answer (issue 19): ``--mode force`` gives the seat the cornerstone for certain. The
+    deal puts it in the seat's first draft hand (solo: the first stack) and the seat keeps it as
+    its first pick, so the players table shows it drafted first by that seat in 100% of games,
+    by no other seat."""
+    cs = int(tables.deck(K.DECK_CORNERSTONE)[5])
+    seat = n_players - 1
+    _, players = play(tables, n_players, make_rules(force_tile=cs, force_seat=seat))
+    drafted = players[:, :, R.P_CS_DRAFTED0 : R.P_CS_DRAFTED2 + 1]
+    assert (drafted[:, seat, 0] == cs).all()
+    others = [s for s in range(n_players) if s != seat]
+    assert not (drafted[:, others] == cs).any()
+
+
+def test_forced_generation_tile_is_the_seats_first_selection_in_every_game(tables):
+    """Known answer (issue 19): a forced generation tile is in the seat's hand of its
+    generation and the seat selects it on the generation's first turn, in 100% of games (the
+    events); what it then does with it (place, or sell) stays its choice."""
+    gen2 = tables.deck(K.DECK_GEN2)
+    target = int(gen2[(tables.tiles[gen2, K.C_PLAYERS] == 1)
+                      & (tables.tiles[gen2, K.C_DISASTER] == K.DIS_NONE)][4])  # fmt: skip
+    spec = parse_strategy("greedy")
+    ids = np.arange(N_GAMES, dtype=np.int64)
+    seats = np.zeros((N_GAMES, 4), dtype=np.int32)
+    rules = make_rules(force_tile=target, force_seat=2)
+    out = play_arrays(GAME, rng.master_key(9), ids, ids, seats, [spec.id], [spec.params],
+                      tables.arrays, rules, True)  # fmt: skip
+    per_game = GAME.events_per_game
+    first_turn = E.TURNS_PER_GENERATION  # generation 2's first turn
+    for i in range(N_GAMES):
+        events = out.events[i * per_game : i * per_game + out.games[i, R.G_N_EVENTS]]
+        selects = events[(events[:, R.E_KIND] == R.EV_SELECT) & (events[:, R.E_TILE] == target)]
+        assert selects[:, [R.E_PLAYER, R.E_TURN]].tolist() == [[2, first_turn]]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_generation_tile_force_and_ban_change_only_that_tiles_place(tables, seed):
     """Force: the tile is swapped into the seat's hand of its generation (8 tiles each, seat by
@@ -167,8 +203,9 @@ def test_paired_result_matches_an_independent_computation(tmp_path, capsys):
 
 
 def test_a_strong_cornerstone_forced_shows_a_significant_gain(tmp_path):
-    """A cornerstone made worth +40 VP, forced into seat 0's draft hand, raises seat 0's score
-    and win share significantly (greedy players draft and place it)."""
+    """A cornerstone made worth +40 VP, forced on seat 0 (its first draft pick), raises seat
+    0's score and win share significantly; seat 0 holds it in every game of the intervention
+    run, and the output says how force gives it."""
     data = valid_catalog()
     tile(data, "Tower 1")["vp"] = 43
     path = tmp_path / "strong.toml"
@@ -178,8 +215,12 @@ def test_a_strong_cornerstone_forced_shows_a_significant_gain(tmp_path):
         str(path), "--strategies", "greedy,greedy,greedy", "--seat", "0",
     )  # fmt: skip
     assert code == 0
-    row = json.loads((tmp_path / "exp" / "experiment.json").read_text())["rows"][0]
+    result = json.loads((tmp_path / "exp" / "experiment.json").read_text())
+    row = result["rows"][0]
     assert row["score_lo"] > 0 and row["win_share_lo"] > 0
+    seat0 = next(r for r in result["presence"] if r["subject"] == "seat 0")
+    assert seat0["held_intervention"] == 1.0
+    assert "first draft pick" in (tmp_path / "exp" / "experiment.md").read_text()
 
 
 def test_ban_reports_every_seat_and_the_baseline_drafters(tmp_path):

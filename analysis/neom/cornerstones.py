@@ -25,7 +25,7 @@ from analysis.core.tabulate import (
     with_wilson,
 )
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS
-from sim.neom.records import EV_DRAFT_PICK
+from sim.neom.records import CS_SWAPPED_AWAY, EV_DRAFT_PICK
 
 FDR_LEVEL = 0.05
 N_GENERATIONS = 3
@@ -33,7 +33,7 @@ COLUMN_ORDER = (
     "tile", "tile_name", "flag", "drafted", "drafted_rate", "kept", "kept_lo", "kept_hi",
     "left_in_draft", "mean_pick", "placed", "placed_rate", "placed_rate_lo", "placed_rate_hi",
     *(f"placed_gen{g}" for g in range(1, N_GENERATIONS + 1)), "mean_gen",
-    "win_placed", "win_placed_lo", "win_placed_hi", "unplaced",
+    "win_placed", "win_placed_lo", "win_placed_hi", "unplaced", "swapped",
     "win_unplaced", "win_unplaced_lo", "win_unplaced_hi", "not_drafted",
     "win_not_drafted", "win_not_drafted_lo", "win_not_drafted_hi",
     "n", "clusters", "small", "effect", "effect_lo", "effect_hi", "effect_se", "effect_p0",
@@ -43,7 +43,8 @@ COLUMN_ORDER = (
 
 
 def drafted_long(run: Run) -> pl.LazyFrame:
-    """One row per (seat, drafted cornerstone): ``tile`` and ``gen`` (0 = never placed)."""
+    """One row per (seat, drafted cornerstone): ``tile`` and ``gen`` (0 = never placed,
+    ``CS_SWAPPED_AWAY`` = swapped away unplaced by the Contract Office, beginner variant)."""
     outcomes = seat_outcomes(run)
     keep = ["game_id", "seat", "n_players", "strategy_name", "win_share", "expected", "residual",
             "score_diff", "deal"]  # fmt: skip
@@ -106,6 +107,8 @@ def cornerstone_table(
             pl.len().alias("drafted"),
             pl.col("game_id").n_unique().alias("games_drafted"),
             (pl.col("gen") > 0).sum().alias("placed"),
+            (pl.col("gen") == 0).sum().alias("unplaced"),
+            (pl.col("gen") == CS_SWAPPED_AWAY).sum().alias("swapped"),
             *gen_counts,
             pl.col("gen").filter(pl.col("gen") > 0).mean().alias("mean_gen"),
             pl.col("win_share").filter(pl.col("gen") > 0).sum().alias("wins_placed"),
@@ -120,7 +123,6 @@ def cornerstone_table(
     frame = frame.with_columns(
         (pl.col("games_drafted") / n_games).alias("drafted_rate"),
         pl.col("left_in_draft").fill_null(0),
-        (pl.col("drafted") - pl.col("placed")).alias("unplaced"),
         (total["seats"].item() - pl.col("drafted")).alias("not_drafted"),
         (total["all_wins"].item() - pl.col("wins_drafted")).alias("wins_not_drafted"),
     )

@@ -2,7 +2,10 @@
 
 The same games (master seed, game ids, seats) are played twice through the runner: a baseline
 and a run with one intervention (rules options ``RO_FORCE_TILE``/``RO_FORCE_SEAT`` or
-``RO_BAN_TILE``, applied after the deal; see ``sim.engine.apply_interventions``). Game by game
+``RO_BAN_TILE``, applied after the deal; see ``sim.neom.engine.apply_interventions``). Force
+gives the seat the tile for certain: a cornerstone is its first draft pick (always owned), a
+generation tile its selection on the first turn of the tile's generation (it still chooses to
+place or sell it); see ``sim.neom.engine.forced_choice`` and RULES.md X1. Game by game
 the two runs differ only by the intervention, so the effect on a seat is the mean of its paired
 differences in win share and score, with a 95% interval cluster-robust over deals.
 
@@ -38,7 +41,8 @@ GENERATION_DECKS = (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "experiment",
-        help="paired experiment: force a tile into a seat's hand or ban it, same deals twice",
+        help="paired experiment: force a tile on a seat (first draft pick / first selection of "
+        "its generation) or ban it, same deals twice",
         description="Play the same deals with and without an intervention on one tile and "
         "report the paired difference in win share and score.",
     )
@@ -51,7 +55,11 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--strategies", required=True, help="one strategy per seat, comma-separated"
         )
-        sub.add_argument("--seat", type=int, default=0, help="seat the tile is forced to (0)")
+        sub.add_argument(
+            "--seat", type=int, default=0,
+            help="seat the tile is forced on: a cornerstone is its first draft pick, a "
+            "generation tile its selection on the generation's first turn (0)",
+        )  # fmt: skip
         sub.add_argument("--mode", choices=MODES, default="force")
         sub.add_argument("--seed", type=int, default=1)
         sub.add_argument("--catalog", default=None, help="catalogue file (default: built-in)")
@@ -320,7 +328,15 @@ def _markdown(result: dict) -> str:
         f"- runs: `{result['runs'][BASELINE]}`, `{result['runs'][INTERVENTION]}`",
         f"- games whose final scores changed: {result['games_changed']} of {result['games']}",
         "",
-        "Presence: the share of games in which each seat held the tile (drafted the "
+        (
+            f"Force: seat {result['seat']} takes the tile for certain (a cornerstone as its "
+            "first draft pick; a generation tile as its selection on the first turn of the "
+            "tile's generation, then placed or sold as the seat chooses), so its holding is "
+            "100% in the intervention run.\n\n"
+            if result["mode"] == "force"
+            else ""
+        )
+        + "Presence: the share of games in which each seat held the tile (drafted the "
         "cornerstone, or selected the generation tile) and placed it. Effects: paired "
         "differences (intervention minus baseline, same game and seat); 95% intervals are "
         "cluster-robust over deals (Student t). Holders: the seats that held the tile in the "

@@ -44,8 +44,9 @@ RULE_OPTIONS = (
             "no-disasters": "no-disasters variant: Disasters replaced by city tiles, "
             "protection tiles score extra VP",
             "random-disasters": "random-disasters variant: each generation's Disaster strikes "
-            "everyone on a turn drawn at setup",
-            "beginner": "beginner variant: no cornerstone draft, one random cornerstone each",
+            "everyone on a turn drawn at setup and shown to the players",
+            "beginner": "beginner variant: no cornerstone draft, one random cornerstone each "
+            "(the Contract Office may swap it)",
         },
     ),
     RuleOption(
@@ -58,7 +59,7 @@ RULE_OPTIONS = (
         describe={
             "any": "Neighborhoods: road chains may pass through any tile (text 002)",
             "residential": "Neighborhoods: road chains through Residential tiles only "
-            "(texts 000 and 001)",
+            "(text 001: directly connected)",
         },
     ),
     RuleOption(
@@ -80,7 +81,7 @@ RULE_OPTIONS = (
 GAME = Game(
     name="neom",
     title="NEOM",
-    rules_version="neom-1",
+    rules_version="neom-2",
     min_players=1,
     max_players=R.MAX_PLAYERS,
     tables=R.TABLES,

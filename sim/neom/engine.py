@@ -28,7 +28,7 @@ from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import grid as G
 from sim.neom import records as R
-from sim.neom.effects import effect_coins_on_placed
+from sim.neom.effects import effect_coins_on_placed, insured_against
 from sim.neom.grid import (
     ALL_CELLS,
     COL0_CELLS,
@@ -57,7 +57,7 @@ PS_PENDING = 1  # coins received from goods sold this turn: spendable from the n
 PS_BOARD = 2
 PS_N_CS = 3  # unplaced cornerstones held (used slots of cs_hands)
 PS_HAND_SIZE = 4
-PS_SELECTED = 5  # tile selected this turn, -1 if none (never shown to strategies)
+PS_SELECTED = 5  # tile selected this turn, -1 if none: revealed before the actions (RULES.md P3)
 N_PSTATE = 6
 
 # --- game state: gstate[N_GSTATE] ----------------------------------------------------
@@ -71,7 +71,11 @@ GS_N_EVENTS = 6
 GS_GAME_ROW = 7  # row of the game in the batch (events block)
 GS_DISASTERS = 8  # bit g-1: generation g's disaster happened
 GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), else DIS_NONE
-N_GSTATE = 10
+# Random-disasters variant: generation g's strike turn (0..6 within the generation) at
+# GS_RANDOM_TURN + g - 1, drawn at setup and shown (002: the turns left are shown under the
+# player panel); -1 in the other variants.
+GS_RANDOM_TURN = 10
+N_GSTATE = GS_RANDOM_TURN + 3
 
 # --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
 D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand
@@ -211,6 +215,81 @@ def generation_disaster(gen, tiles):
 
 
 @njit
+def draw_random_turn(deal, gen, rules, gstate):
+    """Random-disasters variant: the turn (0..6) of generation ``gen``'s disaster, drawn from
+    the deal stream at setup into the visible ``GS_RANDOM_TURN`` fields (-1 otherwise)."""
+    turn = -1
+    if rules[K.RO_VARIANT] == K.V_RANDOM_DISASTERS:
+        turn = rng.randint(deal, TURNS_PER_GENERATION)
+    gstate[GS_RANDOM_TURN + gen - 1] = turn
+
+
+@njit
+def random_disaster_turns_left(gstate, gen):
+    """Turns from the current one until generation ``gen``'s random disaster strikes (0: at
+    the end of this turn), as shown to every player; -1 when none is to come (another
+    variant, or it struck already)."""
+    turn = gstate[GS_RANDOM_TURN + gen - 1]
+    if turn < 0 or (gstate[GS_DISASTERS] >> (gen - 1)) & 1:
+        return -1
+    left = (gen - 1) * TURNS_PER_GENERATION + turn - gstate[GS_TURN]
+    return left if left >= 0 else -1
+
+
+# Where the disaster of a turn comes from (RULES.md P10, P12, P13), in the order they resolve.
+SRC_SELECTED = 0  # a Disaster a player selected: strikes every other player
+SRC_SOLO_PACK = 1  # solo: the Disaster left in the pack (packs 4-7 cannot select it)
+SRC_RANDOM = 2  # random-disasters variant: the generation's disaster on its drawn turn
+N_DISASTER_SOURCES = 3
+
+
+@njit(inline="always")  # small, called every turn of every game: no call layer
+def turn_disaster_of(source, gstate, pstate, hands, tiles):
+    """The disaster of this turn from ``source`` (SRC_*) as (spared seat, DIS_*, hand slot of
+    the solo Disaster): DIS_NONE when that source has none. The one rule for the game loop
+    (which resolves it) and for ``disaster_striking`` (what a seat knows is coming): it reads
+    only what is shown, the selections revealed so far (PS_SELECTED), the solo pack and the
+    random turn."""
+    n_players = gstate[GS_N_PLAYERS]
+    if source == SRC_SELECTED:
+        if n_players > 1:
+            for seat in range(n_players - 1, -1, -1):
+                selected = pstate[seat, PS_SELECTED]
+                if selected >= 0 and tiles[selected, K.C_DISASTER] != K.DIS_NONE:
+                    return seat, tiles[selected, K.C_DISASTER], -1
+    elif source == SRC_SOLO_PACK:
+        if n_players == 1:
+            for k in range(pstate[0, PS_HAND_SIZE]):
+                tile = hands[0, k]
+                if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+                    return -1, tiles[tile, K.C_DISASTER], k
+    else:
+        gen = gstate[GS_GEN]
+        if gen >= 1 and gstate[GS_TURN] % TURNS_PER_GENERATION == gstate[GS_RANDOM_TURN + gen - 1]:
+            return -1, generation_disaster(gen, tiles), -1
+    return -1, K.DIS_NONE, -1
+
+
+@njit(inline="always")  # one call site (evaluate.pending_disaster): no 7-array call layer
+def disaster_striking(seat, city, gstate, pstate, hands, tiles, effects):
+    """The disaster that will strike ``seat`` (whose city is ``city``) at the end of this turn,
+    as far as it is known now, and its source: (DIS_*, SRC_*), (DIS_NONE, -1) when none. The
+    selector of a Disaster is spared, and so is a city insured against it (``insured_against``).
+    Selections are revealed before the actions (000, 003): from its action on, a seat knows
+    every selection of the turn; with 2 players the first seat acts before the second selects
+    (RULES.md P3). Strategies call it for their action and the decisions inside it only: in the
+    selection step of 3-5 players the selections made so far are still secret."""
+    for source in range(N_DISASTER_SOURCES):
+        spared, disaster, _ = turn_disaster_of(source, gstate, pstate, hands, tiles)
+        if disaster == K.DIS_NONE or spared == seat:
+            continue
+        if insured_against(city, effects, disaster):
+            continue
+        return disaster, source
+    return K.DIS_NONE, -1
+
+
+@njit
 def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
     """Each player gets a distinct random board; its City Center goes on the center square."""
     order = np.arange(n_boards)
@@ -310,6 +389,28 @@ def force_into_hand(deal, row, n, tile, start, size):
 
 
 @njit
+def forced_choice(seat, decision, gstate, rules, tiles, options, n):
+    """The option a forced seat must take (RO_FORCE_TILE, ``neom experiment --mode force``), -1
+    when the seat chooses freely: a forced cornerstone is its first draft pick (the deal put it
+    in the seat's first draft hand, so it is kept and always owned); a forced generation tile is
+    its selection on the first turn of the tile's generation (what to do with it, place or sell,
+    stays the seat's choice)."""
+    force = rules[K.RO_FORCE_TILE]
+    if force < 0 or seat != rules[K.RO_FORCE_SEAT]:
+        return -1
+    deck = tiles[force, K.C_DECK]
+    if deck == K.DECK_CORNERSTONE:
+        if decision != D_DRAFT:
+            return -1
+    elif decision != D_SELECT or gstate[GS_TURN] != (deck - 1) * TURNS_PER_GENERATION:
+        return -1
+    for k in range(n):
+        if options[k, OPT_TILE] == force:
+            return k
+    return -1
+
+
+@njit
 def ban_cornerstone(deal, tile, n_players, rules, cs_box, gstate):
     """A dealt banned cornerstone changes places with a deal-chosen undealt one; then it leaves
     the box (its last tile takes its place) so that no effect can draw it."""
@@ -354,15 +455,18 @@ def ban_generation_tile(deal, tile, n_players, tiles, rules, deck, n_deck):
 
 @njit
 def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, deck_sizes):
-    """RO_FORCE_TILE into RO_FORCE_SEAT's hand (the draft hand of a cornerstone, the generation's
-    hand of a generation tile), then RO_BAN_TILE. Generation tiles need 2+ players (solo packs
-    are not hands; checked before a run)."""
+    """RO_FORCE_TILE into RO_FORCE_SEAT's hand (the draft hand of a cornerstone, solo: its first
+    stack; the generation's hand of a generation tile), then RO_BAN_TILE. Generation tiles need
+    2+ players (solo packs are not hands; checked before a run). The game loop then makes the
+    forced tile the seat's first pick or first selection (``forced_choice``)."""
     force = rules[K.RO_FORCE_TILE]
     if force >= 0:
         seat = rules[K.RO_FORCE_SEAT]
         gen = tiles[force, K.C_DECK]
         if gen == K.DECK_CORNERSTONE:
             size = cornerstone_hand_size(n_players, rules)
+            if size == SOLO_CS_DEALT:
+                size = SOLO_STACKS[0]  # solo: the first stack, the one of the first pick
             force_into_hand(deal, cs_box, gstate[GS_CS_BOX_SIZE], force, seat * size, size)
         elif n_players > 1:
             start = seat * HAND_SIZE

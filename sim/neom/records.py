@@ -57,7 +57,8 @@ PLAYERS = np.dtype(
         ("cs_drafted0", np.int16),
         ("cs_drafted1", np.int16),
         ("cs_drafted2", np.int16),
-        # generation in which drafted cornerstone k was placed, 0 if never
+        # generation in which drafted cornerstone k was placed, 0 if never, CS_SWAPPED_AWAY
+        # (-1) if swapped away unplaced (Contract Office, beginner variant)
         ("cs_gen0", np.int8),
         ("cs_gen1", np.int8),
         ("cs_gen2", np.int8),
@@ -123,6 +124,7 @@ P_CS_DRAFTED1 = PLAYERS.names.index("cs_drafted1")
 P_CS_DRAFTED2 = PLAYERS.names.index("cs_drafted2")
 P_CS_GEN0 = PLAYERS.names.index("cs_gen0")  # then cs_gen1, cs_gen2
 P_CS_GEN2 = PLAYERS.names.index("cs_gen2")
+CS_SWAPPED_AWAY = -1  # cs_gen of a drafted cornerstone swapped away before it was placed
 P_CS_PLACED = PLAYERS.names.index("cs_placed")
 P_PLACED_RESIDENTIAL = PLAYERS.names.index("placed_residential")
 P_PLACED_COMMERCIAL = PLAYERS.names.index("placed_commercial")

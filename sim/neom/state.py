@@ -20,7 +20,9 @@ Fields, by what they hold:
   summary), ``req_costs``, ``stats`` (the game's rows of the players table), ``events``.
 
 Strategies get the whole bundle; by the rules they read only what a player sees: every city
-and purse, their own hand and cornerstones (never ``PS_SELECTED`` nor another seat's hand).
+and purse, their own hand and cornerstones, the random-disasters turns, and from their action on
+every selection of the turn (``PS_SELECTED``, revealed before the actions; read through
+``sim.neom.engine.disaster_striking``), never another seat's hand.
 """
 
 from collections import namedtuple

@@ -29,9 +29,11 @@ from strategies.neom.evaluate import (
     memo_city,
     memo_context,
     memo_holds,
+    pending_disaster,
     pick_best,
     score_delta,
     set_context_money,
+    subtract_disaster_losses,
 )
 from strategies.neom.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
 
@@ -322,4 +324,15 @@ def choose_greedy(params, rng_state, decision, n_options, seat, game, memo):
         values,
         memo,
     )
+    if decision == E.D_ACTION:
+        # A disaster known to strike at the end of the turn (a Disaster another seat selected,
+        # revealed before the actions; the solo pack; the random-disasters turn): each action
+        # is valued with what it will cost the city after it (rare: only then computed).
+        city = game.cells[seat]
+        disaster = pending_disaster(seat, city, game)
+        if disaster != K.DIS_NONE:
+            subtract_disaster_losses(
+                1.0, game.options, n_options, city, game.pstate[seat, E.PS_MONEY], disaster,
+                game.tiles, game.effects, values,
+            )  # fmt: skip
     return pick_best(values, n_options, rng_state)

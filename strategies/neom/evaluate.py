@@ -934,6 +934,42 @@ def disaster_loss(city, money, tiles, effects, disaster):
 
 
 @njit
+def pending_disaster(seat, city, game):
+    """The disaster that strikes ``seat`` (its city ``city``) at the end of this turn as far as
+    it is known now (``sim.neom.engine.disaster_striking``: the selections revealed before the
+    actions, the solo pack, the random-disasters turn), DIS_NONE when none. For the action and
+    the decisions inside it only (RULES.md P3)."""
+    disaster, _ = E.disaster_striking(
+        seat, city, game.gstate, game.pstate, game.hands, game.tiles, game.effects
+    )
+    return disaster
+
+
+@njit
+def subtract_disaster_losses(weight, options, n_options, city, money, disaster, tiles, effects,
+                             values):  # fmt: skip
+    """Take ``weight`` times ``disaster_loss`` of the city *after* each action option of
+    ``options`` (placing the tile or a cornerstone, or selling it), with the money after it
+    (``money``: coins that can pay the disaster, PS_MONEY: pending coins cannot), off
+    ``values``: selling for coins, leaving out a tile the disaster would charge, building
+    protection or insurance are worth what they save. Rare (a disaster is pending), so the
+    city is copied and each option's disaster cost computed in full."""
+    after = city.copy()
+    for k in range(n_options):
+        if options[k, E.OPT_KIND] == E.A_SELL:
+            sold = money + E.SELL_COINS
+            values[k] -= weight * disaster_loss(after, sold, tiles, effects, disaster)
+            continue
+        tile = options[k, E.OPT_TILE]
+        cell = options[k, E.OPT_CELL]
+        coins = money + tiles[tile, K.C_COINS_ON_PLACE] - options[k, E.OPT_COST]
+        old = after[cell]
+        after[cell] = tile
+        values[k] -= weight * disaster_loss(after, coins, tiles, effects, disaster)
+        after[cell] = old
+
+
+@njit
 def disaster_select_value(params, seat, disaster, game):
     """Selecting the Disaster: no action this turn, but it strikes every other player and
     spares us. Valued as W_HURT times the worst-hit opponent's loss plus our own avoided one."""
@@ -1029,6 +1065,12 @@ def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
             params, options, n_options, city, tiles, effects, goods_tier, rules, ctx, values,
             memo,
         )  # fmt: skip
+        disaster = pending_disaster(seat, city, game)
+        if disaster != K.DIS_NONE:
+            subtract_disaster_losses(
+                params[W_VP], options, n_options, city, game.pstate[seat, E.PS_MONEY], disaster,
+                tiles, effects, values,
+            )  # fmt: skip
     elif decision == E.D_SELECT:
         select_values(params, n_options, seat, game, city, ctx, values, memo)
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:

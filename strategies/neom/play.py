@@ -82,7 +82,13 @@ def keep_cornerstone(seat, pick, game):
     size = pstate[seat, E.PS_HAND_SIZE]
     for k in range(size):
         E.set_option(game.options, k, 0, hands[seat, k], -1, -1, k, -1, -1, 0)
-    k = decide(seat, E.D_DRAFT, size, game)
+    k = -1
+    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
+        k = E.forced_choice(
+            seat, E.D_DRAFT, game.gstate, game.rules, game.tiles, game.options, size
+        )
+    if k < 0:
+        k = decide(seat, E.D_DRAFT, size, game)
     tile = hands[seat, k]
     E.remove_slot(hands[seat], size, k)
     pstate[seat, E.PS_HAND_SIZE] = size - 1
@@ -145,7 +151,8 @@ def draft(game):
 # --- a turn --------------------------------------------------------------------------------
 @njit(inline="always")
 def select_tile(seat, disaster_selectable, game):
-    """The seat selects a tile of its hand (kept secret: only PS_SELECTED holds it)."""
+    """The seat selects a tile of its hand into PS_SELECTED: secret during the selection step,
+    revealed before the actions (with 2 players, before the seat acts: RULES.md P3)."""
     hands = game.hands
     pstate = game.pstate
     size = pstate[seat, E.PS_HAND_SIZE]
@@ -156,7 +163,11 @@ def select_tile(seat, disaster_selectable, game):
             continue
         E.set_option(game.options, n, 0, tile, -1, -1, k, -1, -1, 0)
         n += 1
-    k = decide(seat, E.D_SELECT, n, game)
+    k = -1
+    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
+        k = E.forced_choice(seat, E.D_SELECT, game.gstate, game.rules, game.tiles, game.options, n)
+    if k < 0:
+        k = decide(seat, E.D_SELECT, n, game)
     slot = game.options[k, E.OPT_SLOT]
     tile = hands[seat, slot]
     E.remove_slot(hands[seat], size, slot)
@@ -203,7 +214,9 @@ def pay_requirements(seat, tile, option, game):
 @njit(inline="always")
 def placement_effects(seat, tile, game):
     """Effects that act once when their tile is placed: take a cornerstone from the draft's
-    discard pile; swap an unplaced cornerstone for a random one from the box."""
+    discard pile; in the beginner variant only (000/003: the swap is offered to those who skip
+    the draft), swap an unplaced cornerstone for a random one from the box. A drafted
+    cornerstone swapped away before it was placed gets cs_gen = -1 (not "unplaced")."""
     gstate = game.gstate
     pstate = game.pstate
     cs_pile = game.cs_pile
@@ -221,7 +234,8 @@ def placement_effects(seat, tile, game):
         E.add_cornerstone(seat, taken, cs_hands, pstate)
         log(game, seat, R.EV_CS_TAKEN, taken, -1, 0, -1, -1)
     if (
-        E.has_effect(game.effects, tile, K.EF_SWAP_CORNERSTONE)
+        game.rules[K.RO_VARIANT] == K.V_BEGINNER
+        and E.has_effect(game.effects, tile, K.EF_SWAP_CORNERSTONE)
         and pstate[seat, E.PS_N_CS] > 0
         and gstate[E.GS_CS_BOX_TOP] < gstate[E.GS_CS_BOX_SIZE]
     ):
@@ -232,6 +246,11 @@ def placement_effects(seat, tile, game):
             old = cs_hands[seat, slot]
             new = E.draw_cornerstone(game.cs_box, gstate)
             cs_hands[seat, slot] = new
+            for d in range(E.DRAFT_PICKS):
+                drafted = game.stats[seat, R.P_CS_DRAFTED0 + d]
+                if drafted == old and game.stats[seat, R.P_CS_GEN0 + d] == 0:
+                    game.stats[seat, R.P_CS_GEN0 + d] = R.CS_SWAPPED_AWAY
+                    break
             log(game, seat, R.EV_CS_SWAPPED, new, -1, 0, old, -1)
 
 
@@ -369,40 +388,27 @@ def deal_solo_packs(deck, n_deck, packs, pack_sizes):
 
 
 @njit
-def turn_disaster(source, t, random_turn, game):
-    """The disaster of the turn from ``source`` (0: the one a player selected, its selector
-    spared; 1: solo, the one revealed in packs 4-7; 2: the random-disasters variant's), as
-    (spared seat, DIS_*); DIS_NONE when that source has none this turn."""
-    n_players = game.gstate[E.GS_N_PLAYERS]
+def turn_disaster(source, game):
+    """The disaster of the turn from ``source`` (``sim.neom.engine.turn_disaster_of``: the one
+    a player selected, its selector spared; solo, the one left in packs 4-7, taken out of the
+    pack; the random-disasters variant's on its shown turn), as (spared seat, DIS_*), logged;
+    DIS_NONE when that source has none this turn."""
     pstate = game.pstate
-    tiles = game.tiles
-    if source == 0:
-        if n_players > 1:
-            for seat in range(n_players - 1, -1, -1):
-                selected = pstate[seat, E.PS_SELECTED]
-                if selected >= 0 and tiles[selected, K.C_DISASTER] != K.DIS_NONE:
-                    return seat, tiles[selected, K.C_DISASTER]
-    elif source == 1:
-        if n_players == 1:
-            # Solo: a Disaster revealed in packs 4-7 cannot be selected and strikes.
-            hand = game.hands[0]
-            for k in range(pstate[0, E.PS_HAND_SIZE]):
-                tile = hand[k]
-                if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-                    log(game, -1, R.EV_DISASTER_SELECT, tile, -1, 0, -1, -1)
-                    E.remove_slot(hand, pstate[0, E.PS_HAND_SIZE], k)
-                    pstate[0, E.PS_HAND_SIZE] -= 1
-                    return -1, tiles[tile, K.C_DISASTER]
-    elif t == random_turn:
-        disaster = E.generation_disaster(game.gstate[E.GS_GEN], tiles)
-        if disaster != K.DIS_NONE:
-            log(game, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
-        return -1, disaster
-    return -1, K.DIS_NONE
+    spared, disaster, slot = E.turn_disaster_of(source, game.gstate, pstate, game.hands, game.tiles)
+    if disaster == K.DIS_NONE or source == E.SRC_SELECTED:
+        return spared, disaster
+    if source == E.SRC_SOLO_PACK:
+        hand = game.hands[0]
+        log(game, -1, R.EV_DISASTER_SELECT, hand[slot], -1, 0, -1, -1)
+        E.remove_slot(hand, pstate[0, E.PS_HAND_SIZE], slot)
+        pstate[0, E.PS_HAND_SIZE] -= 1
+    else:
+        log(game, -1, R.EV_DISASTER_SELECT, -1, -1, 0, disaster, -1)
+    return spared, disaster
 
 
 @njit(inline="always")
-def play_generation(gen, deck, n_deck, random_turn, game):
+def play_generation(gen, deck, n_deck, game):
     gstate = game.gstate
     pstate = game.pstate
     hands = game.hands
@@ -448,8 +454,8 @@ def play_generation(gen, deck, n_deck, random_turn, game):
             act_seat(seat, game)
         # The disasters of the turn, in order: the one a player selected (its selector spared),
         # solo: the one revealed in packs 4-7, random-disasters variant: the generation's.
-        for source in range(3):
-            spared, disaster = turn_disaster(source, t, random_turn, game)
+        for source in range(E.N_DISASTER_SOURCES):
+            spared, disaster = turn_disaster(source, game)
             if disaster != K.DIS_NONE:
                 resolve_disaster(spared, disaster, game)
         for seat in range(n_players):
@@ -562,7 +568,6 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
     game_row = games_out[row]
     decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64)
     deck_sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
-    random_turns = np.full(E.N_GENERATIONS, -1, dtype=np.int64)
     deal = np.zeros(2, dtype=np.uint64)
 
     gstate[E.GS_N_PLAYERS] = n_players
@@ -581,8 +586,7 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
     for g in range(E.N_GENERATIONS):
         deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
         rng.shuffle(deal, decks[g], deck_sizes[g])
-        if rules[K.RO_VARIANT] == K.V_RANDOM_DISASTERS:
-            random_turns[g] = rng.randint(deal, E.TURNS_PER_GENERATION)
+        E.draw_random_turn(deal, g + 1, rules, gstate)
     E.apply_interventions(deal, n_players, tiles, rules, game.cs_box, gstate, decks, deck_sizes)
 
     stats[:, :] = -1
@@ -599,7 +603,7 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
     for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
         game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
     for g in range(E.N_GENERATIONS):
-        play_generation(g + 1, decks[g], deck_sizes[g], random_turns[g], game)
+        play_generation(g + 1, decks[g], deck_sizes[g], game)
 
     final_scoring(game, game_row)
     game_row[R.G_GAME_ID] = game_id

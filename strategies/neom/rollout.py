@@ -10,16 +10,19 @@ builder; other decisions (draft, buying, disasters, cornerstones) are the builde
 A playout is a fast, simplified game over the engine's own rule functions, played by
 competent players: every player, the rollout's own seat included, selects and acts with the
 builder's evaluation (ties broken at random). What the player cannot know is drawn anew: the
-other players' hands from the tiles of this generation not in sight, later generations' decks
-from their tiles, and in the random-disasters variant the turn of each generation's disaster
-among the turns still possible. These draws come from a stream of their own, so that every
-candidate meets the same deals however its playout unfolds (common random numbers). The other
-players skip the rest of the current turn; then each turn everyone selects, then acts in seat
-order with the goods of the cities as they were at the start of the turn; goods are paid to
-the supply (sellers get nothing), a Disaster strikes at the end of the turn (pay or
-sacrifice, the builder's choice, the insured spared), and placement effects that choose
-cornerstones are skipped. Opponents' unplaced cornerstones are used as they are (a
-simplification: they are hidden).
+other players' hands from the tiles of this generation not in sight and later generations'
+decks from their tiles (the random-disasters variant's turns are shown, ``GS_RANDOM_TURN``, and
+used as they are). These draws come from a stream of their own, so that every candidate meets
+the same deals however its playout unfolds (common random numbers). The other players skip the
+rest of the current turn, but the selections revealed before the actions (RULES.md P3) stand:
+a Disaster another seat selected this turn strikes at its end. Then each turn everyone selects,
+the selections are revealed (``PS_SELECTED``) and everyone acts in seat order with the goods of
+the cities as they were at the start of the turn; goods are paid to the supply (sellers get
+nothing), the turn's disasters strike at its end as the game loop finds them
+(``sim.neom.engine.turn_disaster_of``: the selected Disaster, the random-disasters turn; pay or
+sacrifice, the builder's choice, the insured spared; solo playouts leave the pack's Disaster
+out), and placement effects that choose cornerstones are skipped. Opponents' unplaced
+cornerstones are used as they are (a simplification: they are hidden).
 """
 
 import numpy as np
@@ -32,16 +35,18 @@ from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import city_goods, masks_of
 from sim.neom.scoring import score_city
 from sim.neom.state import Game
-from strategies.neom.archetypes import ARCHETYPES
+from strategies.neom.archetypes import ARCHETYPES, W_VP
 from strategies.neom.evaluate import (
     N_CTX,
     action_values,
     build_context,
     choose_evaluated,
     memo_none,
+    pending_disaster,
     pick_best,
     seat_money,
     select_values,
+    subtract_disaster_losses,
 )
 
 # Parameter slots of rollout.
@@ -60,26 +65,9 @@ def policy_weights():
     return POLICY.copy()
 
 
-NO_TURN = -1
-# No seat: nobody selected the Disaster, or a random disaster spares nobody. A NumPy scalar, not
-# a literal -1: Numba compiles a callee again for a literal argument (even one a loop later
-# replaces), and finish_turn and strike are large.
+# No seat: nobody selected the Disaster. A NumPy scalar, not a literal -1: Numba compiles a
+# callee again for a literal argument (even one a loop later replaces).
 NO_SEAT = np.int64(-1)
-
-
-@njit
-def draw_random_turns(turn, gstate, rules, state, random_turns):
-    """Random-disasters variant: for each generation whose disaster has not struck, a turn
-    (0..6) drawn uniformly among those still possible; NO_TURN otherwise."""
-    random_turns[:] = NO_TURN
-    if rules[K.RO_VARIANT] != K.V_RANDOM_DISASTERS:
-        return
-    current = turn // E.TURNS_PER_GENERATION
-    for g in range(current, E.N_GENERATIONS):
-        if (gstate[E.GS_DISASTERS] >> g) & 1:
-            continue
-        first = turn % E.TURNS_PER_GENERATION if g == current else 0
-        random_turns[g] = first + rng.randint(state, E.TURNS_PER_GENERATION - first)
 
 
 @njit(inline="always")
@@ -216,40 +204,36 @@ def deal_generation(gen, game, state):
 
 
 @njit(inline="always")
-def finish_turn(selector, disaster, random_turns, state, game):
-    """End of turn ``gstate[GS_TURN]``: a selected Disaster strikes, then the generation's
-    random disaster when this is its turn; hands pass left, or income at a generation's end."""
+def finish_turn(state, game):
+    """End of turn ``gstate[GS_TURN]``: its disasters strike as the game loop finds them (the
+    Disaster a seat selected, from the revealed PS_SELECTED; the random-disasters variant's on
+    its shown turn), the selections are cleared; hands pass left, or income at a generation's
+    end."""
     gstate = game.gstate
+    pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
-    turn = gstate[E.GS_TURN]
-    gen = gstate[E.GS_GEN]
-    t = turn % E.TURNS_PER_GENERATION
-    # One call site of strike (each is a large compiled copy): the selected Disaster, then the
-    # generation's random one when this is its turn.
-    for source in range(2):
-        if source == 0:
-            spared = selector
-            kind = disaster if selector >= 0 and n_players > 1 else K.DIS_NONE
-        else:
-            spared = NO_SEAT
-            kind = K.DIS_NONE
-            if random_turns[gen - 1] == t:
-                kind = E.generation_disaster(gen, game.tiles)
+    t = gstate[E.GS_TURN] % E.TURNS_PER_GENERATION
+    # One call site of strike (each is a large compiled copy).
+    for k in range(2):
+        source = E.SRC_SELECTED if k == 0 else E.SRC_RANDOM
+        spared, kind, _ = E.turn_disaster_of(source, gstate, pstate, game.hands, game.tiles)
         if kind != K.DIS_NONE:
             strike(spared, kind, state, game)
+    for s in range(n_players):
+        pstate[s, E.PS_SELECTED] = -1
     if t == E.TURNS_PER_GENERATION - 1:
         for s in range(n_players):
             city = game.cells[s]
-            game.pstate[s, E.PS_HAND_SIZE] = 0
-            game.pstate[s, E.PS_MONEY] += city_income(
+            pstate[s, E.PS_HAND_SIZE] = 0
+            pstate[s, E.PS_MONEY] += city_income(
                 city, game.tiles, masks_of(city, game.tiles), game.effects
             )
     else:
-        E.pass_left(game.hands, game.pstate, n_players)
+        E.pass_left(game.hands, pstate, n_players)
 
 
 @njit(inline="always")
-def play_out(seat, random_turns, deals, state, game):
+def play_out(seat, deals, state, game):
     """Play the turns after ``gstate[GS_TURN]`` to the end of the game (``game``: the playout's
     own copy) and return the seat's final margin. ``deals`` draws the hidden tiles, ``state``
     breaks the players' ties."""
@@ -281,12 +265,14 @@ def play_out(seat, random_turns, deals, state, game):
             pstate[s, E.PS_HAND_SIZE] = size - 1
             if tiles[selected[s], K.C_DISASTER] != K.DIS_NONE:
                 selector = s
+        # Revealed before the actions: the policy's action sees a Disaster selected this turn.
+        for s in range(n_players):
+            pstate[s, E.PS_SELECTED] = selected[s]
         for s in range(n_players):
             if selected[s] < 0 or s == selector:
                 continue
             act(s, selected[s], state, game)
-        disaster = tiles[selected[selector], K.C_DISASTER] if selector >= 0 else K.DIS_NONE
-        finish_turn(selector, disaster, random_turns, state, game)
+        finish_turn(state, game)
     return margin(seat, game)
 
 
@@ -356,36 +342,37 @@ def start_playout(game, playout):
 def candidate_value(params, seat, decision, k, base_seed, game, playout):
     """Mean final margin of option k of ``game.options`` over the playouts (each played in
     ``playout``, a copy of ``game``)."""
-    random_turns = np.empty(E.N_GENERATIONS, dtype=np.int64)
     deals = np.zeros(2, dtype=np.uint64)
     state = np.zeros(2, dtype=np.uint64)
     options = game.options
     tiles = game.tiles
     n_playouts = max(int(params[R_PLAYOUTS]), 1)
-    turn = game.gstate[E.GS_TURN]
+    n_players = game.gstate[E.GS_N_PLAYERS]
     total = 0.0
     for p in range(n_playouts):
         rng.seed_state(deals, base_seed + np.uint64(2 * p))
         rng.seed_state(state, base_seed + np.uint64(2 * p + 1))
         start_playout(game, playout)
         deal_unseen(playout.gstate[E.GS_GEN], seat, playout, deals)
-        draw_random_turns(turn, playout.gstate, game.rules, deals, random_turns)
-        selector = NO_SEAT
-        disaster = K.DIS_NONE
         if decision == E.D_ACTION:
+            # Every selection of the turn is revealed by now (PS_SELECTED, copied).
             apply_action(seat, options, k, playout)
         else:
+            # Selecting: with 3-5 players the others' selections are still secret; with 2 the
+            # first seat's (set only if it played before us this turn) is known.
+            if n_players > 2:
+                for s in range(n_players):
+                    if s != seat:
+                        playout.pstate[s, E.PS_SELECTED] = -1
             tile = options[k, E.OPT_TILE]
             hand_size = playout.pstate[seat, E.PS_HAND_SIZE]
             E.remove_slot(playout.hands[seat], hand_size, options[k, E.OPT_SLOT])
             playout.pstate[seat, E.PS_HAND_SIZE] -= 1
-            if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-                selector = seat
-                disaster = tiles[tile, K.C_DISASTER]
-            else:
+            playout.pstate[seat, E.PS_SELECTED] = tile
+            if tiles[tile, K.C_DISASTER] == K.DIS_NONE:
                 act(seat, tile, state, playout)
-        finish_turn(selector, disaster, random_turns, state, playout)
-        total += play_out(seat, random_turns, deals, state, playout)
+        finish_turn(state, playout)
+        total += play_out(seat, deals, state, playout)
     return total / n_playouts
 
 
@@ -405,10 +392,17 @@ def choose_rollout(params, rng_state, decision, n_options, seat, game):
     build_context(city, money, gstate, game.tiles, game.effects, game.goods_tier, game.rules, ctx)
     ranked = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
+        weights = policy_weights()
         action_values(
-            policy_weights(), game.options, n_options, city, game.tiles, game.effects,
+            weights, game.options, n_options, city, game.tiles, game.effects,
             game.goods_tier, game.rules, ctx, ranked, memo_none(),
         )  # fmt: skip
+        disaster = pending_disaster(seat, city, game)
+        if disaster != K.DIS_NONE:
+            subtract_disaster_losses(
+                weights[W_VP], game.options, n_options, city, game.pstate[seat, E.PS_MONEY],
+                disaster, game.tiles, game.effects, ranked,
+            )  # fmt: skip
     else:
         select_values(policy_weights(), n_options, seat, game, city, ctx, ranked, memo_none())
     order = np.argsort(-ranked, kind="mergesort")
