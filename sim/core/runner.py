@@ -506,9 +506,10 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
         ) from None
     finally:
         with warnings.catch_warnings():
-            # Stopped early (Ctrl-C, an error): joblib warns that finished batches went unused;
-            # they are played again on --resume.
+            # Stopped early (Ctrl-C, an error): joblib warns that finished batches went unused
+            # or that batches in flight were cancelled; both are played again on --resume.
             warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
+            warnings.filterwarnings("ignore", "(?s).*still being processed by the workers")
             results.close()
 
 
