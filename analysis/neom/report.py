@@ -11,11 +11,16 @@ import polars as pl
 from analysis.core import figures
 from analysis.core.load import Run
 from analysis.core.report import (
+    GAMES_COLUMN,
+    PLAYERS_COLUMN,
+    STRATEGY_COLUMN,
     Report,
     cell_pts,
     html_table,
     lead_ci,
+    mean_ci,
     num,
+    p_cell,
     pct,
     pts,
     run_label,
@@ -77,14 +82,7 @@ def _flag_columns(report: Report, what: str) -> list[tuple[str, object]]:
         ("flag", lambda r: r["flag"]),
         (f"win share above expected ({what}), pct-pts [95% CI]", _effect_cell(report)),
         ("n", lambda r: r["n"]),
-        (
-            "q (band test)",
-            lambda r: (
-                "–"
-                if r["effect_q"] is None or math.isnan(r["effect_q"])
-                else f"{r['effect_q']:.3g}"
-            ),
-        ),  # fmt: skip
+        ("q (band test)", p_cell("effect_q")),
     ]
 
 
@@ -373,12 +371,9 @@ def _flow_section(report: Report, run: Run) -> None:
             html_table(
                 vp,
                 [
-                    ("strategy", lambda r: r["strategy_name"]),
+                    STRATEGY_COLUMN,
                     ("generation", lambda r: r["generation"]),
-                    (
-                        "VP [95% CI]",
-                        lambda r: f"{num(r['vp'])} [{num(r['vp_lo'])}, {num(r['vp_hi'])}]",
-                    ),  # fmt: skip
+                    ("VP [95% CI]", mean_ci("vp")),
                 ],
             ),
         ]
@@ -401,7 +396,7 @@ def _flow_section(report: Report, run: Run) -> None:
             html_table(
                 coins,
                 [
-                    ("strategy", lambda r: r["strategy_name"]),
+                    STRATEGY_COLUMN,
                     ("generation", lambda r: r["generation"]),
                     ("income", lambda r: num(r["income"])),
                     ("sales", lambda r: num(r["sales"])),
@@ -410,13 +405,7 @@ def _flow_section(report: Report, run: Run) -> None:
                     ("spent on tiles", lambda r: num(r["tiles_paid"])),
                     ("goods bought", lambda r: num(r["goods_bought"])),
                     ("disasters", lambda r: num(r["disasters"])),
-                    (
-                        "held at the end [95% CI]",
-                        lambda r: (
-                            f"{num(r['money_end'])} "
-                            f"[{num(r['money_end_lo'])}, {num(r['money_end_hi'])}]"
-                        ),
-                    ),  # fmt: skip
+                    ("held at the end [95% CI]", mean_ci("money_end")),
                 ],
             ),
         ]
@@ -447,13 +436,10 @@ def _score_section(report: Report, run: Run) -> None:
         html_table(
             summary,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
                 *((c.replace("_", " "), lambda r, c=c: num(r[c])) for c in categories),
-                (
-                    "total [95% CI]",
-                    lambda r: f"{r['total']:.1f} [{num(r['total_lo'])}, {num(r['total_hi'])}]",
-                ),
+                ("total [95% CI]", mean_ci("total")),
                 ("sd", lambda r: num(r["total_sd"])),
                 (
                     "10% / 50% / 90%",
@@ -483,8 +469,8 @@ def _disaster_section(report: Report, run: Run) -> None:
         html_table(
             frequency,
             [
-                ("players", lambda r: r["n_players"]),
-                ("games", lambda r: r["games"]),
+                PLAYERS_COLUMN,
+                GAMES_COLUMN,
                 *((f"gen {g}", share_ci(f"gen{g}")) for g in gens),
             ],
         ),
@@ -492,8 +478,8 @@ def _disaster_section(report: Report, run: Run) -> None:
         html_table(
             summary,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
                 ("selected / game", lambda r: num(r["selected_per_game"], 2)),
                 ("suffered / game", lambda r: num(r["suffered_per_game"], 2)),
                 ("paid [95% CI]", share_ci("paid_share")),
