@@ -32,7 +32,6 @@ from sim.neom.constants import VARIANT_NAMES
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
-Z95 = 1.959963984540054
 
 
 def register(subparsers) -> None:
