@@ -343,6 +343,17 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
     report.section("dead", "Dead and rare tiles", parts)
 
 
+def _by_generation(
+    report: Report, name: str, frame: pl.DataFrame, value: str, title: str, unit: str, columns
+) -> list[str]:
+    """A per-strategy measure at the end of each generation: the CSV ``name``, its line chart
+    (``value`` in ``unit``) and its table (strategy, generation, then ``columns``)."""
+    report.table(name, frame)
+    chart = figures.lines_by(frame, "generation", value, "strategy_name", title, "generation", unit)
+    rows = [STRATEGY_COLUMN, ("generation", lambda r: r["generation"]), *columns]
+    return [report.figure(name, chart, f"{unit} by generation"), html_table(frame, rows)]
+
+
 def _flow_section(report: Report, run: Run) -> None:
     coins = flow.coins_by_generation(run)
     vp = flow.vp_by_generation(run)
@@ -353,62 +364,25 @@ def _flow_section(report: Report, run: Run) -> None:
         "t standard errors, cluster-robust over deals).</p>"
     ]
     if vp is not None:
-        report.table("vp_by_generation", vp)
-        parts += [
-            report.figure(
-                "vp_by_generation",
-                figures.lines_by(
-                    vp,
-                    "generation",
-                    "vp",
-                    "strategy_name",
-                    "Score at the end of each generation",
-                    "generation",
-                    "VP",
-                ),
-                "VP by generation",
-            ),  # fmt: skip
-            html_table(
-                vp,
-                [
-                    STRATEGY_COLUMN,
-                    ("generation", lambda r: r["generation"]),
-                    ("VP [95% CI]", mean_ci("vp")),
-                ],
-            ),
-        ]
+        parts += _by_generation(
+            report, "vp_by_generation", vp, "vp", "Score at the end of each generation", "VP",
+            [("VP [95% CI]", mean_ci("vp"))],
+        )  # fmt: skip
     if coins is not None:
-        report.table("coins_by_generation", coins)
-        parts += [
-            report.figure(
-                "coins_by_generation",
-                figures.lines_by(
-                    coins,
-                    "generation",
-                    "money_end",
-                    "strategy_name",
-                    "Coins held at the end of each generation",
-                    "generation",
-                    "coins",
-                ),
-                "coins by generation",
-            ),  # fmt: skip
-            html_table(
-                coins,
-                [
-                    STRATEGY_COLUMN,
-                    ("generation", lambda r: r["generation"]),
-                    ("income", lambda r: num(r["income"])),
-                    ("sales", lambda r: num(r["sales"])),
-                    ("goods sold", lambda r: num(r["goods_sold"])),
-                    ("effects", lambda r: num(r["effects"])),
-                    ("spent on tiles", lambda r: num(r["tiles_paid"])),
-                    ("goods bought", lambda r: num(r["goods_bought"])),
-                    ("disasters", lambda r: num(r["disasters"])),
-                    ("held at the end [95% CI]", mean_ci("money_end")),
-                ],
-            ),
-        ]
+        parts += _by_generation(
+            report, "coins_by_generation", coins, "money_end",
+            "Coins held at the end of each generation", "coins",
+            [
+                ("income", lambda r: num(r["income"])),
+                ("sales", lambda r: num(r["sales"])),
+                ("goods sold", lambda r: num(r["goods_sold"])),
+                ("effects", lambda r: num(r["effects"])),
+                ("spent on tiles", lambda r: num(r["tiles_paid"])),
+                ("goods bought", lambda r: num(r["goods_bought"])),
+                ("disasters", lambda r: num(r["disasters"])),
+                ("held at the end [95% CI]", mean_ci("money_end")),
+            ],
+        )  # fmt: skip
     if vp is None:
         parts.append(
             '<p class="note">VP by generation needs the players columns score_gen1 and '
