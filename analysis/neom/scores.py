@@ -37,9 +37,9 @@ def disaster_summary(run: Run) -> pl.DataFrame:
         run.players,
         ("n_players", "strategy_name"),
         pl.col("disasters_selected").mean().alias("selected_per_game"),
-            pl.col("disasters_paid").sum().alias("paid"),
-            pl.col("disasters_sacrificed").sum().alias("sacrificed"),
-            pl.col("disaster_coins").sum().alias("coins_paid"),
+        pl.col("disasters_paid").sum().alias("paid"),
+        pl.col("disasters_sacrificed").sum().alias("sacrificed"),
+        pl.col("disaster_coins").sum().alias("coins_paid"),
         pl.col("disaster_tiles_lost").sum().alias("tiles_lost"),
     ).with_columns((pl.col("paid") + pl.col("sacrificed")).alias("suffered"))
     frame = with_wilson(frame, "paid", "suffered", "paid_share")
