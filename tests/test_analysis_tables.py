@@ -3,6 +3,7 @@ run-folder validation."""
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -15,7 +16,7 @@ from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.synthetic import write_run
 from sim.core.batch import BatchOutput
 from sim.core.errors import UserError
-from sim.core.store import RunFolder, encode_batch
+from sim.core.store import RunFolder, encode_batch, file_entry
 from sim.neom import GAME
 from sim.neom import records as R
 
@@ -183,6 +184,14 @@ def test_tile_table(synthetic):
     assert row["seen"] >= row["selected"] and 0 <= row["taken_rate"] <= 1
 
 
+def _relist(run: Path, file: Path) -> None:
+    """Record ``file``'s present content in the run's listing (as if the run had written it)."""
+    manifest = json.loads((run / "manifest.json").read_text())
+    rel = file.relative_to(run).as_posix()
+    manifest["files"][rel] = file_entry(file.read_bytes(), parquet=True)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
 def test_open_run_rejects_bad_folders(tmp_path, synthetic):
     with pytest.raises(UserError, match="no such run folder"):
         open_run(tmp_path / "missing")
@@ -200,6 +209,7 @@ def test_open_run_rejects_bad_folders(tmp_path, synthetic):
     shutil.copytree(synthetic.path, short)
     players = next((short / "players").glob("*.parquet"))
     pl.read_parquet(players).drop("win_share").write_parquet(players)
+    _relist(short, players)  # the file as listed: what is checked is its columns
     with pytest.raises(UserError, match=r"players: missing column\(s\) win_share"):
         open_run(short)
     for file in (short / "games").glob("*.parquet"):

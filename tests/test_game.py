@@ -1,18 +1,14 @@
 """Whole games: invariants over random playouts of every player count and variant, turn
 structure, determinism, and parity between compiled and interpreted (NUMBA_DISABLE_JIT=1)."""
 
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from catalog_fixture import valid_catalog
 from plain_scoring import plain_score
+from run_helpers import script_games
 
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
@@ -287,18 +283,7 @@ PARITY_GAMES = [
 
 
 def run_games(jit):
-    env = dict(os.environ)
-    if not jit:
-        env["NUMBA_DISABLE_JIT"] = "1"
-    script = PARITY_SCRIPT.format(tests=str(Path(__file__).parent))
-    done = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", "-c", script, json.dumps(PARITY_GAMES)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return script_games(PARITY_SCRIPT, PARITY_GAMES, jit)
 
 
 def test_parity_compiled_and_interpreted():

@@ -6,28 +6,18 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from run_helpers import small_run
 
 from sim.core.game import ADDED_COLUMNS, REQUIRED_COLUMNS, TABLES
 from sim.core.registry import game_names, get_game
-from sim.core.runner import RunConfig, run_simulation
 from sim.core.store import read_run
 
 
 def _run(game, players, out, seed=3):
-    strategies = ("random",) * players
-    config = RunConfig(
-        out=out,
-        strategies=strategies,
-        game=game.name,
-        players=players,
-        games=2 * players,
-        seed=seed,
-        workers=1,
-        batch_size=players,
+    small_run(
+        out, game.name, ("random",) * players, players, 2 * players, seed, batch_size=players,
         events=True,
-        progress=False,
-    )
-    run_simulation(config)
+    )  # fmt: skip
     return read_run(out)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 from plain_scoring import plain_score
+from run_helpers import one_line_error
 
 from sim.core.cli import main
 from sim.neom import constants as K
@@ -20,15 +21,6 @@ from sim.neom.catalog import DEFAULT_CATALOG, load_catalog, validate
 SRC = "test.toml"
 STRATEGIES = "random,random,random,random"
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def one_line_error(capsys, code: int, *words: str) -> str:
-    err = capsys.readouterr().err
-    assert code == 1, err
-    assert err.startswith("neom: error: ") and err.count("\n") == 1, err
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def simulate_with(tmp_path, *args: str) -> int:

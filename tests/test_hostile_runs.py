@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from run_helpers import one_line_error
 
 from sim.core import store
 from sim.core.cli import main
@@ -40,16 +41,6 @@ SIMULATE += ["--strategies", "random,random,random,random"]
 
 def simulate(out: Path, *args: str) -> int:
     return main([*SIMULATE, "--out", str(out), *args])
-
-
-def one_line_error(capsys, code: int, *words: str) -> str:
-    """The command failed with exactly one line on stderr holding every word."""
-    err = capsys.readouterr().err
-    assert code == 1, err
-    assert err.startswith("neom: error: ") and err.count("\n") == 1, err
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def tables_of(path) -> dict[str, pl.DataFrame]:

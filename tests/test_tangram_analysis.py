@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from run_helpers import small_run
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
@@ -15,7 +16,6 @@ from analysis.tangram import tables
 from analysis.tangram.compare import check_paired, paired_differences
 from analysis.tangram.sections import add_sections, comparison_section
 from sim.core.errors import UserError
-from sim.core.runner import RunConfig, run_simulation
 from sim.tangram import GAME
 
 GAMES = 120
@@ -24,19 +24,7 @@ GAMES = 120
 def simulate(out, players, games, strategies, seed=1, events=False, **rules):
     """A Tangram City run folder through the generic runner."""
     strategies = tuple(strategies) * (players if len(strategies) == 1 else 1)
-    config = RunConfig(
-        out=out,
-        strategies=strategies,
-        game="tangram",
-        players=players,
-        games=games,
-        seed=seed,
-        workers=1,
-        events=events,
-        progress=False,
-        rules=rules,
-    )
-    run_simulation(config)
+    small_run(out, "tangram", strategies, players, games, seed, events=events, rules=rules)
 
 
 @pytest.fixture(scope="module")

@@ -4,15 +4,11 @@ plain scorer's, totals = rounds + bonuses, fountains <= 6, the start-marker rule
 independence from the batch, and parity between compiled and interpreted (NUMBA_DISABLE_JIT=1).
 """
 
-import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from run_helpers import script_games
 from test_tangram_support import Replay, run_batch
 
 from sim.tangram import constants as K
@@ -148,24 +144,7 @@ PARITY_GAMES = [
 
 
 def run_games(jit: bool):
-    env = dict(os.environ)
-    if not jit:
-        env["NUMBA_DISABLE_JIT"] = "1"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "error::RuntimeWarning",
-            "-c",
-            PARITY_SCRIPT.format(tests=str(Path(__file__).parent)),
-            json.dumps(PARITY_GAMES),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return script_games(PARITY_SCRIPT, PARITY_GAMES, jit)
 
 
 def test_parity_compiled_and_interpreted():

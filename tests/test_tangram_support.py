@@ -5,10 +5,11 @@ scorer: an independent plain-Python reading of text 004's scoring over boards wr
 import numpy as np
 
 from sim.core import rng
+from sim.core.batch import records
 from sim.tangram import constants as K
 from sim.tangram import records as R
 from sim.tangram.rules import make_rules
-from strategies.tangram.play import STRATEGY_ID_DTYPE, _records, play_batch
+from strategies.tangram.play import STRATEGY_ID_DTYPE, play_batch
 from strategies.tangram.registry import parse_strategy
 
 SIZE = 7
@@ -112,12 +113,17 @@ def run_batch(data, strategies, seats, game_ids, deal_ids=None, seed=1, rules=No
         e,
     )
     n_players = seats.shape[1]
-    games = _records(g, R.GAMES)
-    players = np.stack([_records(p[i, :n_players], R.PLAYERS) for i in range(n)])
-    event_lists = [
-        _records(e[i * R.EVENTS_PER_GAME : i * R.EVENTS_PER_GAME + g[i, R.G_N_EVENTS]], R.EVENTS)
-        for i in range(n)
-    ]
+    games = records(g, R.GAMES, "games", game_ids)
+    players = np.stack(
+        [
+            records(p[i, :n_players], R.PLAYERS, "players", game_ids[[i] * n_players])
+            for i in range(n)
+        ]
+    )
+    event_lists = []
+    for i in range(n):
+        rows = e[i * R.EVENTS_PER_GAME : i * R.EVENTS_PER_GAME + g[i, R.G_N_EVENTS]]
+        event_lists.append(records(rows, R.EVENTS, "events", game_ids[[i] * len(rows)]))
     return games, players, event_lists, (g, p, e)
 
 

@@ -63,9 +63,29 @@ def share_ci(column: str):
     return lambda r: pct_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
 
 
-def lead_ci(column: str):
+def lead_ci(column: str, digits: int = 1):
     """Cell: the signed mean in ``column`` with its interval columns."""
-    return lambda r: num_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
+    return lambda r: num_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"], digits)
+
+
+def mean_ci(column: str, digits: int = 1):
+    """Cell: the mean in ``column`` with its interval columns, unsigned."""
+    return lambda r: (
+        f"{num(r[column], digits)} [{num(r[f'{column}_lo'], digits)}, "
+        f"{num(r[f'{column}_hi'], digits)}]"
+    )
+
+
+def p_cell(column: str):
+    """Cell: the p- or q-value in ``column`` to 3 significant digits ("–" when there is none)."""
+    return lambda r: "–" if r[column] is None or math.isnan(r[column]) else f"{r[column]:.3g}"
+
+
+# The columns most tables start with: (header, cell) pairs for html_table.
+PLAYERS_COLUMN = ("players", lambda r: r["n_players"])
+STRATEGY_COLUMN = ("strategy", lambda r: r["strategy_name"])
+SEATS_COLUMN = ("seats", lambda r: r["n"])
+GAMES_COLUMN = ("games", lambda r: r["games"])
 
 
 def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
@@ -222,21 +242,28 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     ]
 
 
-def strategy_effects(report: Report, run: Run) -> pl.DataFrame:
-    """Each strategy's win share minus the fair share (1 / players), cluster-robust by deal,
-    flagged with the band like every other effect."""
+def _fair_share_effects(report: Report, run: Run, key: str, min_players: int = 1):
+    """Per player count (at least ``min_players``) and ``key``: the win share minus the fair
+    share (1 / players), cluster-robust by deal, flagged with the band like every other
+    effect."""
     frame = (
-        run.players.select("game_id", "n_players", "strategy_name", "win_share")
+        run.players.select("game_id", "n_players", key, "win_share")
+        .filter(pl.col("n_players") >= min_players)
         .with_columns(
             (1.0 / pl.col("n_players")).alias("expected"),
             (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
         )
         .join(deals(run), on="game_id", how="left")
     )
-    table = effect_table(frame, ["n_players", "strategy_name"])
+    table = effect_table(frame, ["n_players", key])
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
-        "n_players", "strategy_name"
+        "n_players", key
     )
+
+
+def strategy_effects(report: Report, run: Run) -> pl.DataFrame:
+    """Each strategy's win share minus the fair share (see _fair_share_effects)."""
+    return _fair_share_effects(report, run, "strategy_name")
 
 
 def _strategy_section(report: Report, run: Run) -> None:
@@ -284,9 +311,9 @@ def _strategy_section(report: Report, run: Run) -> None:
                 how="left",
             ),  # fmt: skip
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
-                ("seats", lambda r: r["n"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
+                SEATS_COLUMN,
                 ("win share [95% CI]", share_ci("share")),
                 ("fair share", lambda r: pct(r["fair"])),
                 (
@@ -327,7 +354,7 @@ def _strategy_section(report: Report, run: Run) -> None:
                 [
                     ("A", lambda r: r["a"]),
                     ("B", lambda r: r["b"]),
-                    ("games", lambda r: r["games"]),
+                    GAMES_COLUMN,
                     ("A above B [95% CI]", share_ci("share")),
                     (
                         "score lead (VP) [95% CI]",
@@ -342,7 +369,7 @@ def _strategy_section(report: Report, run: Run) -> None:
             html_table(
                 rating,
                 [
-                    ("strategy", lambda r: r["strategy_name"]),
+                    STRATEGY_COLUMN,
                     ("rating", lambda r: num(r["rating"], 0)),
                     ("P(above an average strategy)", lambda r: pct(r["p_beat_average"])),
                     ("comparisons", lambda r: f"{r['comparisons']:.0f}"),
@@ -352,23 +379,10 @@ def _strategy_section(report: Report, run: Run) -> None:
     report.section("strategies", "Strategies", parts)
 
 
-def _seat_effects(report: Report, run: Run) -> pl.DataFrame:
-    frame = (
-        run.players.select("game_id", "n_players", "seat", "win_share")
-        .with_columns(
-            (1.0 / pl.col("n_players")).alias("expected"),
-            (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
-        )
-        .join(deals(run), on="game_id", how="left")
-    )
-    table = effect_table(frame.filter(pl.col("n_players") > 1), ["n_players", "seat"])
-    return with_band_flags(table, report.correction, report.level, report.band, report.min_n)
-
-
 def _seat_section(report: Report, run: Run) -> None:
     shares = seats.seat_shares(run)
     balance = seats.balance(run, level=report.level)
-    effects = _seat_effects(report, run).sort("n_players", "seat")
+    effects = _fair_share_effects(report, run, "seat", min_players=2)
     report.table("seats", shares)
     report.table("seat_balance", balance)
     report.add_items(
@@ -409,10 +423,10 @@ def _seat_section(report: Report, run: Run) -> None:
         html_table(
             balance,
             [
-                ("players", lambda r: r["n_players"]),
-                ("games", lambda r: r["games"]),
+                PLAYERS_COLUMN,
+                GAMES_COLUMN,
                 ("χ² (df)", lambda r: f"{num(r['chi2'], 2)} ({r['df']})"),
-                ("p", lambda r: "–" if r["p"] is None or math.isnan(r["p"]) else f"{r['p']:.3g}"),
+                ("p", p_cell("p")),
                 (
                     "balance [95% CI]",
                     lambda r: f"{r['balance']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
@@ -441,7 +455,7 @@ def _seat_section(report: Report, run: Run) -> None:
                 how="left",
             ),  # fmt: skip
             [
-                ("players", lambda r: r["n_players"]),
+                PLAYERS_COLUMN,
                 ("seat", lambda r: r["seat"]),
                 ("win share [95% CI]", share_ci("share")),
                 (
@@ -510,8 +524,8 @@ def _closeness_section(report: Report, run: Run) -> None:
         html_table(
             table,
             [
-                ("players", lambda r: r["n_players"]),
-                ("games", lambda r: r["games"]),
+                PLAYERS_COLUMN,
+                GAMES_COLUMN,
                 ("median margin (VP)", lambda r: num(r["median_margin"], 0)),
                 ("mean margin (VP)", lambda r: num(r["mean_margin"])),
                 ("90th percentile", lambda r: num(r["p90_margin"], 0)),
@@ -706,9 +720,9 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
                 table,
                 [
                     ("run", lambda r: r["run"]),
-                    ("players", lambda r: r["n_players"]),
-                    ("strategy", lambda r: r["strategy_name"]),
-                    ("seats", lambda r: r["n"]),
+                    PLAYERS_COLUMN,
+                    STRATEGY_COLUMN,
+                    SEATS_COLUMN,
                     ("win share [95% CI]", share_ci("share")),
                     ("fair share", lambda r: pct(r["fair"])),
                 ],
@@ -717,7 +731,7 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
                 seat_table,
                 [
                     ("run", lambda r: r["run"]),
-                    ("players", lambda r: r["n_players"]),
+                    PLAYERS_COLUMN,
                     (
                         "seat test",
                         lambda r: f"χ²({r['df']}) = {num(r['chi2'], 2)}, p = {num(r['p'], 3)}",

@@ -5,26 +5,20 @@ import polars as pl
 
 from analysis.core.load import Run
 from analysis.core.stats import bootstrap_interval, seat_balance, seat_chi_square
-from analysis.core.tabulate import deals, with_wilson
+from analysis.core.tabulate import deals, group_table, with_win_share
 
 BOOTSTRAP_SAMPLES = 1000
 
 
 def seat_shares(run: Run) -> pl.DataFrame:
     """Win share of each seat for each player count, with 95% Wilson intervals."""
-    frame = (
-        run.players.group_by("n_players", "seat")
-        .agg(
-            pl.len().alias("n"),
-            pl.col("win_share").sum().alias("wins"),
-            pl.col("total").mean().alias("mean_score"),
-        )
-        .sort("n_players", "seat")
-        .collect()
+    frame = group_table(
+        run.players,
+        ("n_players", "seat"),
+        pl.col("win_share").sum().alias("wins"),
+        pl.col("total").mean().alias("mean_score"),
     )
-    return with_wilson(frame, "wins", "n", "share").with_columns(
-        (1.0 / pl.col("n_players")).alias("fair")
-    )
+    return with_win_share(frame)
 
 
 def balance(

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from analysis.core.load import Run
-from analysis.core.tabulate import with_mean_interval, with_wilson
+from analysis.core.tabulate import group_table, with_mean_interval, with_win_share
 
 BT_PRIOR_TIES = 1.0  # virtual drawn comparisons per observed pair: keeps unbeaten ratings finite
 BT_TOLERANCE = 1e-10
@@ -21,20 +21,14 @@ def win_shares(run: Run) -> pl.DataFrame:
     player count sum, over strategies weighted by seats, to one win per game. ``fair`` is the
     share every seat would have if all were equal (1 / players).
     """
-    frame = (
-        run.players.group_by("n_players", "strategy_name")
-        .agg(
-            pl.len().alias("n"),
-            pl.col("game_id").n_unique().alias("games"),
-            pl.col("win_share").sum().alias("wins"),
-            pl.col("total").mean().alias("mean_score"),
-        )
-        .sort("n_players", "strategy_name")
-        .collect()
+    frame = group_table(
+        run.players,
+        ("n_players", "strategy_name"),
+        pl.col("game_id").n_unique().alias("games"),
+        pl.col("win_share").sum().alias("wins"),
+        pl.col("total").mean().alias("mean_score"),
     )
-    return with_wilson(frame, "wins", "n", "share").with_columns(
-        (1.0 / pl.col("n_players")).alias("fair")
-    )
+    return with_win_share(frame)
 
 
 def _pairs(run: Run) -> pl.LazyFrame:

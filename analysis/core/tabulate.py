@@ -29,15 +29,33 @@ def with_wilson(frame: pl.DataFrame, successes: str, trials, name: str) -> pl.Da
     )
 
 
-def with_mean_interval(frame: pl.DataFrame, mean: str, sd: str, n: str) -> pl.DataFrame:
-    """Add ``{mean}_lo``, ``{mean}_hi`` (mean +- 1.96 se) and ``{mean}_p`` from group moments,
-    dropping the ``sd`` column."""
+def with_mean_interval(
+    frame: pl.DataFrame, mean: str, sd: str, n: str, keep_sd: bool = False, p_value: bool = True
+) -> pl.DataFrame:
+    """Add ``{mean}_lo``, ``{mean}_hi`` (mean +- 1.96 se) and (``p_value``) ``{mean}_p`` from
+    group moments, dropping the ``sd`` column unless ``keep_sd``."""
     result = interval_from_moments(frame[mean], frame[sd], frame[n])
-    return frame.with_columns(
-        pl.Series(f"{mean}_lo", result["lo"]),
-        pl.Series(f"{mean}_hi", result["hi"]),
-        pl.Series(f"{mean}_p", result["p"]),
-    ).drop(sd)
+    columns = [pl.Series(f"{mean}_lo", result["lo"]), pl.Series(f"{mean}_hi", result["hi"])]
+    if p_value:
+        columns.append(pl.Series(f"{mean}_p", result["p"]))
+    frame = frame.with_columns(columns)
+    return frame if keep_sd else frame.drop(sd)
+
+
+def group_table(frame, keys, *aggregations: pl.Expr) -> pl.DataFrame:
+    """Per group of ``keys`` (a lazy or eager frame), sorted by them: ``n`` (its rows) and the
+    ``aggregations``."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    table = frame.group_by(*keys).agg(pl.len().alias("n"), *aggregations).sort(*keys)
+    return table.collect() if isinstance(table, pl.LazyFrame) else table
+
+
+def with_win_share(frame: pl.DataFrame, name: str = "share") -> pl.DataFrame:
+    """Add ``name`` = wins / n (columns ``wins``, ``n``) with its 95% Wilson interval, and
+    ``fair``: the share every seat would have if all were equal (1 / ``n_players``)."""
+    return with_wilson(frame, "wins", "n", name).with_columns(
+        (1.0 / pl.col("n_players")).alias("fair")
+    )
 
 
 def deals(run: Run) -> pl.LazyFrame:

@@ -32,7 +32,6 @@ from sim.neom.constants import VARIANT_NAMES
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
-Z95 = 1.959963984540054
 
 
 def register(subparsers) -> None:
@@ -391,7 +390,7 @@ def build_comparison(
     import polars as pl
 
     from analysis.core.load import open_run
-    from analysis.core.report import CSS, Report, html_table, pct, readings
+    from analysis.core.report import CSS, Report, html_table, p_cell, pct, readings
     from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, adjust
     from analysis.core.tabulate import deals
 
@@ -549,14 +548,7 @@ def build_comparison(
                     ("baseline effect (n)", lambda r: f"{_pts(r['effect_b'])} ({r['n_b']})"),
                     ("candidate effect (n)", lambda r: f"{_pts(r['effect_c'])} ({r['n_c']})"),
                     ("shift [95% CI]", lambda r: _pts(r["shift"], r["shift_lo"], r["shift_hi"])),
-                    (
-                        "q",
-                        lambda r: (
-                            "–"
-                            if r["shift_q"] is None or math.isnan(r["shift_q"])
-                            else f"{r['shift_q']:.3g}"
-                        ),
-                    ),  # fmt: skip
+                    ("q", p_cell("shift_q")),
                     (
                         "flag before → after",
                         lambda r: f"{r['flag'] or '–'} → {r['flag_cand'] or '–'}",

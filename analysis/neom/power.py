@@ -18,7 +18,8 @@ import math
 import sys
 from pathlib import Path
 
-Z975 = 1.959963984540054
+from analysis.core.stats import Z95
+
 Z80 = 0.8416212335729143
 
 
@@ -99,7 +100,7 @@ def power(folder: Path, item: str, blocks: list[int], level: float = 0.05) -> di
     for name in ("win", "lead"):
         test = full[name]
         for kind_se, key in (("se", "paired"), ("se_unpaired", "unpaired")):
-            ratio = (Z975 + Z80) * test[kind_se] / abs(test["shift"]) if test["shift"] else math.inf
+            ratio = (Z95 + Z80) * test[kind_se] / abs(test["shift"]) if test["shift"] else math.inf
             result[f"{name}_games_for_80_{key}"] = math.ceil(total_games * ratio**2)
     return result
 
@@ -108,7 +109,7 @@ def _normal_power(shift: float, se: float) -> float:
     if not se or math.isnan(se):
         return math.nan
     z = abs(shift) / se
-    return 0.5 * math.erfc((Z975 - z) / math.sqrt(2))
+    return 0.5 * math.erfc((Z95 - z) / math.sqrt(2))
 
 
 def main(argv=None) -> int:

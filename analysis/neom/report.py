@@ -11,11 +11,16 @@ import polars as pl
 from analysis.core import figures
 from analysis.core.load import Run
 from analysis.core.report import (
+    GAMES_COLUMN,
+    PLAYERS_COLUMN,
+    STRATEGY_COLUMN,
     Report,
     cell_pts,
     html_table,
     lead_ci,
+    mean_ci,
     num,
+    p_cell,
     pct,
     pts,
     run_label,
@@ -77,14 +82,7 @@ def _flag_columns(report: Report, what: str) -> list[tuple[str, object]]:
         ("flag", lambda r: r["flag"]),
         (f"win share above expected ({what}), pct-pts [95% CI]", _effect_cell(report)),
         ("n", lambda r: r["n"]),
-        (
-            "q (band test)",
-            lambda r: (
-                "–"
-                if r["effect_q"] is None or math.isnan(r["effect_q"])
-                else f"{r['effect_q']:.3g}"
-            ),
-        ),  # fmt: skip
+        ("q (band test)", p_cell("effect_q")),
     ]
 
 
@@ -345,6 +343,17 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
     report.section("dead", "Dead and rare tiles", parts)
 
 
+def _by_generation(
+    report: Report, name: str, frame: pl.DataFrame, value: str, title: str, unit: str, columns
+) -> list[str]:
+    """A per-strategy measure at the end of each generation: the CSV ``name``, its line chart
+    (``value`` in ``unit``) and its table (strategy, generation, then ``columns``)."""
+    report.table(name, frame)
+    chart = figures.lines_by(frame, "generation", value, "strategy_name", title, "generation", unit)
+    rows = [STRATEGY_COLUMN, ("generation", lambda r: r["generation"]), *columns]
+    return [report.figure(name, chart, f"{unit} by generation"), html_table(frame, rows)]
+
+
 def _flow_section(report: Report, run: Run) -> None:
     coins = flow.coins_by_generation(run)
     vp = flow.vp_by_generation(run)
@@ -355,71 +364,25 @@ def _flow_section(report: Report, run: Run) -> None:
         "t standard errors, cluster-robust over deals).</p>"
     ]
     if vp is not None:
-        report.table("vp_by_generation", vp)
-        parts += [
-            report.figure(
-                "vp_by_generation",
-                figures.lines_by(
-                    vp,
-                    "generation",
-                    "vp",
-                    "strategy_name",
-                    "Score at the end of each generation",
-                    "generation",
-                    "VP",
-                ),
-                "VP by generation",
-            ),  # fmt: skip
-            html_table(
-                vp,
-                [
-                    ("strategy", lambda r: r["strategy_name"]),
-                    ("generation", lambda r: r["generation"]),
-                    (
-                        "VP [95% CI]",
-                        lambda r: f"{num(r['vp'])} [{num(r['vp_lo'])}, {num(r['vp_hi'])}]",
-                    ),  # fmt: skip
-                ],
-            ),
-        ]
+        parts += _by_generation(
+            report, "vp_by_generation", vp, "vp", "Score at the end of each generation", "VP",
+            [("VP [95% CI]", mean_ci("vp"))],
+        )  # fmt: skip
     if coins is not None:
-        report.table("coins_by_generation", coins)
-        parts += [
-            report.figure(
-                "coins_by_generation",
-                figures.lines_by(
-                    coins,
-                    "generation",
-                    "money_end",
-                    "strategy_name",
-                    "Coins held at the end of each generation",
-                    "generation",
-                    "coins",
-                ),
-                "coins by generation",
-            ),  # fmt: skip
-            html_table(
-                coins,
-                [
-                    ("strategy", lambda r: r["strategy_name"]),
-                    ("generation", lambda r: r["generation"]),
-                    ("income", lambda r: num(r["income"])),
-                    ("sales", lambda r: num(r["sales"])),
-                    ("goods sold", lambda r: num(r["goods_sold"])),
-                    ("effects", lambda r: num(r["effects"])),
-                    ("spent on tiles", lambda r: num(r["tiles_paid"])),
-                    ("goods bought", lambda r: num(r["goods_bought"])),
-                    ("disasters", lambda r: num(r["disasters"])),
-                    (
-                        "held at the end [95% CI]",
-                        lambda r: (
-                            f"{num(r['money_end'])} "
-                            f"[{num(r['money_end_lo'])}, {num(r['money_end_hi'])}]"
-                        ),
-                    ),  # fmt: skip
-                ],
-            ),
-        ]
+        parts += _by_generation(
+            report, "coins_by_generation", coins, "money_end",
+            "Coins held at the end of each generation", "coins",
+            [
+                ("income", lambda r: num(r["income"])),
+                ("sales", lambda r: num(r["sales"])),
+                ("goods sold", lambda r: num(r["goods_sold"])),
+                ("effects", lambda r: num(r["effects"])),
+                ("spent on tiles", lambda r: num(r["tiles_paid"])),
+                ("goods bought", lambda r: num(r["goods_bought"])),
+                ("disasters", lambda r: num(r["disasters"])),
+                ("held at the end [95% CI]", mean_ci("money_end")),
+            ],
+        )  # fmt: skip
     if vp is None:
         parts.append(
             '<p class="note">VP by generation needs the players columns score_gen1 and '
@@ -447,13 +410,10 @@ def _score_section(report: Report, run: Run) -> None:
         html_table(
             summary,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
                 *((c.replace("_", " "), lambda r, c=c: num(r[c])) for c in categories),
-                (
-                    "total [95% CI]",
-                    lambda r: f"{r['total']:.1f} [{num(r['total_lo'])}, {num(r['total_hi'])}]",
-                ),
+                ("total [95% CI]", mean_ci("total")),
                 ("sd", lambda r: num(r["total_sd"])),
                 (
                     "10% / 50% / 90%",
@@ -483,8 +443,8 @@ def _disaster_section(report: Report, run: Run) -> None:
         html_table(
             frequency,
             [
-                ("players", lambda r: r["n_players"]),
-                ("games", lambda r: r["games"]),
+                PLAYERS_COLUMN,
+                GAMES_COLUMN,
                 *((f"gen {g}", share_ci(f"gen{g}")) for g in gens),
             ],
         ),
@@ -492,8 +452,8 @@ def _disaster_section(report: Report, run: Run) -> None:
         html_table(
             summary,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
                 ("selected / game", lambda r: num(r["selected_per_game"], 2)),
                 ("suffered / game", lambda r: num(r["suffered_per_game"], 2)),
                 ("paid [95% CI]", share_ci("paid_share")),

@@ -5,14 +5,23 @@ deliberately strong) and timing reports, without running the engine. Outcomes fo
 rules beyond the shapes of the data: scores are noise plus the requested advantages.
 """
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 
 from analysis.neom.tiles import HAND_SIZE, TURNS_PER_GENERATION
 from sim.core.batch import BatchOutput
-from sim.core.store import EVENTS, GAMES, PLAYERS, STATUS_COMPLETE, RunFolder, encode_batch
+from sim.core.store import (
+    EVENTS,
+    GAMES,
+    PLAYERS,
+    STATUS_COMPLETE,
+    RunFolder,
+    batch_entries,
+    encode_batch,
+    file_entry,
+    listed_counts,
+)
 from sim.neom import CATALOG_SNAPSHOT, GAME
 from sim.neom import constants as K
 from sim.neom import records as R
@@ -250,12 +259,16 @@ def write_run(
     table_names = (GAMES, PLAYERS, EVENTS) if events else (GAMES, PLAYERS)
     for table in table_names:
         (path / table).mkdir(exist_ok=True)
-    output = BatchOutput(games, players, event_array)
-    folder.write_batch(0, encode_batch(GAME, output, names))
+    files = encode_batch(GAME, BatchOutput(games, players, event_array), names)
+    folder.write_batch(0, files)
+    # Listed like the runner's folders (sim.core.store): report checks every file against it.
+    listing = batch_entries(0, files)
     data = {"name": "synthetic", "label": "synthetic", "reconstructed": True, "digest": ""}
     data |= {"source": "", "snapshot": CATALOG_SNAPSHOT}
     if catalog_path is not None:
-        shutil.copyfile(catalog_path, path / CATALOG_SNAPSHOT)
+        snapshot = Path(catalog_path).read_bytes()
+        (path / CATALOG_SNAPSHOT).write_bytes(snapshot)
+        listing[CATALOG_SNAPSHOT] = file_entry(snapshot)
         data.update(name=tables.name, digest=tables.digest, source=str(catalog_path))
     manifest = {
         "command": "synthetic",
@@ -270,7 +283,8 @@ def write_run(
         "strategies": [{"name": name, "id": i, "params": {}} for i, name in enumerate(names)],
         "rules": GAME.rules_as_dict(GAME.make_rules()),
         "batch_size": int(len(games)),
-        "counts": folder.row_counts(table_names),
+        "counts": listed_counts(listing, table_names, 1),
+        "files": listing,
         "timings": {},
         "events": events,
         "status": STATUS_COMPLETE,

@@ -11,25 +11,21 @@ import html
 import polars as pl
 
 from analysis.core import figures
-from analysis.core.report import html_table, num, num_interval, pct, pct_interval
+from analysis.core.report import (
+    PLAYERS_COLUMN,
+    SEATS_COLUMN,
+    STRATEGY_COLUMN,
+    html_table,
+    lead_ci,
+    mean_ci,
+    num,
+    num_interval,
+    pct,
+    share_ci,
+)
 from analysis.tangram import tables
 
 TILE_ROWS = 23
-
-
-def _share(column: str):
-    return lambda r: pct_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"])
-
-
-def _mean(column: str, digits: int = 1):
-    return lambda r: (
-        f"{num(r[column], digits)} [{num(r[f'{column}_lo'], digits)}, "
-        f"{num(r[f'{column}_hi'], digits)}]"
-    )
-
-
-def _signed(column: str, digits: int = 1):
-    return lambda r: num_interval(r[column], r[f"{column}_lo"], r[f"{column}_hi"], digits)
 
 
 def _data_note(run) -> str:
@@ -59,9 +55,9 @@ def score_section(report, run) -> None:
         )
     players = tables.players_frame(run).select("n_players", "strategy_name", "total").collect()
     columns = [
-        ("players", lambda r: r["n_players"]),
-        ("seats", lambda r: r["n"]),
-        ("mean score [95% CI]", _mean("total")),
+        PLAYERS_COLUMN,
+        SEATS_COLUMN,
+        ("mean score [95% CI]", mean_ci("total")),
         (
             "10% / 50% / 90%",
             lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
@@ -70,7 +66,7 @@ def score_section(report, run) -> None:
         ("rounds", lambda r: num(r["rounds_total"])),
         ("planning", lambda r: num(r["planning_bonus"])),
         ("balance", lambda r: num(r["balance_bonus"])),
-        ("win share [95% CI]", _share("win_share")),
+        ("win share [95% CI]", share_ci("win_share")),
     ]
     parts = [
         _data_note(run),
@@ -83,15 +79,15 @@ def score_section(report, run) -> None:
             "score distributions",
         ),
         "<h3>By strategy</h3>",
-        html_table(by_strategy, [("strategy", lambda r: r["strategy_name"]), *columns]),
+        html_table(by_strategy, [STRATEGY_COLUMN, *columns]),
         "<h3>By seat</h3>",
         html_table(by_seat, [("seat", lambda r: r["seat"]), *columns]),
         "<h3>Mean score of each round scoring</h3>",
         html_table(
             rounds,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
                 *((f"round {k}", lambda r, k=k: num(r[f"round_{k}"])) for k in range(1, 7)),
             ],
         ),
@@ -119,11 +115,11 @@ def start_section(report, run) -> None:
         html_table(
             roles,
             [
-                ("players", lambda r: r["n_players"]),
+                PLAYERS_COLUMN,
                 ("round-1 role", lambda r: r["role"]),
-                ("seats", lambda r: r["n"]),
-                ("mean score [95% CI]", _mean("total")),
-                ("win share [95% CI]", _share("win_share")),
+                SEATS_COLUMN,
+                ("mean score [95% CI]", mean_ci("total")),
+                ("win share [95% CI]", share_ci("win_share")),
                 ("fair share", lambda r: pct(r["fair"])),
             ],
         ),
@@ -133,9 +129,9 @@ def start_section(report, run) -> None:
             html_table(
                 diffs,
                 [
-                    ("players", lambda r: r["n_players"]),
+                    PLAYERS_COLUMN,
                     ("comparison", lambda r: r["comparison"]),
-                    ("score difference [95% CI]", _signed("diff")),
+                    ("score difference [95% CI]", lead_ci("diff")),
                 ],
             )
         )
@@ -148,8 +144,8 @@ def bonus_section(report, run) -> None:
     for row in rates.iter_rows(named=True):
         report.findings.append(
             f"{row['strategy_name']} ({row['n_players']} players) scores the planning bonus in "
-            f"{_share('planning_rate')(row)} of games and levels its balance markers in "
-            f"{_share('level_rate')(row)}."
+            f"{share_ci('planning_rate')(row)} of games and levels its balance markers in "
+            f"{share_ci('level_rate')(row)}."
         )
     parts = [
         "<p>Planning bonus: all 49 squares built at the end. Balance bonus: by the distance "
@@ -158,13 +154,13 @@ def bonus_section(report, run) -> None:
         html_table(
             rates,
             [
-                ("players", lambda r: r["n_players"]),
-                ("strategy", lambda r: r["strategy_name"]),
-                ("seats", lambda r: r["n"]),
-                ("planning bonus [95% CI]", _share("planning_rate")),
-                ("markers level [95% CI]", _share("level_rate")),
-                ("any balance bonus [95% CI]", _share("balance_rate")),
-                ("mean balance bonus [95% CI]", _mean("balance_bonus")),
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
+                SEATS_COLUMN,
+                ("planning bonus [95% CI]", share_ci("planning_rate")),
+                ("markers level [95% CI]", share_ci("level_rate")),
+                ("any balance bonus [95% CI]", share_ci("balance_rate")),
+                ("mean balance bonus [95% CI]", mean_ci("balance_bonus")),
                 ("mean distance", lambda r: num(r["distance"], 2)),
                 ("full squares", lambda r: num(r["full_squares"])),
                 ("declined tiles", lambda r: num(r["tiles_declined"], 2)),
@@ -182,7 +178,7 @@ def tile_section(report, run) -> None:
     report.table("tangram_tiles_by_strategy", by_strategy)
     top = pooled.sort("decline_rate", descending=True).row(0, named=True)
     report.findings.append(
-        f"Most declined tile: {top['tile_name']} ({_share('decline_rate')(top)} of seats)."
+        f"Most declined tile: {top['tile_name']} ({share_ci('decline_rate')(top)} of seats)."
     )
     moved = pooled.filter(
         (pl.col("late_minus_early_score_lo") > 0) | (pl.col("late_minus_early_score_hi") < 0)
@@ -220,9 +216,9 @@ def tile_section(report, run) -> None:
             [
                 ("tile", lambda r: r["tile_name"]),
                 ("area", lambda r: f"{r['area']:g}"),
-                ("declined [95% CI]", _share("decline_rate")),
-                ("early", _share("early_rate")),
-                ("late", _share("late_rate")),
+                ("declined [95% CI]", share_ci("decline_rate")),
+                ("early", share_ci("early_rate")),
+                ("late", share_ci("late_rate")),
                 (
                     "late - early",
                     lambda r: (
@@ -234,7 +230,7 @@ def tile_section(report, run) -> None:
                         + " pts"
                     ),
                 ),
-                ("score: late - early [95% CI]", _signed("late_minus_early_score")),
+                ("score: late - early [95% CI]", lead_ci("late_minus_early_score")),
             ],
         ),
     ]
@@ -257,18 +253,18 @@ def comparison_section(report, run_a, run_b, label_a: str = "A", label_b: str = 
     overall = paired_differences(run_a, run_b, by=())
     report.table("tangram_ab", frame)
     row = overall.row(0, named=True)
-    total = _signed("total_diff")(row)
-    planning = _signed("planning_bonus_diff")(row)
+    total = lead_ci("total_diff")(row)
+    planning = lead_ci("planning_bonus_diff")(row)
     report.findings.append(
         f"{label_b} minus {label_a}, same deals: final score {total} points per seat; "
         f"planning bonus {planning}."
     )
-    columns = [("strategy", lambda r: r.get("strategy_name", "all")), ("seats", lambda r: r["n"])]
+    columns = [("strategy", lambda r: r.get("strategy_name", "all")), SEATS_COLUMN]
     for metric in ("total", "rounds_total", "planning_bonus", "balance_bonus", "win_share"):
         columns.append(
             (
                 f"{metric.replace('_', ' ')}: {label_b} - {label_a}",
-                _signed(f"{metric}_diff", 3 if metric == "win_share" else 2),
+                lead_ci(f"{metric}_diff", 3 if metric == "win_share" else 2),
             )
         )
     parts = [

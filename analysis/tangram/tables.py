@@ -11,13 +11,20 @@ import math
 import numpy as np
 import polars as pl
 
-from analysis.core.stats import Z95, wilson_interval
+from analysis.core.stats import Z95
+from analysis.core.tabulate import group_table, with_mean_interval, with_wilson, with_win_share
 from sim.tangram import constants as K
 
 QUANTILES = (0.1, 0.5, 0.9)
 CARD_COLUMNS = tuple(f"card_{p}" for p in range(K.N_CARDS))
 EARLY_ROUNDS = (1, 2)  # "early" card: played in round 1 or 2
 LATE_ROUNDS = (5, 6)
+# A group's final-score mean and sd, and its wins (win shares summed).
+_TOTAL_AND_WINS = (
+    pl.col("total").mean().alias("total"),
+    pl.col("total").std().alias("total_sd"),
+    pl.col("win_share").sum().alias("wins"),
+)
 
 
 def players_frame(run) -> pl.LazyFrame:
@@ -28,23 +35,9 @@ def players_frame(run) -> pl.LazyFrame:
     return players
 
 
-def _wilson(frame: pl.DataFrame, successes: str, trials: str, name: str) -> pl.DataFrame:
-    k = frame[successes].cast(pl.Float64).to_numpy()
-    n = frame[trials].cast(pl.Float64).to_numpy()
-    lo, hi = wilson_interval(k, n)
-    share = np.divide(k, n, out=np.full(n.shape, np.nan), where=n > 0)
-    return frame.with_columns(
-        pl.Series(name, share), pl.Series(f"{name}_lo", lo), pl.Series(f"{name}_hi", hi)
-    )
-
-
 def _mean_ci(frame: pl.DataFrame, mean: str, sd: str, n: str) -> pl.DataFrame:
-    m = frame[mean].cast(pl.Float64).to_numpy()
-    s = frame[sd].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    count = frame[n].cast(pl.Float64).to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(count > 1, Z95 * s / np.sqrt(count), np.nan)
-    return frame.with_columns(pl.Series(f"{mean}_lo", m - half), pl.Series(f"{mean}_hi", m + half))
+    """``{mean}_lo`` and ``{mean}_hi``: mean +- 1.96 standard errors (the sd column kept)."""
+    return with_mean_interval(frame, mean, sd, n, keep_sd=True, p_value=False)
 
 
 def _diff_ci(frame, a: str, b: str, name: str) -> pl.DataFrame:
@@ -72,36 +65,27 @@ def score_distribution(run, by: tuple[str, ...] = ("n_players", "seat")) -> pl.D
     """Final scores per group (default: player count and seat): mean with its interval, sd,
     10th/50th/90th percentiles, min, max, the mean round-score total and bonuses, and the win
     share with its Wilson interval."""
-    frame = (
-        players_frame(run)
-        .group_by(*by)
-        .agg(
-            pl.len().alias("n"),
-            pl.col("total").mean().alias("total"),
-            pl.col("total").std().alias("total_sd"),
-            *(pl.col("total").quantile(q).alias(f"total_p{round(100 * q)}") for q in QUANTILES),
-            pl.col("total").min().alias("total_min"),
-            pl.col("total").max().alias("total_max"),
-            pl.col("rounds_total").mean().alias("rounds_total"),
-            pl.col("planning_bonus").mean().alias("planning_bonus"),
-            pl.col("balance_bonus").mean().alias("balance_bonus"),
-            pl.col("win_share").sum().alias("wins"),
-        )
-        .sort(*by)
-        .collect()
+    frame = group_table(
+        players_frame(run),
+        by,
+        pl.col("total").mean().alias("total"),
+        pl.col("total").std().alias("total_sd"),
+        *(pl.col("total").quantile(q).alias(f"total_p{round(100 * q)}") for q in QUANTILES),
+        pl.col("total").min().alias("total_min"),
+        pl.col("total").max().alias("total_max"),
+        pl.col("rounds_total").mean().alias("rounds_total"),
+        pl.col("planning_bonus").mean().alias("planning_bonus"),
+        pl.col("balance_bonus").mean().alias("balance_bonus"),
+        pl.col("win_share").sum().alias("wins"),
     )
-    return _wilson(_mean_ci(frame, "total", "total_sd", "n"), "wins", "n", "win_share")
+    return with_wilson(_mean_ci(frame, "total", "total_sd", "n"), "wins", "n", "win_share")
 
 
 def round_scores(run) -> pl.DataFrame:
     """Mean score of each of the six round scorings per player count and strategy."""
     columns = [f"round_{r}" for r in range(1, K.N_ROUNDS + 1)]
-    return (
-        players_frame(run)
-        .group_by("n_players", "strategy_name")
-        .agg(pl.len().alias("n"), *(pl.col(c).mean() for c in columns))
-        .sort("n_players", "strategy_name")
-        .collect()
+    return group_table(
+        players_frame(run), ("n_players", "strategy_name"), *(pl.col(c).mean() for c in columns)
     )
 
 
@@ -129,20 +113,10 @@ def round_one_roles(run) -> pl.DataFrame:
         .then(pl.lit("shared card"))
         .otherwise(pl.lit("none"))
     )
-    frame = (
-        players.with_columns(role.alias("role"))
-        .group_by("n_players", "role")
-        .agg(
-            pl.len().alias("n"),
-            pl.col("total").mean().alias("total"),
-            pl.col("total").std().alias("total_sd"),
-            pl.col("win_share").sum().alias("wins"),
-        )
-        .sort("n_players", "role")
-        .collect()
+    frame = group_table(
+        players.with_columns(role.alias("role")), ("n_players", "role"), *_TOTAL_AND_WINS
     )
-    frame = _wilson(_mean_ci(frame, "total", "total_sd", "n"), "wins", "n", "win_share")
-    return frame.with_columns((1.0 / pl.col("n_players")).alias("fair"))
+    return with_win_share(_mean_ci(frame, "total", "total_sd", "n"), "win_share")
 
 
 def role_differences(roles: pl.DataFrame) -> pl.DataFrame:
@@ -205,28 +179,22 @@ def bonus_rates(run) -> pl.DataFrame:
     """Per player count and strategy: how often the planning bonus is scored (all 49 squares
     built) and the balance bonus at its top value (markers level) or at all, with Wilson
     intervals; the mean balance bonus and marker distance with intervals."""
-    frame = (
-        players_frame(run)
-        .with_columns((pl.col("red") - pl.col("green")).abs().alias("distance"))
-        .group_by("n_players", "strategy_name")
-        .agg(
-            pl.len().alias("n"),
-            (pl.col("planning_bonus") > 0).sum().alias("planning"),
-            (pl.col("distance") == 0).sum().alias("level"),
-            (pl.col("balance_bonus") > 0).sum().alias("any_balance"),
-            pl.col("balance_bonus").mean().alias("balance_bonus"),
-            pl.col("balance_bonus").std().alias("balance_bonus_sd"),
-            pl.col("distance").mean().alias("distance"),
-            pl.col("full_squares").mean().alias("full_squares"),
-            pl.col("tiles_declined").mean().alias("tiles_declined"),
-            pl.col("fountains").mean().alias("fountains"),
-        )
-        .sort("n_players", "strategy_name")
-        .collect()
+    frame = group_table(
+        players_frame(run).with_columns((pl.col("red") - pl.col("green")).abs().alias("distance")),
+        ("n_players", "strategy_name"),
+        (pl.col("planning_bonus") > 0).sum().alias("planning"),
+        (pl.col("distance") == 0).sum().alias("level"),
+        (pl.col("balance_bonus") > 0).sum().alias("any_balance"),
+        pl.col("balance_bonus").mean().alias("balance_bonus"),
+        pl.col("balance_bonus").std().alias("balance_bonus_sd"),
+        pl.col("distance").mean().alias("distance"),
+        pl.col("full_squares").mean().alias("full_squares"),
+        pl.col("tiles_declined").mean().alias("tiles_declined"),
+        pl.col("fountains").mean().alias("fountains"),
     )
-    frame = _wilson(frame, "planning", "n", "planning_rate")
-    frame = _wilson(frame, "level", "n", "level_rate")
-    frame = _wilson(frame, "any_balance", "n", "balance_rate")
+    frame = with_wilson(frame, "planning", "n", "planning_rate")
+    frame = with_wilson(frame, "level", "n", "level_rate")
+    frame = with_wilson(frame, "any_balance", "n", "balance_rate")
     return _mean_ci(frame, "balance_bonus", "balance_bonus_sd", "n")
 
 
@@ -272,25 +240,22 @@ def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
     rows = tile_rows(run)
     early = pl.col("round").is_in(list(EARLY_ROUNDS))
     late = pl.col("round").is_in(list(LATE_ROUNDS))
-    frame = (
-        rows.group_by(*by, "tile")
-        .agg(
-            pl.len().alias("n"),
-            pl.col("declined").sum().alias("declines"),
-            early.sum().alias("early_n"),
-            pl.col("declined").filter(early).sum().alias("early_declines"),
-            late.sum().alias("late_n"),
-            pl.col("declined").filter(late).sum().alias("late_declines"),
-            pl.col("total").filter(early).mean().alias("early"),
-            pl.col("total").filter(early).std().alias("early_sd"),
-            pl.col("total").filter(late).mean().alias("late"),
-            pl.col("total").filter(late).std().alias("late_sd"),
-        )
-        .sort(*by, "tile")
+    frame = group_table(
+        rows,
+        (*by, "tile"),
+        pl.col("declined").sum().alias("declines"),
+        early.sum().alias("early_n"),
+        pl.col("declined").filter(early).sum().alias("early_declines"),
+        late.sum().alias("late_n"),
+        pl.col("declined").filter(late).sum().alias("late_declines"),
+        pl.col("total").filter(early).mean().alias("early"),
+        pl.col("total").filter(early).std().alias("early_sd"),
+        pl.col("total").filter(late).mean().alias("late"),
+        pl.col("total").filter(late).std().alias("late_sd"),
     )
-    frame = _wilson(frame, "declines", "n", "decline_rate")
-    frame = _wilson(frame, "early_declines", "early_n", "early_rate")
-    frame = _wilson(frame, "late_declines", "late_n", "late_rate")
+    frame = with_wilson(frame, "declines", "n", "decline_rate")
+    frame = with_wilson(frame, "early_declines", "early_n", "early_rate")
+    frame = with_wilson(frame, "late_declines", "late_n", "late_rate")
     # Difference of two proportions (normal interval on independent groups).
     p1, p2 = frame["late_rate"].to_numpy(), frame["early_rate"].to_numpy()
     n1, n2 = frame["late_n"].to_numpy().astype(float), frame["early_n"].to_numpy().astype(float)
@@ -339,17 +304,5 @@ def reconstructed(run) -> bool:
 def strategy_shares(run) -> pl.DataFrame:
     """Win share of each strategy per player count (sole win 1, a k-way tie 1/k), with Wilson
     intervals, and its mean score with an interval."""
-    frame = (
-        players_frame(run)
-        .group_by("n_players", "strategy_name")
-        .agg(
-            pl.len().alias("n"),
-            pl.col("win_share").sum().alias("wins"),
-            pl.col("total").mean().alias("total"),
-            pl.col("total").std().alias("total_sd"),
-        )
-        .sort("n_players", "strategy_name")
-        .collect()
-    )
-    frame = _wilson(_mean_ci(frame, "total", "total_sd", "n"), "wins", "n", "share")
-    return frame.with_columns((1.0 / pl.col("n_players")).alias("fair"))
+    frame = group_table(players_frame(run), ("n_players", "strategy_name"), *_TOTAL_AND_WINS)
+    return with_win_share(_mean_ci(frame, "total", "total_sd", "n"))

@@ -57,6 +57,7 @@ from sim.core.store import (
     RunFolder,
     batch_path,
     encode_batch,
+    listed_counts,
     listed_names,
     manifest_field,
     run_batches,
@@ -708,17 +709,10 @@ def run_simulation(config: RunConfig) -> RunResult:
         manifest["sessions"] = manifest["sessions"] + [session]
         manifest["timings"] = _timings(manifest["sessions"])
         if ended == "complete":
-            rows = {
-                table: sum(
-                    manifest["files"][batch_path(table, index)]["rows"]
-                    for index in range(plan.n_batches)
-                )
-                for table in plan.tables
-            }
             manifest.update(
                 status=STATUS_COMPLETE,
                 completed=_now(),
-                counts={"batches": plan.n_batches} | rows,
+                counts=listed_counts(manifest["files"], plan.tables, plan.n_batches),
             )
             folder.write_manifest(manifest)
             folder.remove_journal()

@@ -131,6 +131,20 @@ def file_entry(data: bytes, parquet: bool = False) -> dict:
     return entry
 
 
+def batch_entries(index: int, files: dict[str, bytes]) -> dict[str, dict]:
+    """The listing entries of batch ``index``'s Parquet files (table name -> bytes)."""
+    return {batch_path(table, index): file_entry(data, True) for table, data in files.items()}
+
+
+def listed_counts(files: dict[str, dict], tables, n_batches: int) -> dict[str, int]:
+    """A complete run's ``counts``: its batches and each table's rows, from the listing."""
+    rows = {
+        table: sum(files[batch_path(table, index)]["rows"] for index in range(n_batches))
+        for table in tables
+    }
+    return {"batches": n_batches} | rows
+
+
 def _temporary(path: Path) -> Path:
     # Hidden name: globs like players/*.parquet never see a half-written file.
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -280,7 +294,7 @@ class RunFolder:
         """Write a batch's files under temporary names, record them in the journal (fsync'ed),
         then rename them into place; return their listing entries. UserError on a write
         failure (full disk, read-only folder), with nothing visible half-written."""
-        entries = {batch_path(t, index): file_entry(data, True) for t, data in files.items()}
+        entries = batch_entries(index, files)
         written = []
         try:
             for table, data in files.items():
@@ -512,12 +526,6 @@ class RunFolder:
         """Indices of the batches whose every table file exists."""
         return set.intersection(*(set(self.batch_files(table)) for table in tables))
 
-    def row_counts(self, tables: tuple[str, ...]) -> dict[str, int]:
-        return {
-            table: sum(pq.read_metadata(file).num_rows for file in self.batch_files(table).values())
-            for table in tables
-        }
-
 
 def _valid_entries(files: dict) -> dict[str, dict]:
     """The entries of a listing that name a file the tool can have written: a batch file of a
@@ -590,7 +598,7 @@ def read_run(path) -> RunTables:
     files = folder.listing(manifest)
     repair = "; repair the run with neom simulate --resume and the options it was run with"
     if files is None:
-        # Written without a listing (an older version, synthetic runs): batches by name, the
+        # Written without a listing (an older version): batches by name, the
         # run's own indices only when its manifest says how many there are.
         found = {table: folder.batch_files(table) for table in tables}
         if "batch_size" in manifest:

@@ -6,7 +6,6 @@ cannot drift apart; any problem makes the whole file invalid and every problem i
 each naming the file, the tile (or good, board, deck) and the field.
 """
 
-import difflib
 import hashlib
 import json
 import unicodedata
@@ -16,6 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from sim.core.errors import CatalogError, read_toml_input
+from sim.core.fields import (
+    describe,
+    duplicate_names,
+    lookalike_key,
+    read_fields,
+    read_header,
+    suggest,
+    table_array,
+)
 from sim.neom import constants as K
 from sim.neom.tables import Tables
 
@@ -142,32 +150,16 @@ class _Context:
 # --- reading values ---------------------------------------------------------------------------
 
 
-def _describe(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return f"the integer {value}"
-    if isinstance(value, float):
-        return f"the number {value}"
-    if isinstance(value, str):
-        return f'the string "{value}"'
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return f"a {type(value).__name__}"
-
-
 def _type_problem(value, kind: str) -> str:
     """Why ``value`` is not of ``kind``, or "" if it is."""
     expected = f"expected {KIND_WORDS[kind]}, got "
     if kind == "str" and not isinstance(value, str):
-        return expected + _describe(value)
+        return expected + describe(value)
     if kind == "bool" and not isinstance(value, bool):
-        return expected + _describe(value)
+        return expected + describe(value)
     if kind == "int":
         if not isinstance(value, int) or isinstance(value, bool):
-            return expected + _describe(value)
+            return expected + describe(value)
         if value < 0:
             return f"must not be negative (got {value})"
         if value > MAX_AMOUNT:
@@ -175,48 +167,16 @@ def _type_problem(value, kind: str) -> str:
     if kind in ("names", "tables"):
         item_type = str if kind == "names" else dict
         if not isinstance(value, list):
-            return expected + _describe(value)
+            return expected + describe(value)
         for item in value:
             if not isinstance(item, item_type):
-                return f"{expected}an array containing {_describe(item)}"
-    return ""
-
-
-def _suggest(name: str, valid, list_all: bool = True) -> str:
-    if not valid:
-        return " (none are allowed)"
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    if close:
-        return f' (did you mean "{close[0]}"?)'
-    if list_all:
-        return f" (valid: {', '.join(valid)})"
+                return f"{expected}an array containing {describe(item)}"
     return ""
 
 
 def _read_fields(raw, spec: dict, where: str, problems: list[str], noun: str = "field"):
-    """Check a table's keys and value types against ``spec``.
-
-    Returns every field of the spec: the value, its default when absent, or None when it is
-    missing (required) or of the wrong type (both reported). None if ``raw`` is not a table.
-    """
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a table, got {_describe(raw)}")
-        return None
-    for key in raw:
-        if key not in spec:
-            problems.append(f'{where}: unknown {noun} "{key}"{_suggest(key, spec)}')
-    values = {}
-    for key, (kind, default, *_) in spec.items():
-        if key not in raw:
-            if default is None:
-                problems.append(f'{where}: {noun} "{key}": missing')
-            values[key] = default
-            continue
-        problem = _type_problem(raw[key], kind)
-        if problem:
-            problems.append(f'{where}: {noun} "{key}": {problem}')
-        values[key] = None if problem else raw[key]
-    return values
+    """:func:`sim.core.fields.read_fields` with the catalogue's field kinds."""
+    return read_fields(raw, spec, where, problems, _type_problem, noun)
 
 
 def _mask(names, valid: dict[str, int], what: str, at: str, problems: list[str]) -> int:
@@ -229,7 +189,7 @@ def _mask(names, valid: dict[str, int], what: str, at: str, problems: list[str])
             continue
         seen.add(name)
         if name not in valid:
-            hint = _suggest(name, valid, list_all=len(valid) <= 10)
+            hint = suggest(name, valid, list_all=len(valid) <= 10)
             problems.append(f'{at}: unknown {what} "{name}"{hint}')
             continue
         mask |= valid[name]
@@ -238,7 +198,7 @@ def _mask(names, valid: dict[str, int], what: str, at: str, problems: list[str])
 
 def _tier(name: str, at: str, problems: list[str]) -> int:
     if name not in K.TIER_NAMES:
-        problems.append(f'{at}: unknown tier "{name}"{_suggest(name, K.TIER_NAMES)}')
+        problems.append(f'{at}: unknown tier "{name}"{suggest(name, K.TIER_NAMES)}')
         return K.TIER_RAW
     return K.TIER_NAMES[name]
 
@@ -298,46 +258,6 @@ def _check_name(fields, where: str, problems: list[str]) -> None:
             fields["name"] = None
 
 
-def _lookalike_key(name: str) -> str:
-    """Names that look the same compare equal: Unicode compatibility form (NFKC: "é" composed
-    or not, full-width letters, ligatures), case and runs of spaces ignored."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
-
-
-def _table_array(data: dict, key: str, source: str, problems: list[str]) -> list:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        problems.append(f'{source}: "{key}" must be an array of tables ([[{key}]])')
-        return []
-    return value
-
-
-def _duplicates(names: list, what: str, source: str, problems: list[str]) -> None:
-    """Report names used twice, and names that only look different (see _lookalike_key)."""
-    first = {}
-    looks = {}
-    for position, name in enumerate(names):
-        if name is None:
-            continue
-        if name in first:
-            problems.append(
-                f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
-                f"#{position + 1}); {what} names must be unique"
-            )
-            continue
-        first[name] = position
-        key = _lookalike_key(name)
-        if key in looks:
-            other = names[looks[key]]
-            problems.append(
-                f'{source}: {what} "{name}": looks the same as {what} "{other}" ({what}s '
-                f"#{looks[key] + 1} and #{position + 1} differ only in case, spacing or Unicode "
-                "form); rename one"
-            )
-        else:
-            looks[key] = position
-
-
 # --- one tile ---------------------------------------------------------------------------------
 
 
@@ -364,14 +284,14 @@ def _facts(fields) -> TileFacts:
 def _effect_row(raw, at: str, problems: list[str]) -> np.ndarray:
     row = np.zeros(4, dtype=np.int32)
     if not isinstance(raw, dict):
-        problems.append(f"{at}: expected a table, got {_describe(raw)}")
+        problems.append(f"{at}: expected a table, got {describe(raw)}")
         return row
     kind = raw.get("kind")
     if kind is None:
         problems.append(f'{at}: parameter "kind": missing (valid: {", ".join(EFFECT_KINDS)})')
         return row
     if kind not in EFFECT_KINDS:
-        shown = f'"{kind}"' if isinstance(kind, str) else _describe(kind)
+        shown = f'"{kind}"' if isinstance(kind, str) else describe(kind)
         problems.append(f"{at}: unknown kind {shown} (valid: {', '.join(EFFECT_KINDS)})")
         return row
     at = f"{at} ({kind})"
@@ -410,7 +330,7 @@ def _tile_rows(raw, fields: dict, name, ctx: _Context, where: str, problems: lis
     elif fields["deck"] is not None:
         deck = K.DECK_NAMES.get(fields["deck"])
         if deck is None:
-            hint = _suggest(fields["deck"], K.DECK_NAMES)
+            hint = suggest(fields["deck"], K.DECK_NAMES)
             problems.append(f'{at("deck")}: unknown deck "{fields["deck"]}"{hint}')
     row[K.C_DECK] = K.DECK_NONE if deck is None else deck
     generation = deck in GENERATION_DISASTER
@@ -524,7 +444,7 @@ def _tile_rows(raw, fields: dict, name, ctx: _Context, where: str, problems: lis
         elif prerequisite in prerequisites[:slot]:
             problems.append(f'{at("requires_tiles")}: tile "{prerequisite}" listed twice')
         elif prerequisite not in ctx.tile_index:
-            hint = _suggest(prerequisite, ctx.tile_index, list_all=False)
+            hint = suggest(prerequisite, ctx.tile_index, list_all=False)
             problems.append(f'{at("requires_tiles")}: unknown tile "{prerequisite}"{hint}')
         else:
             row[K.C_PREREQ0 + slot] = ctx.tile_index[prerequisite]
@@ -546,7 +466,7 @@ def _check_substitute(target, name, deck, row, ctx: _Context, at: str, problems:
         problems.append(f"{at}: names the tile itself")
         return
     if target not in ctx.facts:
-        problems.append(f'{at}: unknown tile "{target}"{_suggest(target, ctx.facts, False)}')
+        problems.append(f'{at}: unknown tile "{target}"{suggest(target, ctx.facts, False)}')
         return
     replaced = ctx.facts[target]
     if row[K.C_TYPES] & K.T_DISASTER:
@@ -844,22 +764,13 @@ def _check_decks(read, rows, source: str, problems: list[str]) -> None:
 
 def _read_catalog(data: dict, source: str, problems: list[str]):
     """Check the catalogue; return everything the :class:`Tables` is made of."""
-    for key in data:
-        if key not in TOP_LEVEL_KEYS:
-            problems.append(
-                f'{source}: unknown top-level key "{key}"{_suggest(key, TOP_LEVEL_KEYS)}'
-            )
-    if "catalog" in data:
-        catalog = _read_fields(data["catalog"], CATALOG_FIELDS, f"{source}: [catalog]", problems)
-        _check_name(catalog, f"{source}: [catalog]", problems)
-    else:
-        problems.append(
-            f'{source}: [catalog]: missing; the file starts with [catalog] name = "..."'
-        )
-        catalog = None
+    catalog = read_header(
+        data, TOP_LEVEL_KEYS, "catalog", CATALOG_FIELDS, source, problems, _type_problem
+    )
+    _check_name(catalog, f"{source}: [catalog]", problems)
     catalog = catalog or {}
 
-    raw_goods = _table_array(data, "goods", source, problems)
+    raw_goods = table_array(data, "goods", source, problems)
     goods = []
     for position, raw in enumerate(raw_goods):
         where = f"{source}: {_label('good', raw, position)}"
@@ -873,12 +784,12 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
             f"{source}: {len(goods)} goods; a catalogue has 1 to {K.MAX_GOODS} [[goods]] entries"
         )
     good_names = [name for name, _, _ in goods]
-    _duplicates(good_names, "good", source, problems)
+    duplicate_names(good_names, "good", source, problems, lookalikes=True)
     good_bits = _good_bits(name or "" for name in good_names[: K.MAX_GOODS])
     good_bits.pop("", None)
     good_tier = dict(zip(good_names, (tier for _, tier, _ in goods), strict=True))
 
-    raw_boards = _table_array(data, "boards", source, problems)
+    raw_boards = table_array(data, "boards", source, problems)
     boards = []
     for position, raw in enumerate(raw_boards):
         where = f"{source}: {_label('board', raw, position)}"
@@ -888,7 +799,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
         _check_name(fields, where, problems)
         good = fields["good"]
         if good is not None and good not in good_bits:
-            hint = _suggest(good, good_bits, list_all=False)
+            hint = suggest(good, good_bits, list_all=False)
             problems.append(f'{where}: field "good": unknown good "{good}"{hint}')
         elif good is not None and good_tier[good] != K.TIER_RAW:
             problems.append(
@@ -906,20 +817,20 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
     elif len(boards) > MAX_BOARDS:
         problems.append(f"{source}: {len(boards)} boards, at most {MAX_BOARDS} [[boards]]")
     board_names = [name for name, _, _ in boards]
-    _duplicates(board_names, "board", source, problems)
+    duplicate_names(board_names, "board", source, problems, lookalikes=True)
 
-    raw_tiles = _table_array(data, "tiles", source, problems)
+    raw_tiles = table_array(data, "tiles", source, problems)
     if len(raw_tiles) > MAX_TILES:
         problems.append(f"{source}: {len(raw_tiles)} tiles, at most {MAX_TILES} [[tiles]]")
     read = _read_tiles(raw_tiles, TILE_FIELDS, source, problems)
     tile_names = [fields["name"] for _, fields, _ in read]
-    _duplicates(tile_names, "tile", source, problems)
+    duplicate_names(tile_names, "tile", source, problems, lookalikes=True)
     center_names = [f"City Center ({name})" for name in board_names]
     for name in set(tile_names) & set(center_names):
         problems.append(f'{source}: tile "{name}": name taken by the City Center of a board')
-    center_keys = {_lookalike_key(name): name for name in center_names}
+    center_keys = {lookalike_key(name): name for name in center_names}
     for name in tile_names:
-        center = center_keys.get(_lookalike_key(name)) if name is not None else None
+        center = center_keys.get(lookalike_key(name)) if name is not None else None
         if center is not None and center != name:
             problems.append(
                 f'{source}: tile "{name}": looks the same as "{center}", the City Center of a '
@@ -1057,13 +968,13 @@ def with_extra_tiles(tables: Tables, tile_dicts: list, source: str) -> Tables:
         raise CatalogError([f"{source}: inline tiles must be an array of tables"])
     read = _read_tiles(tile_dicts, INLINE_TILE_FIELDS, source, problems)
     names = [fields["name"] for _, fields, _ in read]
-    _duplicates(names, "tile", source, problems)
-    known = {_lookalike_key(name): name for name in tables.tile_names}
+    duplicate_names(names, "tile", source, problems, lookalikes=True)
+    known = {lookalike_key(name): name for name in tables.tile_names}
     for name in names:
         if name in tables.tile_names:
             problems.append(f'{source}: tile "{name}": name already used by the catalogue')
-        elif name is not None and _lookalike_key(name) in known:
-            other = known[_lookalike_key(name)]
+        elif name is not None and lookalike_key(name) in known:
+            other = known[lookalike_key(name)]
             problems.append(
                 f'{source}: tile "{name}": looks the same as the catalogue\'s tile "{other}"; '
                 "rename it"

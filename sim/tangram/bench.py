@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.core import rng
+from sim.core.machine import cache_env, cpu_model
 from sim.tangram import GAME
 from sim.tangram import constants as K
 from sim.tangram import records as R
@@ -82,11 +83,9 @@ def cold_compile_seconds() -> tuple[float, float]:
     and play its first game (the CPU time does not count other processes of a shared
     machine)."""
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        env.pop("NEOM_NUMBA_CACHE_BASE", None)
         done = subprocess.run(
             [sys.executable, "-c", COLD_SCRIPT],
-            env=env,
+            env=cache_env(cache),
             capture_output=True,
             text=True,
             check=True,
@@ -96,16 +95,8 @@ def cold_compile_seconds() -> tuple[float, float]:
 
 
 def machine() -> dict:
-    model = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": model,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(),

@@ -18,7 +18,6 @@ The compiled form (``GameData.arrays``, passed to the compiled game as ``data``)
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,14 @@ from pathlib import Path
 import numpy as np
 
 from sim.core.errors import CatalogError, read_toml_input
+from sim.core.fields import (
+    describe,
+    duplicate_names,
+    read_fields,
+    read_header,
+    suggest,
+    table_array,
+)
 from sim.core.game import GameData
 from sim.tangram import constants as K
 from sim.tangram import geometry as G
@@ -132,82 +139,48 @@ class TileSet:
 # --- reading values -----------------------------------------------------------------------------
 
 
-def _describe(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return f"the integer {value}"
-    if isinstance(value, float):
-        return f"the number {value}"
-    if isinstance(value, str):
-        return f'the string "{value[:40]}"' + ("..." if len(value) > 40 else "")
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return f"a {type(value).__name__}"
+SHOWN_TEXT = 40  # characters of a wrong value that a message quotes
+
+
+def _shown(value) -> str:
+    return describe(value, SHOWN_TEXT)
 
 
 def _type_problem(value, kind: str) -> str:
     expected = f"expected {KIND_WORDS[kind]}, got "
     if kind == "str":
         if not isinstance(value, str):
-            return expected + _describe(value)
+            return expected + _shown(value)
         if len(value) > MAX_TEXT:
             return f"{len(value)} characters, at most {MAX_TEXT}"
     elif kind == "bool":
         if not isinstance(value, bool):
-            return expected + _describe(value)
+            return expected + _shown(value)
     elif kind == "strs":
         if not isinstance(value, list):
-            return expected + _describe(value)
+            return expected + _shown(value)
         for item in value:
             if not isinstance(item, str):
-                return f"{expected}an array containing {_describe(item)}"
+                return f"{expected}an array containing {_shown(item)}"
             if len(item) > MAX_TEXT:
                 return f"a string of {len(item)} characters, at most {MAX_TEXT}"
     elif kind in ("pair", "triple"):
         n = 2 if kind == "pair" else 3
         if not isinstance(value, list) or len(value) != n:
-            return expected + _describe(value)
+            return expected + _shown(value)
         for axis, item in zip(("row", "col"), value[:2], strict=True):
             if not isinstance(item, int) or isinstance(item, bool):
-                return f"{expected}{axis} {_describe(item)}"
+                return f"{expected}{axis} {_shown(item)}"
             if not 0 <= item < K.SIZE:
                 return f"{axis} {item} is off the board (0 to {K.SIZE - 1})"
         if n == 3 and value[2] not in K.HALVES:
-            return f"half {_describe(value[2])}: use one of {', '.join(K.HALF_NAMES)}"
+            return f"half {_shown(value[2])}: use one of {', '.join(K.HALF_NAMES)}"
     return ""
 
 
-def _suggest(name: str, valid) -> str:
-    close = difflib.get_close_matches(name, list(valid), n=1)
-    if close:
-        return f' (did you mean "{close[0]}"?)'
-    return f" (valid: {', '.join(valid)})"
-
-
 def _read_fields(raw, spec: dict, where: str, problems: list[str]):
-    """The spec's fields of table ``raw`` (default when absent, None when missing or of the
-    wrong type: both reported); None if ``raw`` is not a table."""
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a table, got {_describe(raw)}")
-        return None
-    for key in raw:
-        if key not in spec:
-            problems.append(f'{where}: unknown field "{key}"{_suggest(key, spec)}')
-    values = {}
-    for key, (kind, default) in spec.items():
-        if key not in raw:
-            if default is None:
-                problems.append(f'{where}: field "{key}": missing')
-            values[key] = default
-            continue
-        problem = _type_problem(raw[key], kind)
-        if problem:
-            problems.append(f'{where}: field "{key}": {problem}')
-        values[key] = None if problem else raw[key]
-    return values
+    """:func:`sim.core.fields.read_fields` with the tile set's field kinds."""
+    return read_fields(raw, spec, where, problems, _type_problem, max_text=SHOWN_TEXT)
 
 
 def _depth(value, limit: int, level: int = 1) -> int:
@@ -413,26 +386,22 @@ def witness_rows(owner: dict[tuple[int, int, int], str]) -> list[str]:
 # --- the whole file -------------------------------------------------------------------------------
 
 
+def _entries(raw_entries: list, kind: str, spec: dict, source: str, problems: list[str]):
+    """(where, fields or None) of each of the first MAX_ENTRIES ``[[...]]`` entries."""
+    for position, raw in enumerate(raw_entries[:MAX_ENTRIES]):
+        where = f"{source}: {_label(kind, raw, position)}"
+        yield where, _read_fields(raw, spec, where, problems)
+
+
 def _read(data: dict, source: str, problems: list[str]) -> dict:
-    for key in data:
-        if key not in TOP_LEVEL_KEYS:
-            problems.append(
-                f'{source}: unknown top-level key "{key}"{_suggest(key, TOP_LEVEL_KEYS)}'
-            )
-    if "tileset" in data:
-        header = _read_fields(data["tileset"], TILESET_FIELDS, f"{source}: [tileset]", problems)
-    else:
-        problems.append(
-            f'{source}: [tileset]: missing; the file starts with [tileset] name = "..."'
-        )
-        header = None
+    header = read_header(
+        data, TOP_LEVEL_KEYS, "tileset", TILESET_FIELDS, source, problems, _type_problem, SHOWN_TEXT
+    )
     header = header or {}
 
-    raw_tiles = _array(data, "tiles", source, problems)
+    raw_tiles = table_array(data, "tiles", source, problems)
     tiles = []
-    for position, raw in enumerate(raw_tiles[:MAX_ENTRIES]):
-        where = f"{source}: {_label('tile', raw, position)}"
-        fields = _read_fields(raw, TILE_FIELDS, where, problems)
+    for where, fields in _entries(raw_tiles, "tile", TILE_FIELDS, source, problems):
         if fields is None:
             tiles.append((None, None, "", where))
             continue
@@ -446,7 +415,7 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
             f"card: 5 rounds of {K.CARDS_PER_ROUND} cards and a final round of {K.FINAL_CARDS})"
         )
     names = [name for name, _, _, _ in tiles]
-    _duplicates(names, source, problems)
+    duplicate_names(names, "tile", source, problems)
     shapes = [shape for _, shape, _, _ in tiles]
     first_with: dict[tuple, int] = {}
     for index, (name, shape, similar, where) in enumerate(tiles):
@@ -465,14 +434,12 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
             elif similar not in names:
                 problems.append(
                     f'{where}: field "similar_to": unknown tile "{similar}"'
-                    + _suggest(similar, [n for n in names if n])
+                    + suggest(similar, [n for n in names if n])
                 )
 
-    raw_boards = _array(data, "boards", source, problems)
+    raw_boards = table_array(data, "boards", source, problems)
     boards = []
-    for position, raw in enumerate(raw_boards[:MAX_ENTRIES]):
-        where = f"{source}: {_label('board', raw, position)}"
-        fields = _read_fields(raw, BOARD_FIELDS, where, problems)
+    for where, fields in _entries(raw_boards, "board", BOARD_FIELDS, source, problems):
         if fields is None:
             continue
         start = _start_piece(fields, where, problems)
@@ -485,7 +452,7 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
             f"{source}: {len(raw_boards)} boards; the game has exactly {K.N_BOARDS} City Boards "
             "(one per player)"
         )
-    _duplicates([b[0] for b in boards], source, problems, "board")
+    duplicate_names([b[0] for b in boards], "board", source, problems)
     first_at: dict[tuple, str] = {}
     for name, fields, start, _, where in boards:
         if start is None:
@@ -499,28 +466,6 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
         else:
             first_at[square] = name
     return dict(header=header, tiles=tiles, boards=boards)
-
-
-def _array(data: dict, key: str, source: str, problems: list[str]) -> list:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        problems.append(f'{source}: "{key}" must be an array of tables ([[{key}]])')
-        return []
-    return value
-
-
-def _duplicates(names: list, source: str, problems: list[str], what: str = "tile") -> None:
-    first: dict[str, int] = {}
-    for position, name in enumerate(names):
-        if name is None:
-            continue
-        if name in first:
-            problems.append(
-                f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
-                f"#{position + 1}); {what} names must be unique"
-            )
-        else:
-            first[name] = position
 
 
 def _placements(shapes: list[frozenset]):

@@ -22,6 +22,7 @@ import numpy as np
 
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE
+from sim.core.machine import cpu_model
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
@@ -30,16 +31,6 @@ from strategies.neom.registry import parse_strategy
 
 N_PLAYERS = 4
 RESULTS = Path("bench") / "results.json"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def run_games(tables, strategy: str, first: int, n_games: int, seed: int = 1) -> float:

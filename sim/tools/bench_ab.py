@@ -15,11 +15,12 @@ the seed, so both sides play the same games if their rules agree.
 
 import argparse
 import contextlib
-import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from sim.core.machine import cache_env
 
 # Runs inside each checkout: only run_games and load_catalog, which every version of the
 # project has (in sim/ before the Game interface, in sim/tools and sim/neom since).
@@ -60,13 +61,7 @@ def start_worker(checkout: Path, strategies: list[str], core: int) -> subprocess
     cache = str(checkout / ".numba_cache")
     # The driver imported sim, which set NEOM_NUMBA_CACHE_BASE to its own folder: the checkout's
     # worker would inherit it and compile into the driver's cache.
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(checkout),
-        NUMBA_CACHE_DIR=cache,
-        NEOM_NUMBA_CACHE_BASE=cache,
-        NEOM_AB_CORE=str(core),
-    )
+    env = cache_env(cache, checkout, NEOM_AB_CORE=str(core))
     return subprocess.Popen(
         [sys.executable, "-c", WORKER, *strategies],
         env=env,

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sim.core.machine import cache_env, cpu_model
+
 RESULTS = Path("bench") / "compile.json"
 
 # Runs in the fresh process, with the checkout on PYTHONPATH: every version of the project since
@@ -107,16 +109,6 @@ print(json.dumps({
 """
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def busy_processes(threshold: float = 20.0) -> list[str]:
     """Other processes using a good share of a core right now (what else was running)."""
     try:
@@ -159,13 +151,7 @@ def git_revision(checkout: Path) -> str:
 def cold_compile(checkout: Path, functions: int = 0) -> dict:
     """Time one cold compile: a fresh process, an empty cache folder of its own."""
     with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
-        env = dict(
-            os.environ,
-            PYTHONPATH=str(checkout),
-            NUMBA_CACHE_DIR=cache,
-            NEOM_NUMBA_CACHE_BASE=cache,
-            NEOM_BENCH_FUNCTIONS=str(functions),
-        )
+        env = cache_env(cache, checkout, NEOM_BENCH_FUNCTIONS=str(functions))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(

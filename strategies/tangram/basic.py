@@ -48,22 +48,10 @@ def board_value(board, rules, balance_weight):
 
 
 @njit(inline="always")
-def option_key(
-    board,
-    p,
-    place_mask,
-    place_meta,
-    place_near,
-    rules,
-    balance_weight,
-    full,
-    value,
-    red,
-    green,
-    n_full,
-):
+def option_key(board, p, place_mask, place_meta, place_near, rules, balance_weight, before):
     """(value, builds, balance bonus, full squares, contact) after placement p (p < 0:
-    nothing placed)."""
+    nothing placed); ``before``: the board's (full squares, value, red, green, full count)."""
+    full, value, red, green, n_full = before
     if p < 0:
         return value, 0, E.balance_bonus(red, green, rules), n_full, -1
     colour = place_meta[p, M_COLOUR]
@@ -105,21 +93,10 @@ def greedy_keys(board, options, n, data, rules, balance_weight, keys):
     """Every option's key into ``keys[:n]``."""
     place_mask, place_meta, place_near, _, _ = data
     full, value, red, green = board_value(board, rules, balance_weight)
-    n_full = E.popcount(full)
+    before = (full, value, red, green, E.popcount(full))
     for i in range(n):
         v, u, b, f, c = option_key(
-            board,
-            options[i, 0],
-            place_mask,
-            place_meta,
-            place_near,
-            rules,
-            balance_weight,
-            full,
-            value,
-            red,
-            green,
-            n_full,
+            board, options[i, 0], place_mask, place_meta, place_near, rules, balance_weight, before
         )
         keys[i, K_VALUE] = v
         keys[i, K_BUILD] = u

@@ -14,6 +14,7 @@ Python and returns a :class:`sim.core.game.GameRecord`.
 import numpy as np
 
 from sim.core import rng
+from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays, records
 from sim.core.game import GameRecord
 from sim.core.jit import njit
 from sim.tangram import constants as K
@@ -31,9 +32,6 @@ from strategies.tangram.view import (
     N_VIEW,
     fill_view,
 )
-
-# Every caller passes strategy ids in this dtype, so play_batch compiles once.
-STRATEGY_ID_DTYPE = np.int32
 
 # Per-seat game state besides the board (int64[MAX_PLAYERS, N_PS]).
 PS_TOTAL = 0  # running total of round scores
@@ -742,19 +740,17 @@ def play_batch(
 def play_one(data, n_players, specs, seed, rules=None, events=True) -> GameRecord:
     """One game from master seed ``seed`` with one strategy per seat (spec strings or
     StrategySpec objects); game id and deal index 0."""
+    from sim.tangram import GAME
     from sim.tangram.rules import make_rules
 
     specs = [as_spec(s) for s in specs]
     if len(specs) != n_players:
         raise ValueError(f"{n_players} players need {n_players} strategies, got {len(specs)}")
     rules = make_rules() if rules is None else rules
-    key = rng.master_key(seed)
-    games = np.zeros((1, R.N_GAME_COLS), dtype=np.int64)
-    players = np.zeros((1, K.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
-    event_rows = np.zeros((R.EVENTS_PER_GAME if events else 0, R.N_EVENT_COLS), dtype=np.int64)
     ids = np.zeros(1, dtype=np.int64)
-    play_batch(
-        key,
+    out = play_arrays(
+        GAME,
+        rng.master_key(seed),
         ids,
         ids,
         np.arange(n_players, dtype=np.int32).reshape(1, n_players),
@@ -762,31 +758,15 @@ def play_one(data, n_players, specs, seed, rules=None, events=True) -> GameRecor
         np.stack([s.params for s in specs]).astype(np.float64),
         data.arrays,
         rules,
-        games,
-        players,
-        event_rows,
+        events,
     )
-    n_events = int(games[0, R.G_N_EVENTS])
+    n_events = int(out.games[0, R.G_N_EVENTS]) if events else 0
+    event_rows = out.events if events else np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
     return GameRecord(
-        game=_records(games[0], R.GAMES)[()],
-        players=_records(players[0, :n_players], R.PLAYERS),
-        events=_records(event_rows[:n_events], R.EVENTS),
+        game=records(out.games, R.GAMES, "games", ids).reshape(()),
+        players=records(out.players[0, :n_players], R.PLAYERS, "players", ids.repeat(n_players)),
+        events=records(event_rows[:n_events], R.EVENTS, "events", ids.repeat(n_events)),
         rules=rules,
         strategies=tuple(s.spec for s in specs),
         extra={"seed": seed, "data_label": data.label},
     )
-
-
-def _records(rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """int64 rows (or one row) as records of ``dtype``, each value checked to fit."""
-    rows = np.asarray(rows)
-    single = rows.ndim == 1
-    rows = rows.reshape(-1, len(dtype.names))
-    out = np.zeros(rows.shape[0], dtype=dtype)
-    for c, name in enumerate(dtype.names):
-        info = np.iinfo(dtype[name])
-        column = rows[:, c]
-        if column.size and (column.min() < info.min or column.max() > info.max):
-            raise OverflowError(f"column {name!r} does not fit {dtype[name]}")
-        out[name] = column
-    return out.reshape(()) if single else out

@@ -1,0 +1,154 @@
+"""Checking the parsed TOML of a game's data file against field specifications.
+
+Every game's data loader (NEOM's catalogue, Tangram City's tile set) reads tables of named
+fields, each of a kind and with a default, and reports every problem at once, each naming the
+file, the entry and the field. The reading is the same for every game; what a kind means
+(``"str"``, ``"int"``, ``"pair"``, ...) is the game's, passed in as its ``type_problem``.
+"""
+
+import difflib
+import unicodedata
+from collections.abc import Callable
+
+# Why a value is not of a kind ("" if it is): a game's own checker of its field kinds.
+TypeProblem = Callable[[object, str], str]
+
+
+def describe(value, max_text: int | None = None) -> str:
+    """The value as a message shows it ("the integer 3", "an array", ...); a string longer than
+    ``max_text`` characters is cut there, with "..."."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        if max_text is not None and len(value) > max_text:
+            return f'the string "{value[:max_text]}"...'
+        return f'the string "{value}"'
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def suggest(name: str, valid, list_all: bool = True) -> str:
+    """A hint for the unknown ``name``: the closest of ``valid``, else (``list_all``) all of
+    them."""
+    if not valid:
+        return " (none are allowed)"
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    if close:
+        return f' (did you mean "{close[0]}"?)'
+    if list_all:
+        return f" (valid: {', '.join(valid)})"
+    return ""
+
+
+def read_fields(
+    raw,
+    spec: dict,
+    where: str,
+    problems: list[str],
+    type_problem: TypeProblem,
+    noun: str = "field",
+    max_text: int | None = None,
+):
+    """Check a table's keys and value types against ``spec`` (key -> (kind, default, ...)).
+
+    Returns every field of the spec: the value, its default when absent, or None when it is
+    missing (required: default None) or of the wrong type (both reported). None if ``raw`` is
+    not a table (shown as :func:`describe` with ``max_text``).
+    """
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a table, got {describe(raw, max_text)}")
+        return None
+    for key in raw:
+        if key not in spec:
+            problems.append(f'{where}: unknown {noun} "{key}"{suggest(key, spec)}')
+    values = {}
+    for key, (kind, default, *_) in spec.items():
+        if key not in raw:
+            if default is None:
+                problems.append(f'{where}: {noun} "{key}": missing')
+            values[key] = default
+            continue
+        problem = type_problem(raw[key], kind)
+        if problem:
+            problems.append(f'{where}: {noun} "{key}": {problem}')
+        values[key] = None if problem else raw[key]
+    return values
+
+
+def read_header(
+    data: dict,
+    top_level_keys,
+    header: str,
+    spec: dict,
+    source: str,
+    problems: list[str],
+    type_problem: TypeProblem,
+    max_text: int | None = None,
+):
+    """Report unknown top-level keys of the file; return the fields of its ``[header]`` table
+    (see :func:`read_fields`), or None when it is missing (reported) or not a table."""
+    for key in data:
+        if key not in top_level_keys:
+            problems.append(
+                f'{source}: unknown top-level key "{key}"{suggest(key, top_level_keys)}'
+            )
+    if header not in data:
+        problems.append(
+            f'{source}: [{header}]: missing; the file starts with [{header}] name = "..."'
+        )
+        return None
+    where = f"{source}: [{header}]"
+    return read_fields(data[header], spec, where, problems, type_problem, max_text=max_text)
+
+
+def table_array(data: dict, key: str, source: str, problems: list[str]) -> list:
+    """The array of tables ``[[key]]`` (empty when absent; reported when not an array)."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f'{source}: "{key}" must be an array of tables ([[{key}]])')
+        return []
+    return value
+
+
+def lookalike_key(name: str) -> str:
+    """Names that look the same compare equal: Unicode compatibility form (NFKC: "é" composed
+    or not, full-width letters, ligatures), case and runs of spaces ignored."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def duplicate_names(
+    names: list, what: str, source: str, problems: list[str], lookalikes: bool = False
+) -> None:
+    """Report names used twice (None: no usable name, skipped) and, with ``lookalikes``, names
+    that only look different (see :func:`lookalike_key`)."""
+    first: dict[str, int] = {}
+    looks: dict[str, int] = {}
+    for position, name in enumerate(names):
+        if name is None:
+            continue
+        if name in first:
+            problems.append(
+                f'{source}: {what} "{name}": duplicate name ({what}s #{first[name] + 1} and '
+                f"#{position + 1}); {what} names must be unique"
+            )
+            continue
+        first[name] = position
+        if not lookalikes:
+            continue
+        key = lookalike_key(name)
+        if key in looks:
+            other = names[looks[key]]
+            problems.append(
+                f'{source}: {what} "{name}": looks the same as {what} "{other}" ({what}s '
+                f"#{looks[key] + 1} and #{position + 1} differ only in case, spacing or Unicode "
+                "form); rename one"
+            )
+        else:
+            looks[key] = position
