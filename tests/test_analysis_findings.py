@@ -268,7 +268,7 @@ def test_power_by_disjoint_deal_blocks(tmp_path):
 
 def test_vp_by_generation_is_shown_only_when_the_run_has_it(tmp_path):
     """Game flow: coins by generation from the log always; VP by generation only when the
-    players table has score_gen1 and score_gen2."""
+    players table has score_gen1 and score_gen2 recorded."""
     from analysis.neom import flow
 
     path = write_run(tmp_path / "run", n_games=200, catalog_path=CATALOG)

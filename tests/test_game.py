@@ -41,8 +41,10 @@ def deck(tables, gen, n_players, rules):
     return out[:n].tolist()
 
 
-def replay(tables, result):
-    """Replay a game from its events, checking every step; returns the final cities."""
+def replay(tables, result, generation_ends=None):
+    """Replay a game from its events, checking every step; returns the final cities.
+    ``generation_ends``: a dict filled with {generation: (cities, money)} at the end of
+    generations 1 and 2 (after their income)."""
     players = result["players"]
     n = players.shape[0]
     cells = np.full((n, K.N_CELLS), K.EMPTY, dtype=np.int16)
@@ -59,6 +61,9 @@ def replay(tables, result):
             money += pending  # coins from sales are spendable from the next turn on
             pending[:] = 0
             turn = event[R.E_TURN]
+        ended = int(event[R.E_TURN]) // E.TURNS_PER_GENERATION  # generations over before it
+        if generation_ends is not None and ended >= 1 and ended not in generation_ends:
+            generation_ends[ended] = (cells.copy(), money.copy())
         if kind == R.EV_GOOD_SOLD:
             pending[p] += event[R.E_COINS]
         elif p >= 0:
@@ -96,12 +101,20 @@ def check_game(tables, result):
     rules = result["rules"]
     events = result["events"]
     assert result["game"][R.G_N_EVENTS] < R.MAX_EVENTS_PER_GAME
-    cells = replay(tables, result)
+    ends = {}
+    cells = replay(tables, result, ends)
     for s in range(n):
         money = int(players[s, R.P_MONEY])
         score = plain_score(cells[s], money, tables.tiles, tables.effects, tables.goods_tier, rules)
         got = players[s, R.P_SCORE_TILES : R.P_SCORE_TOTAL + 1].tolist()
         assert got == [score[key] for key in K.SCORE_KEYS]
+        # The game-flow columns: the replayed city and purse at the end of generations 1, 2.
+        for gen in (1, 2):
+            city, purse = ends[gen]
+            score = plain_score(
+                city[s], int(purse[s]), tables.tiles, tables.effects, tables.goods_tier, rules
+            )
+            assert players[s, R.P_SCORE_GEN1 + gen - 1] == score["total"], (s, gen)
         goods = 0
         for t in cells[s]:
             if t >= 0:
@@ -221,6 +234,23 @@ def test_results_do_not_depend_on_the_batch(default_tables):
     assert (games[3] == alone_g[0]).all() and (players[3] == alone_p[0]).all()
     again_g, again_p, _ = batch(default_tables, seats, specs, range(6), range(6))
     assert (games == again_g).all() and (players == again_p).all()
+
+
+def test_generation_scores_come_with_the_event_log_and_change_no_play(default_tables):
+    """score_gen1/score_gen2 are recorded with the event log only (SCORE_NOT_RECORDED
+    without it), and
+    recording them changes nothing else (the replay in check_game checks their values)."""
+    specs = [parse_strategy("random"), parse_strategy("greedy")]
+    seats = np.array([[0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]], dtype=np.int32)
+    games, players, _ = batch(default_tables, seats, specs, range(3), range(3))
+    games_e, players_e, _ = batch(default_tables, seats, specs, range(3), range(3), events=True)
+    gen_columns = [R.P_SCORE_GEN1, R.P_SCORE_GEN1 + 1]
+    rest = [c for c in range(R.N_PLAYER_COLS) if c not in gen_columns]
+    same_games = [c for c in range(R.N_GAME_COLS) if c != R.G_N_EVENTS]
+    assert (games[:, same_games] == games_e[:, same_games]).all()
+    assert (players[..., rest] == players_e[..., rest]).all()
+    assert (players[:, :4, gen_columns] == R.SCORE_NOT_RECORDED).all()
+    assert (players_e[:, :4, gen_columns] != R.SCORE_NOT_RECORDED).all()
 
 
 def test_changing_a_strategy_keeps_the_deal(default_tables):

@@ -2,7 +2,8 @@
 
 Coins come from the event log (every money change is an event with its ``coins``); VP by
 generation from the players columns ``score_gen1`` and ``score_gen2`` (each seat's score at
-the end of generations 1 and 2) when the run has them, the final total being generation 3's.
+the end of generations 1 and 2, recorded with the event log), the final total being
+generation 3's.
 """
 
 import polars as pl
@@ -19,6 +20,7 @@ from sim.neom.records import (
     EV_INCOME,
     EV_PLACE,
     EV_SELL,
+    SCORE_NOT_RECORDED,
 )
 
 N_GENERATIONS = 3
@@ -91,9 +93,12 @@ def coins_by_generation(run: Run) -> pl.DataFrame | None:
 
 def vp_by_generation(run: Run) -> pl.DataFrame | None:
     """Per strategy and generation: the mean score at the end of the generation, with an
-    interval; None when the run has no ``score_gen1``/``score_gen2`` columns."""
+    interval; None when the run has no ``score_gen1``/``score_gen2`` columns or did not record
+    them (``SCORE_NOT_RECORDED``: a run without the event log)."""
     schema = run.players.collect_schema()
     if not all(column in schema for column in VP_COLUMNS):
+        return None
+    if run.players.select(pl.col(VP_COLUMNS[0]).max()).collect().item() == SCORE_NOT_RECORDED:
         return None
     seats = run.players.select(
         "game_id", "strategy_name", *VP_COLUMNS, pl.col("total").alias("score_gen3")

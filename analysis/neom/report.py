@@ -385,8 +385,8 @@ def _flow_section(report: Report, run: Run) -> None:
         )  # fmt: skip
     if vp is None:
         parts.append(
-            '<p class="note">VP by generation needs the players columns score_gen1 and '
-            "score_gen2, which this run does not have.</p>"
+            '<p class="note">VP by generation is recorded with the event log: run '
+            "<code>neom simulate --events</code> to see it.</p>"
         )
     report.section("flow", "Game flow", parts)
 

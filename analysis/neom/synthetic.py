@@ -108,6 +108,7 @@ def _block(
     players[:, :, R.P_STRATEGY] = strategy_ids
     players[:, :, R.P_SCORE_TILES : R.P_SCORE_TOTAL] = parts
     players[:, :, R.P_SCORE_TOTAL] = totals
+    players[:, :, R.P_SCORE_GEN1 : R.P_SCORE_GEN1 + 2] = R.SCORE_NOT_RECORDED  # no event log
     players[:, :, R.P_RANK] = ranks
     players[:, :, R.P_WIN] = win
     players[:, :, R.P_MONEY] = rng.integers(0, 30, size=(n_games, n_players))

@@ -80,6 +80,11 @@ PLAYERS = np.dtype(
         ("coins_buying", np.int32),  # coins paid to other players for goods
         ("coins_selling", np.int32),  # coins received from other players for goods
         ("income_total", np.int32),  # coins received as income over the game
+        # score (total, money included) as if the game ended after generation 1 / 2's income;
+        # recorded with the event log (the game-flow section reads both), else
+        # SCORE_NOT_RECORDED (a score can be negative: no small sentinel will do)
+        ("score_gen1", np.int32),
+        ("score_gen2", np.int32),
     ]
 )
 
@@ -142,6 +147,8 @@ P_TRADE_ROUTES = PLAYERS.names.index("trade_routes")
 P_COINS_BUYING = PLAYERS.names.index("coins_buying")
 P_COINS_SELLING = PLAYERS.names.index("coins_selling")
 P_INCOME_TOTAL = PLAYERS.names.index("income_total")
+P_SCORE_GEN1 = PLAYERS.names.index("score_gen1")  # then score_gen2
+SCORE_NOT_RECORDED = int(np.iinfo(np.int32).min)
 N_PLAYER_COLS = len(PLAYERS.names)
 
 E_TURN = EVENTS.names.index("turn")

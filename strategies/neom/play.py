@@ -467,6 +467,13 @@ def play_generation(gen, deck, n_deck, game):
             E.pass_left(hands, pstate, n_players)
         release_pending(game)
     collect_income(game)
+    if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
+        # The game-flow report's VP by generation; recorded with the event log only, so that
+        # runs without it (and the benchmarks) pay nothing.
+        score = np.empty(K.N_SCORE, dtype=np.int32)
+        for s in range(n_players):
+            score_seat(s, game, score)
+            game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
 
 
 @njit(inline="always")
@@ -483,6 +490,17 @@ def act_seat(seat, game):
 
 
 # --- a whole game --------------------------------------------------------------------------
+@njit(inline="always")
+def score_seat(s, game, score):
+    """Seat ``s``'s city scored as if the game ended now (``score``: int32[N_SCORE])."""
+    summary = game.summaries[s]
+    E.refresh_summary(game.cells[s], game.tiles, summary)
+    score_masks(
+        game.cells[s], summary, game.pstate[s, E.PS_MONEY], game.tiles, game.effects,
+        game.goods_tier, game.rules, score,
+    )  # fmt: skip
+
+
 @njit
 def final_scoring(game, game_row):
     n_players = game.gstate[E.GS_N_PLAYERS]
@@ -495,10 +513,7 @@ def final_scoring(game, game_row):
         money = pstate[s, E.PS_MONEY]
         city = game.cells[s]
         summary = game.summaries[s]
-        E.refresh_summary(city, game.tiles, summary)
-        score_masks(
-            city, summary, money, game.tiles, game.effects, game.goods_tier, game.rules, score
-        )
+        score_seat(s, game, score)
         for key in range(K.N_SCORE):
             stats[s, R.P_SCORE_TILES + key] = score[key]
         totals[s] = score[K.S_TOTAL]
@@ -597,6 +612,8 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
         stats[s, R.P_BOARD] = pstate[s, E.PS_BOARD]
         for d in range(E.DRAFT_PICKS):
             stats[s, R.P_CS_DRAFTED0 + d] = -1
+        stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
+        stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
 
     draft(game)
     game_row[:] = -1
