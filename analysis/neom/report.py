@@ -315,8 +315,9 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
     parts = [
         f"<p>Generation tiles (Disasters aside) never placed, or placed in fewer than "
         f"{100 * tiles.RARE_SHARE:g}% of the {n_games} games ({n_dead} never placed). "
-        "<i>Why</i> is read from the log: never dealt (not in the deck at this player count, or left in the box); dealt but always "
-        "passed over; or, of the selections that were not placed, the commonest ending: a "
+        "<i>Why</i> is read from the log: never dealt (not in the deck at this player count, "
+        "or left in the box); dealt but always passed over; or, of the selections that were "
+        "not placed, the commonest ending: a "
         "prerequisite tile missing from the seller's city, unaffordable (the seller's coins, "
         "rebuilt from the log, below the tile's cheapest coin cost), sold though affordable "
         "in coins (selling paid more, or the goods or a legal square were lacking), or spent "
