@@ -25,10 +25,10 @@ from analysis.core.tabulate import (
     with_wilson,
 )
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS
+from sim.neom.constants import N_GENERATIONS
 from sim.neom.records import CS_SWAPPED_AWAY, EV_DRAFT_PICK
 
 FDR_LEVEL = 0.05
-N_GENERATIONS = 3
 COLUMN_ORDER = (
     "tile", "tile_name", "flag", "drafted", "drafted_rate", "kept", "kept_lo", "kept_hi",
     "left_in_draft", "mean_pick", "placed", "placed_rate", "placed_rate_lo", "placed_rate_hi",

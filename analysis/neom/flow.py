@@ -10,7 +10,7 @@ import polars as pl
 
 from analysis.core.load import Run
 from analysis.core.tabulate import deals, effect_table
-from analysis.neom.tiles import START_MONEY, TURNS_PER_GENERATION
+from sim.neom.constants import N_GENERATIONS, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
     EV_BUY,
     EV_CORNERSTONE,
@@ -23,7 +23,6 @@ from sim.neom.records import (
     SCORE_NOT_RECORDED,
 )
 
-N_GENERATIONS = 3
 VP_COLUMNS = ("score_gen1", "score_gen2")
 CATEGORIES = {
     "income": (EV_INCOME,),

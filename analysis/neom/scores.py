@@ -5,8 +5,8 @@ import polars as pl
 from analysis.core.load import Run
 from analysis.core.tabulate import group_table, with_mean_interval, with_wilson
 from analysis.neom.load import SCORE_COLUMNS
+from sim.neom.constants import N_GENERATIONS
 
-N_GENERATIONS = 3
 QUANTILES = (0.1, 0.5, 0.9)
 
 

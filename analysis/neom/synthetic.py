@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.neom.tiles import HAND_SIZE, TURNS_PER_GENERATION
 from sim.core.batch import BatchOutput
 from sim.core.store import (
     EVENTS,
@@ -25,6 +24,7 @@ from sim.core.store import (
 from sim.neom import CATALOG_SNAPSHOT, GAME
 from sim.neom import constants as K
 from sim.neom import records as R
+from sim.neom.constants import HAND_SIZE, TURNS_PER_GENERATION
 
 CS_HAND = 4  # cornerstones dealt per player in the draft
 CS_KEPT = 3

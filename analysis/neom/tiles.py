@@ -26,6 +26,7 @@ from analysis.core.load import Run
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import effect_table, seat_outcomes, with_band_flags, with_wilson
 from sim.neom import constants as K
+from sim.neom.constants import HAND_SIZE, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
     EV_CORNERSTONE,
     EV_DISASTER_SELECT,
@@ -35,14 +36,11 @@ from sim.neom.records import (
     EV_SELL,
 )
 
-HAND_SIZE = 8  # "deal each player a hand of 8 tiles"
-TURNS_PER_GENERATION = 7
 # "The other tiles are passed to the left player": seat s passes to seat s + 1 (the engine's
 # seat order). The hand a seat holds on turn t was dealt to seat (s - PASS_STEP * t).
 PASS_STEP = 1
 MIN_PLAYERS_DEALT = 3
 FDR_LEVEL = 0.05
-START_MONEY = 6  # sim.neom.engine.START_MONEY (not imported: that module is compiled code)
 RARE_SHARE = 0.005  # "rare": placed in fewer than 1 game in 200
 OUTCOME = ["game_id", "seat", "strategy_name", "win_share", "expected", "residual", "score_diff",
            "deal"]  # fmt: skip

@@ -4,6 +4,16 @@ The compiled catalogue is a handful of fixed-shape int32 arrays (see ``sim.table
 column and code numbers below are the only way code addresses them.
 """
 
+# --- The game's structure (texts 000/001); the engine and the analysis read them here -------
+START_MONEY = 6
+SELL_COINS = 5
+HAND_SIZE = 8  # "deal each player a hand of 8 tiles"
+TURNS_PER_GENERATION = 7
+N_GENERATIONS = 3
+N_TURNS = N_GENERATIONS * TURNS_PER_GENERATION
+DRAFT_HAND = 4  # cornerstones dealt to each player for the draft
+DRAFT_PICKS = 3
+
 # --- City grid ---------------------------------------------------------------------------
 GRID = 5
 N_CELLS = GRID * GRID

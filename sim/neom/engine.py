@@ -28,6 +28,13 @@ from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import grid as G
 from sim.neom import records as R
+from sim.neom.constants import (  # the game's structure: also read by the analysis, numba-free
+    DRAFT_HAND,
+    HAND_SIZE,
+    SELL_COINS,
+    START_MONEY,
+    TURNS_PER_GENERATION,
+)
 from sim.neom.effects import effect_coins_on_placed, insured_against
 from sim.neom.grid import (
     ALL_CELLS,
@@ -37,14 +44,6 @@ from sim.neom.grid import (
     road_component,
 )
 
-START_MONEY = 6
-SELL_COINS = 5
-HAND_SIZE = 8
-TURNS_PER_GENERATION = 7
-N_GENERATIONS = 3
-N_TURNS = N_GENERATIONS * TURNS_PER_GENERATION
-DRAFT_HAND = 4  # cornerstones dealt to each player for the draft
-DRAFT_PICKS = 3
 SOLO_STACKS = (4, 3, 2)  # solo draft: keep one of each face-down stack
 SOLO_PACKS = 8
 MAX_CS_HAND = 6  # 3 drafted + cornerstones taken by effects
