@@ -28,13 +28,17 @@ from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import grid as G
 from sim.neom import records as R
-from sim.neom.constants import (  # the game's structure: also read by the analysis, numba-free
-    DRAFT_HAND,
-    HAND_SIZE,
-    SELL_COINS,
-    START_MONEY,
-    TURNS_PER_GENERATION,
-)
+
+# The game's structure, kept in the numba-free constants module for the analysis; re-exported
+# here (``as``) because the game loop, strategies and tests read it as ``E.HAND_SIZE`` etc.
+from sim.neom.constants import DRAFT_HAND as DRAFT_HAND
+from sim.neom.constants import DRAFT_PICKS as DRAFT_PICKS
+from sim.neom.constants import HAND_SIZE as HAND_SIZE
+from sim.neom.constants import N_GENERATIONS as N_GENERATIONS
+from sim.neom.constants import N_TURNS as N_TURNS
+from sim.neom.constants import SELL_COINS as SELL_COINS
+from sim.neom.constants import START_MONEY as START_MONEY
+from sim.neom.constants import TURNS_PER_GENERATION as TURNS_PER_GENERATION
 from sim.neom.effects import effect_coins_on_placed, insured_against
 from sim.neom.grid import (
     ALL_CELLS,
