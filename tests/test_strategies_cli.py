@@ -107,7 +107,7 @@ def test_tune_is_cma_es_on_paired_deals_and_deterministic():
     tables = load_catalog()
     base = parse_strategy("greedy")
     runs = [
-        tune(tables, base, [parse_strategy("random")], 2, 240, seed=5, progress=False)
+        tune(tables, base, [parse_strategy("random")], 2, 240, seed=0, progress=False)
         for _ in range(2)
     ]
     assert runs[0].spec.spec == runs[1].spec.spec

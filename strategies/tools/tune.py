@@ -109,7 +109,8 @@ def tune(
     bounds = np.array([info.bounds[k] for k in tunable]) if info.bounds else None
     options = {
         "popsize": POPULATION,
-        "seed": seed,  # cma's own sampling: the same seed gives the same search
+        # cma's own sampling: the same seed gives the same search (cma reads 0 as "time")
+        "seed": seed % (2**32 - 1) + 1,
         "verbose": -9,
         "maxiter": generations,
     }
