@@ -61,3 +61,35 @@ def script_games(script: str, games, jit: bool):
         check=True,
     )
     return json.loads(done.stdout)
+
+
+def neom_setup(tables, n_players, rules, seed):
+    """A NEOM game's setup as ``strategies.neom.play.play_game`` draws it (the same calls in
+    the same order on the deal stream of game 0 of ``seed``): boards, cornerstone box, the
+    shuffled generation decks, the random-disasters turns, then force/ban. Returns
+    (gstate, cs_box, decks, deck_sizes)."""
+    import numpy as np
+
+    from sim.core import rng
+    from sim.neom import constants as K
+    from sim.neom import engine as E
+
+    n = tables.n_tiles
+    stream = np.zeros(2, dtype=np.uint64)
+    rng.seed_state(stream, np.uint64(rng.stream_seed(rng.master_key(seed), 0, rng.DEAL_STREAM)))
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
+    cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
+    cs_box = np.full(n, -1, dtype=np.int64)
+    decks = np.full((E.N_GENERATIONS, n), -1, dtype=np.int64)
+    sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
+    E.deal_boards(
+        stream, tables.board_center.shape[0], n_players, pstate, cells, tables.board_center
+    )
+    E.shuffled_cornerstones(stream, n_players, tables.tiles, rules, cs_box, gstate)
+    for g in range(E.N_GENERATIONS):
+        sizes[g] = E.build_deck(g + 1, n_players, tables.tiles, rules, decks[g])
+        rng.shuffle(stream, decks[g], sizes[g])
+        E.draw_random_turn(stream, g + 1, rules, gstate)
+    E.apply_interventions(stream, n_players, tables.tiles, rules, cs_box, gstate, decks, sizes)
+    return gstate, cs_box, decks, sizes

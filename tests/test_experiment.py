@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
+from run_helpers import neom_setup
 
 from sim.core import rng
 from sim.core.batch import play_arrays
@@ -73,25 +74,8 @@ def test_ban_cornerstone_is_never_dealt_and_swaps_one_tile(tables):
 
 
 def deal(tables, n_players, rules, seed=3):
-    """The generation decks as ``sim.game.play_game`` deals them (same calls, same order)."""
-    n = tables.n_tiles
-    stream = np.zeros(2, dtype=np.uint64)
-    rng.seed_state(stream, np.uint64(rng.stream_seed(rng.master_key(seed), 0, rng.DEAL_STREAM)))
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
-    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
-    cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
-    cs_box = np.full(n, -1, dtype=np.int64)
-    decks = np.full((E.N_GENERATIONS, n), -1, dtype=np.int64)
-    sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
-    E.deal_boards(
-        stream, tables.board_center.shape[0], n_players, pstate, cells, tables.board_center
-    )
-    E.shuffled_cornerstones(stream, n_players, tables.tiles, rules, cs_box, gstate)
-    for g in range(E.N_GENERATIONS):
-        sizes[g] = E.build_deck(g + 1, n_players, tables.tiles, rules, decks[g])
-        rng.shuffle(stream, decks[g], sizes[g])
-    E.apply_interventions(stream, n_players, tables.tiles, rules, cs_box, gstate, decks, sizes)
-    return cs_box, decks, sizes
+    """The cornerstone box and generation decks as ``play_game`` deals them."""
+    return neom_setup(tables, n_players, rules, seed)[1:]
 
 
 @pytest.mark.parametrize("n_players", [1, 4])

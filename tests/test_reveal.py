@@ -4,6 +4,7 @@ end of the turn. The Contract Office swap of the beginner variant is here too.""
 
 import numpy as np
 import pytest
+from run_helpers import neom_setup
 from strategy_positions import empty_position
 
 from sim.core import rng
@@ -142,22 +143,8 @@ def test_two_players_the_first_seat_does_not_see_the_second_selection(tables):
 
 
 def deal_random_turns(tables, n_players, rules, seed):
-    """The GS_RANDOM_TURN fields as ``play_game`` sets them at setup (same calls, same order)."""
-    n = tables.n_tiles
-    stream = np.zeros(2, dtype=np.uint64)
-    rng.seed_state(stream, np.uint64(rng.stream_seed(rng.master_key(seed), 0, rng.DEAL_STREAM)))
-    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
-    pstate = np.zeros((n_players, E.N_PSTATE), dtype=np.int64)
-    cells = np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16)
-    cs_box = np.full(n, -1, dtype=np.int64)
-    decks = np.full((E.N_GENERATIONS, n), -1, dtype=np.int64)
-    E.deal_boards(stream, tables.board_center.shape[0], n_players, pstate, cells,
-                  tables.board_center)  # fmt: skip
-    E.shuffled_cornerstones(stream, n_players, tables.tiles, rules, cs_box, gstate)
-    for g in range(E.N_GENERATIONS):
-        size = E.build_deck(g + 1, n_players, tables.tiles, rules, decks[g])
-        rng.shuffle(stream, decks[g], size)
-        E.draw_random_turn(stream, g + 1, rules, gstate)
+    """The GS_RANDOM_TURN fields as ``play_game`` sets them at setup."""
+    gstate = neom_setup(tables, n_players, rules, seed)[0]
     return gstate[E.GS_RANDOM_TURN : E.GS_RANDOM_TURN + E.N_GENERATIONS]
 
 
