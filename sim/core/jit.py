@@ -5,8 +5,8 @@ process when a caller wants that. Everything in the hot core uses ``@njit`` from
 ``NUMBA_DISABLE_JIT=1`` turns the whole core into plain Python for parity tests.
 
 Importing this module also makes Numba's inlining (``inline="always"``) copy a function's IR in
-time linear in its size (``linear_inline_copy``), and ``is_cached`` tells whether a compiled
-function would load from the compile cache rather than compile.
+time linear in its size (``linear_inline_copy``), and ``has_cached_code`` tells whether a
+compiled function would load from the compile cache rather than compile.
 """
 
 import inspect
@@ -64,33 +64,16 @@ def linear_inline_copy() -> bool:
 LINEAR_INLINE_COPY = linear_inline_copy()
 
 
-def _cached_signatures(dispatcher) -> list:
-    """Argument types ``dispatcher`` has compiled code for on this machine: in this process,
-    then in Numba's compile cache for the current sources (``sim._numba_cache_dir`` keys the
-    cache folder on them); the cache's index keys are (argument types, target machine, code
-    hashes)."""
-    found = [tuple(s) for s in dispatcher.signatures]
-    try:
+def has_cached_code(dispatcher) -> bool:
+    """Whether ``dispatcher`` has compiled code for this machine, in this process or in
+    Numba's compile cache for the current sources (``sim._numba_cache_dir`` keys the cache
+    folder on them), for any argument types: a command that always calls it with the same
+    types would load rather than compile. Never compiles anything."""
+    if numba.config.DISABLE_JIT or dispatcher.signatures:
+        return True
+    try:  # the cache index keys are (argument types, target machine, code hashes)
         index = dispatcher._cache._cache_file._load_index()
         target = dispatcher.targetctx.codegen().magic_tuple()
     except (AttributeError, OSError, EOFError, ValueError):
-        return found
-    return found + [key[0] for key in index if key[1] == target]
-
-
-def is_cached(dispatcher, *args) -> bool:
-    """Whether calling ``dispatcher`` with ``args`` would load its compiled code rather than
-    compile it. Never compiles anything."""
-    if numba.config.DISABLE_JIT:
-        return True
-    try:
-        signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
-    except ValueError:
         return False
-    return signature in _cached_signatures(dispatcher)
-
-
-def has_cached_code(dispatcher) -> bool:
-    """Whether ``dispatcher`` has compiled code for this machine for any argument types: a
-    command that always calls it with the same types would load rather than compile."""
-    return bool(numba.config.DISABLE_JIT or _cached_signatures(dispatcher))
+    return any(key[1] == target for key in index)
