@@ -62,7 +62,7 @@ from sim.core.store import (
     manifest_field,
     run_batches,
 )
-from sim.core.strategies import load_strategy_file, resolve_strategy
+from sim.core.strategies import seat_strategies
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -281,15 +281,9 @@ def make_plan(config: RunConfig):
     _choice(config.backend, BACKENDS, "--backend")
     if config.scheduler and config.backend != "dask":
         raise UserError("--scheduler needs --backend dask")
-    if len(config.strategies) != config.players:
-        raise UserError(
-            f"--strategies lists {len(config.strategies)} strateg"
-            f"{'y' if len(config.strategies) == 1 else 'ies'} but --players is {config.players}:"
-            " give one strategy per seat"
-        )
-    registry = game.strategies
-    named = load_strategy_file(registry, config.strategy_file) if config.strategy_file else None
-    specs = [resolve_strategy(registry, spec, named) for spec in config.strategies]
+    specs = seat_strategies(
+        game.strategies, config.strategies, config.players, config.strategy_file
+    )
     check_game_count(config.seats, config.games, config.players)
     data = game.load_data(config.data)
     rules = rules_array(game, config.rules)
@@ -302,7 +296,7 @@ def make_plan(config: RunConfig):
         n_players=config.players,
         strategy_ids=np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE),
         strategy_params=np.array([spec.params for spec in specs], dtype=np.float64),
-        strategy_names=tuple(spec.spec for spec in specs),
+        strategy_names=tuple(spec.label for spec in specs),
         data=data.arrays,
         rules=rules,
         events=config.events,
@@ -316,7 +310,8 @@ def make_plan(config: RunConfig):
         "strategies": [
             {
                 "index": i,
-                "name": spec.spec,
+                "name": spec.label,  # what the tables call it (a named set: its name)
+                "spec": spec.spec,  # the strategy and every parameter not at its default
                 "strategy": spec.name,
                 "id": spec.id,
                 "params": [float(p) for p in spec.params],
@@ -357,11 +352,22 @@ def _resume_conflict(old: dict, new: dict) -> str | None:
         before, after = old.get(key), new[key]
         if key == "data":  # compare the content only: the same file may have moved
             same = before is not None and before.get("digest") == after["digest"]
+        elif key == "strategies":  # what was played and what the tables call it
+            same = _played(before) == _played(after)
         else:
             same = before == after
         if not same:
             return f"{option} (the run used {_shown(key, before)}, not {_shown(key, after)})"
     return None
+
+
+def _played(strategies) -> list | None:
+    """A manifest's strategies as the games know them (a run written before the manifest had
+    the ``spec`` entry still resumes)."""
+    if not isinstance(strategies, list):
+        return None
+    keys = ("name", "strategy", "id", "params")
+    return [{k: s.get(k) for k in keys} if isinstance(s, dict) else s for s in strategies]
 
 
 @dataclass

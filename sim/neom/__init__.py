@@ -103,5 +103,6 @@ GAME = Game(
         ("experiment", "analysis.neom.experiment"),
         ("compare", "analysis.neom.compare"),
         ("tune", "strategies.tools.tune"),
+        ("verify", "strategies.tools.verify"),
     ),
 )
