@@ -62,7 +62,10 @@ def test_solo_game_with_parameters(capsys):
     ("args", "message"),
     [
         (["--players", "6", "--strategies", "random"], "--players 6: must be 1 to 5"),
-        (["--players", "3", "--strategies", "random,greedy"], "lists 2 strategies but --players is 3"),
+        (
+            ["--players", "3", "--strategies", "random,greedy"],
+            "lists 2 strategies but --players is 3",
+        ),
         (["--players", "3", "--strategies", "clever"], "unknown strategy 'clever'"),
         (
             ["--players", "3", "--strategies", "random", "--variant", "x"],

@@ -99,9 +99,7 @@ def test_simulate_with_a_field_records_set_names_and_their_exact_parameters(tmp_
     """Issue 27: the tables name a tuned set by its name, the manifest keeps what was played."""
     out = tmp_path / "run"
     args = ["simulate", "--players", "2", "--games", "4", "--strategies", "strong"]
-    assert main([*args, "--workers", "1", "--out", str(out)]) == 0, (
-        capsys.readouterr().err
-    )
+    assert main([*args, "--workers", "1", "--out", str(out)]) == 0, capsys.readouterr().err
     manifest = RunFolder(out).read_manifest()
     expected = seat_strategies(REGISTRY, ["strong"], 2)
     assert [s["name"] for s in manifest["strategies"]] == [s.label for s in expected]
