@@ -1,5 +1,6 @@
 """The headline of the measured ladder (docs/strategies.md), kept short: the best tuned set
-of strategies/neom/tuned.toml beats greedy in 2-player games."""
+of strategies/neom/tuned.toml (the strong field's first 2-player set) beats greedy in 2-player
+games."""
 
 import json
 
@@ -9,11 +10,12 @@ import pytest
 from analysis.core.ladder import clustered_rate
 from analysis.core.stats import wilson_interval
 from sim.core.cli import main
+from sim.core.strategies import shipped_file
 from sim.neom.catalog import load_catalog
-from strategies.neom.registry import parse_strategy, resolve_strategy
+from strategies.neom.registry import REGISTRY, parse_strategy, resolve_strategy
 from strategies.tools.arena import play_match
 
-BEST = "tuned_builder_2p"
+BEST = shipped_file(REGISTRY).fields["strong"].tables[2][0]
 
 
 @pytest.mark.slow

@@ -196,6 +196,37 @@ def test_verify_refuses_the_tuning_deals(tmp_path, capsys):
     )
 
 
+def shipped_tables():
+    shipped = shipped_file(REGISTRY)
+    return shipped, {name: shipped.tables.get(name, {}) for name in shipped.sets}
+
+
+def test_every_shipped_set_was_tuned_and_verified_under_the_games_rules():
+    """A set tuned or verified under other rules is stale: re-tune it (neom tune) and
+    re-verify it (neom verify --write); the strong field names verified sets only."""
+    rules = get_game("neom").rules_version
+    shipped, tables = shipped_tables()
+    for name, extra in tables.items():
+        assert extra.get("tuning", {}).get("rules_version") == rules, name
+        verification = extra.get("verification", {})
+        assert verification.get("rules_version") == rules, name
+        assert verification.get("passed") is True, name
+    for players, names in shipped.fields["strong"].tables.items():
+        assert set(names) <= set(shipped.sets), players
+
+
+@pytest.mark.slow
+def test_shipped_sets_pass_their_verification_again_on_a_smaller_sample(capsys):
+    """Every shipped set beats what it replaces on 3,000 fresh games per match in both
+    fields (another seed than the stored verification's)."""
+    _, tables = shipped_tables()
+    args = ["verify", "--games", "3000", "--seed", "777", "--workers", "2"]
+    code = main(args)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.count(": passed against") == len(tables)
+
+
 def test_manifest_json_names_every_entry(tmp_path):
     """The manifest's strategy entries keep every key the analysis reads."""
     out = tmp_path / "run"

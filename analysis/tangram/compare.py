@@ -38,8 +38,14 @@ def check_paired(run_a, run_b) -> None:
             )
     names_a = [s["name"] for s in run_a.manifest["strategies"]]
     names_b = [s["name"] for s in run_b.manifest["strategies"]]
-    if names_a != names_b:
-        raise UserError(f"runs not paired: strategies differ ({names_a} vs {names_b})")
+    # a named set is recorded by its name: its parameters must match too
+    params_a = [s.get("params") for s in run_a.manifest["strategies"]]
+    params_b = [s.get("params") for s in run_b.manifest["strategies"]]
+    if names_a != names_b or params_a != params_b:
+        raise UserError(
+            f"runs not paired: strategies differ ({names_a} vs {names_b}"
+            f"{', the same names with other parameters' if names_a == names_b else ''})"
+        )
     seeds = (
         run_a.games.select("game_id", "deal_seed")
         .join(run_b.games.select("game_id", "deal_seed"), on="game_id", suffix="_b")

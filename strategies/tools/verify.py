@@ -21,6 +21,7 @@ of the shipped sets is ``neom verify --write``.
 
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ import numpy as np
 from analysis.core.stats import paired_difference, wilson_interval
 from sim.core.errors import UserError
 from sim.core.strategies import (
+    SET_TABLES,
     StrategyFile,
     StrategySpec,
     read_strategy_file,
@@ -267,12 +269,20 @@ def verify_set(
         for o in mixed_field(name, spec, list(field.tables[players]), named)
     ]
     checks = []
-    for field_label, others in (("tuned", tuned_others), ("mixed", mixed_others)):
-        if progress:
-            progress(f"{name}: {field_label} field ({', '.join(o.label for o in others)})")
+    for step, (field_label, others) in enumerate(
+        (("tuned", tuned_others), ("mixed", mixed_others))
+    ):
+        start = time.perf_counter()
         checks.append(
             check_field(tables, field_label, spec, replaced, others, players, games, seed, workers)
         )
+        if progress:
+            seconds = time.perf_counter() - start
+            progress(
+                f"{name}: {field_label} field ({', '.join(o.label for o in others)}): "
+                f"{2 * games:,} games in {seconds:.0f} s ({2 * games / seconds:,.0f} games/s)"
+                + (f"; the other field about {seconds:.0f} s more" if step == 0 else "")
+            )
     return Verification(
         name,
         replaced.label,
@@ -315,19 +325,56 @@ def describe(v: Verification) -> list[str]:
 
 
 def write_verification(path: Path, results: list[Verification]) -> None:
-    """Store each result as its set's ``verification`` table, the rest of the file (comments
-    and order included) left as it was; written to a temporary file, then moved over."""
+    """Store each result as its set's ``verification`` table (replacing the one before),
+    written to a temporary file, then moved over: the file is laid out anew, set by set, each
+    with the comment lines above its header; the file's leading comment and the fields are
+    kept (other comments are not)."""
+    import tomllib
+
+    text = path.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    for result in results:
+        data["sets"][result.name]["verification"] = result.as_table()
+    temporary = path.with_name(f".{path.name}.verify-tmp")
+    temporary.write_text(strategy_file_text(data, text), encoding="utf-8")
+    temporary.replace(path)
+
+
+def strategy_file_text(data: dict, old_text: str = "") -> str:
+    """A strategy file's TOML: the leading comment of ``old_text``, then every set (the comment
+    lines above its header in ``old_text``, its parameters, then its tables), then the fields."""
     import tomlkit
 
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
-    for result in results:
-        table = document["sets"][result.name]
-        if "verification" in table:
-            del table["verification"]
-        table["verification"] = result.as_table()
-    temporary = path.with_name(f".{path.name}.verify-tmp")
-    temporary.write_text(tomlkit.dumps(document), encoding="utf-8")
-    temporary.replace(path)
+    lines = old_text.splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    comments: dict[str, list[str]] = {}
+    for k, line in enumerate(lines):
+        if line.startswith("[sets.") and line.endswith("]") and line.count(".") == 1:
+            above = k
+            while above > len(header) and lines[above - 1].startswith("#"):
+                above -= 1
+            comments[line[len("[sets.") : -1]] = lines[above:k]
+
+    def table(name: str, values: dict) -> list[str]:
+        plain = {key: value for key, value in values.items() if not isinstance(value, dict)}
+        out = [f"[{name}]", tomlkit.dumps(plain).rstrip()] if plain else [f"[{name}]"]
+        for key, value in values.items():
+            if isinstance(value, dict):
+                out += ["", *table(f"{name}.{key}", value)]
+        return out
+
+    out = [*header, ""] if header else []
+    for name, values in data.get("sets", {}).items():
+        ordered = {key: value for key, value in values.items() if not isinstance(value, dict)}
+        ordered |= {key: values[key] for key in SET_TABLES if key in values}
+        out += [*comments.get(name, []), *table(f"sets.{name}", ordered), ""]
+    for name, values in data.get("fields", {}).items():
+        out += [*table(f"fields.{name}", values), ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def run(args) -> int:
@@ -363,7 +410,7 @@ def run(args) -> int:
             args.games,
             args.seed,
             args.workers,
-            progress=lambda text: print(f"  playing {text}", file=sys.stderr, flush=True),
+            progress=lambda text: print(f"  played {text}", file=sys.stderr, flush=True),
             against=args.replaces,
         )
         results.append(result)
