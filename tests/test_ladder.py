@@ -61,3 +61,18 @@ def test_clustered_rate_widens_the_interval_when_deals_decide_the_game():
     assert hi_b - lo_b > 1.3 * (hi_a - lo_a)
     low, high = wilson_interval(50, 100)
     assert (lo_a, hi_a) == pytest.approx((float(low), float(high)))
+
+
+@pytest.mark.slow
+def test_default_ladder_each_rung_wins_sixty_percent_against_the_one_below(tmp_path):
+    """NEOM's default ladder (strategies/neom/registry.py; docs/strategies.md): every rung
+    wins at least 60% of 1,000 2-player games against the rung below, on a seed of its own."""
+    out = tmp_path / "ladder.json"
+    assert (
+        main(["ladder", "--games", "1000", "--seed", "99", "--workers", "2", "--json", str(out)])
+        == 0
+    )
+    rows = json.loads(out.read_text())
+    assert len(rows) >= 4  # five rungs at least
+    for row in rows:
+        assert row["win_rate"] >= 0.6, row
