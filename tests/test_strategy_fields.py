@@ -256,3 +256,22 @@ def test_tune_stores_how_the_set_was_made_and_verify_replays_its_field(tmp_path,
     printed = capsys.readouterr().out
     assert f"tuned field ({', '.join(others)}), 20 games" in printed
     assert f"mixed field ({', '.join(others)}), 20 games" in printed
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--sets", "nobody"], "--sets: no set 'nobody' in"),
+        (["--games", "3"], "--games 3: at least 10"),
+        (["--workers", "0"], "--workers 0: at least 1"),
+        (["--sets", "bare"], "its [sets.bare.tuning] table must give players"),
+        (["--sets", "planted", "--field", "weak"], "no field 'weak' with a 2-player list"),
+    ],
+)
+def test_verify_mistakes_are_one_clear_line(tmp_path, capsys, extra, message):
+    path = write(tmp_path, VERIFY_FILE + '\n[sets.bare]\nbase = "greedy"\n')
+    before = path.read_text()
+    assert main(["verify", "--strategy-file", str(path), "--write", *extra]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert path.read_text() == before  # nothing written

@@ -223,7 +223,7 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
     from datetime import UTC, datetime
 
     from sim.core.registry import get_game
-    from strategies.tools.verify import _commit
+    from strategies.tools.verify import source_commit
 
     return {
         "base": args.base,
@@ -238,7 +238,7 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
         "base_share": round(result.base_share, 4),
         "rules_version": get_game("neom").rules_version,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "commit": _commit(),
+        "commit": source_commit(),
     }
 
 

@@ -290,12 +290,12 @@ def verify_set(
         seed,
         get_game("neom").rules_version,
         datetime.now(UTC).strftime("%Y-%m-%d"),
-        _commit(),
+        source_commit(),
         tuple(checks),
     )
 
 
-def _commit() -> str:
+def source_commit() -> str:
     """The checkout's commit (``-dirty`` when it has uncommitted changes), or ``unknown``."""
     root = Path(__file__).resolve().parent.parent.parent
     try:
