@@ -296,7 +296,8 @@ def verify_set(
 
 
 def source_commit() -> str:
-    """The checkout's commit (``-dirty`` when it has uncommitted changes), or ``unknown``."""
+    """The checkout's commit (``-dirty`` when its Python code has uncommitted changes: the code
+    that plays; a strategy file being written or a document does not count), or ``unknown``."""
     root = Path(__file__).resolve().parent.parent.parent
     try:
         head = subprocess.run(
@@ -306,7 +307,7 @@ def source_commit() -> str:
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "*.py"],
             capture_output=True,
             text=True,
             check=True,
