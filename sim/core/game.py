@@ -164,6 +164,15 @@ class Game:
     # The game's own commands: (name, module whose register(subparsers) adds it).
     commands: tuple[tuple[str, str], ...] = ()
     compile_seconds: float = 60.0  # a cold compile of play_batch here (said while compiling)
+    # The data file's kind: the top-level table it starts with ("catalog") and what it is
+    # called ("catalogue"), so that another kind of file given instead is named in one line.
+    data_header: str = ""
+    data_noun: str = "data file"
+    # Legal but suspicious designs of a data file, one message each (the validator's warnings).
+    data_warnings: Callable[[GameData], list[str]] | None = None
+    # Entries of the manifest's "rules" that are experiment interventions (not rules options
+    # and not the rules' own tables, such as Tangram City's bonus tables).
+    intervention_rules: tuple[str, ...] = ()
 
     @property
     def strategies(self) -> StrategyRegistry:

@@ -115,6 +115,8 @@ class RunConfig:
     # Rules options by name (the game's RuleOption names, and game-specific extras such as
     # NEOM's experiment interventions), as the values make_rules takes.
     rules: dict = field(default_factory=dict)
+    # Repeat the validator's warnings about a data file the user gave (``neom simulate``).
+    data_warnings: bool = False
 
 
 @dataclass(frozen=True)
@@ -292,6 +294,9 @@ def make_plan(config: RunConfig):
     specs = [resolve_strategy(registry, spec, named) for spec in config.strategies]
     check_game_count(config.seats, config.games, config.players)
     data = game.load_data(config.data)
+    if config.data_warnings and config.data is not None and game.data_warnings is not None:
+        for warning in game.data_warnings(data):
+            print(f"neom: warning: {warning}", file=sys.stderr)
     rules = rules_array(game, config.rules)
     plan = BatchPlan(
         game=game.name,

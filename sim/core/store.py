@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sim.core.batch import BatchOutput, records, used_event_rows
-from sim.core.errors import UserError, check_nesting, decode_text, read_input
+from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.core.game import Game
 
 MANIFEST = "manifest.json"
@@ -244,7 +244,7 @@ class RunFolder:
         where = self.manifest_path
         data = read_input(where, "run manifest", MAX_MANIFEST_BYTES)
         text = decode_text(data, str(where))
-        check_nesting(text, "json", str(where))
+        check_text(text, "json", str(where))
         try:
             manifest = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:

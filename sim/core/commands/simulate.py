@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         command=shlex.join(["neom", *sys.argv[1:]]),
         rules=rules,
+        data_warnings=True,
     )
     result = run_simulation(config)
     resumed = f" ({result.games - result.games_played} resumed)" if result.batches_resumed else ""
