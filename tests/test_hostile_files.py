@@ -45,7 +45,7 @@ def validator_error(capsys, code: int, path, *words: str) -> None:
 STRATEGY_FILE = '[sets.mine]\nbase = "builder"\ndeny = 0.5\n'
 
 
-# --- integers beyond Python's conversion limit ------------------------------------------------
+# --- integers beyond Python's conversion limit ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_simulate_names_the_wrong_kind_of_data_file(tmp_path, capsys, game, flag
     assert not (tmp_path / "run").exists()
 
 
-# --- byte-order marks ------------------------------------------------------------------------------
+# --- byte-order marks ----------------------------------------------------------------------------
 
 
 BOM = b"\xef\xbb\xbf"
@@ -138,7 +138,7 @@ BOM = b"\xef\xbb\xbf"
 def test_a_utf8_byte_order_mark_is_accepted_by_every_reader(tmp_path, capsys):
     """Windows editors write one; the file means the same with it (decision: accept it)."""
     files = _files(tmp_path)
-    for kind, path in files.items():
+    for path in files.values():
         path.write_bytes(BOM + path.read_bytes())
     assert main(["catalog", "validate", str(files["catalog"])]) == 0
     assert main(["tileset", "validate", str(files["tileset"])]) == 0
@@ -170,7 +170,7 @@ def test_a_utf16_or_utf32_file_is_named(tmp_path, capsys, encoding, words):
     validator_error(capsys, main(["catalog", "validate", str(catalog)]), catalog, words, "UTF-8")
 
 
-# --- tile sets: names, similar_to, area, warnings ---------------------------------------------
+# --- tile sets: names, similar_to, area, warnings ------------------------------------------------
 
 
 def tileset_problems(change) -> list[str]:
@@ -266,7 +266,7 @@ def test_simulate_with_a_tileset_repeats_the_validators_warnings(tmp_path, capsy
         assert f"neom: {line}" in err, err
 
 
-# --- impossible Tangram boards ----------------------------------------------------------------------
+# --- impossible Tangram boards -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("halves", [7, 98])
@@ -292,7 +292,7 @@ def test_six_fountains_still_score(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["rectangle"] == 3
 
 
-# --- small messages -------------------------------------------------------------------------------
+# --- small messages ------------------------------------------------------------------------------
 
 
 def test_a_game_count_below_one_rotation_says_what_to_use(tmp_path, capsys):
@@ -307,4 +307,3 @@ def test_experiment_with_one_game_says_what_to_use(tmp_path, capsys):
     err = one_line_error(capsys, main(argv), "use 4 or more")
     assert "4 or 4" not in err
     assert not (tmp_path / "exp").exists()
-

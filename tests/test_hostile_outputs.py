@@ -188,7 +188,11 @@ def _commands(tmp_path):
             "--json",
             "analysis.core.ladder:play_rung",
         ),
-        "compare": ([*COMPARE, "--out", str(tmp_path / "c")], "--json", "sim.core.runner:run_simulation"),
+        "compare": (
+            [*COMPARE, "--out", str(tmp_path / "c")],
+            "--json",
+            "sim.core.runner:run_simulation",
+        ),
         "experiment": (
             ["experiment", "cornerstone", "Central Park", "--games", "8", "--workers", "1"]
             + ["--strategies", "random,random,random,random", "--out", str(tmp_path / "e")],
@@ -226,7 +230,9 @@ def test_an_existing_output_file_is_not_replaced_without_overwrite(
 
 @pytest.mark.parametrize("command", ["play", "ladder", "compare", "experiment", "tune"])
 @pytest.mark.parametrize("where", ["no-such-folder/out.json", "a-folder", "a-file/out.json"])
-def test_a_bad_output_path_is_refused_before_any_game(tmp_path, capsys, monkeypatch, command, where):
+def test_a_bad_output_path_is_refused_before_any_game(
+    tmp_path, capsys, monkeypatch, command, where
+):
     argv, option, plays = _commands(tmp_path)[command]
     _patch(monkeypatch, plays)
     (tmp_path / "a-folder").mkdir()

@@ -58,7 +58,8 @@ def test_a_second_writer_is_refused_naming_the_live_one(tmp_path, capsys):
         wait_for(lambda: batches(out) >= 2, live)
         host = socket.gethostname()
         for flags in ([], ["--resume"], ["--overwrite"]):
-            code = main([*SIMULATE, "--games", "40000", "--workers", "1", "--out", str(out), *flags])
+            argv = [*SIMULATE, "--games", "40000", "--workers", "1", "--out", str(out)]
+            code = main([*argv, *flags])
             one_line_error(capsys, code, str(out), f"PID {live.pid}", host, "started")
         assert live.poll() is None, "the live run was disturbed"
         live.send_signal(signal.SIGINT)
@@ -83,7 +84,7 @@ def test_two_runs_started_together_leave_one_whole_run(tmp_path):
     results = [(p.wait(timeout=300), *p.communicate()) for p in processes]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 1], results
-    (_, _, err), = [r for r in results if r[0] == 1]
+    ((_, _, err),) = [r for r in results if r[0] == 1]
     assert err.startswith("neom: error: ") and err.count("\n") == 1, err
     assert str(out) in err and "PID" in err and "started" in err, err
     manifest = json.loads((out / "manifest.json").read_text())
