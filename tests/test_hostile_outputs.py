@@ -21,7 +21,7 @@ from sim.core import store
 from sim.core.cli import main
 from sim.core.runner import RunConfig, run_simulation
 from sim.core.strategies import load_strategy_file
-from strategies.neom.registry import STRATEGIES
+from strategies.neom.registry import REGISTRY
 
 SMALL = RunConfig(
     out=Path("unused"),
@@ -224,7 +224,9 @@ def test_an_existing_output_file_is_not_replaced_without_overwrite(
     target = tmp_path / "mine.json"
     target.write_text("my data")
     code = main([*argv, option, str(target)])
-    one_line_error(capsys, code, str(target), "exists", "--overwrite")
+    # tune adds its set to a strategy file; any other file is never its to replace.
+    words = ["not a strategy file"] if command == "tune" else ["exists", "--overwrite"]
+    one_line_error(capsys, code, str(target), *words)
     assert target.read_text() == "my data"
 
 
@@ -271,7 +273,7 @@ def test_tune_adds_its_set_to_a_strategy_file_and_keeps_the_others(tmp_path, cap
     assert tune(tmp_path, "--out", str(path), "--name", "other") == 0
     text = path.read_text()
     assert text.startswith(MY_FILE)
-    sets = load_strategy_file(STRATEGIES, path)
+    sets = load_strategy_file(REGISTRY, path)
     assert set(sets) == {"mine", "other"} and sets["mine"].spec == "builder:deny=0.5"
     # The same name again: refused without --overwrite, before the budget is spent.
     code = tune(tmp_path, "--out", str(path), "--name", "mine")
@@ -284,7 +286,7 @@ def test_tune_adds_its_set_to_a_strategy_file_and_keeps_the_others(tmp_path, cap
     other = text[text.index("[sets.other]") :]
     other_block = text[text.rindex("\n#", 0, text.index("[sets.other]")) + 1 :]
     assert other_block in replaced or other in replaced
-    assert set(load_strategy_file(STRATEGIES, path)) == {"mine", "other"}
+    assert set(load_strategy_file(REGISTRY, path)) == {"mine", "other"}
 
 
 def test_tune_refuses_a_file_that_is_not_a_strategy_file(tmp_path, capsys, monkeypatch):

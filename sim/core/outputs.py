@@ -152,14 +152,16 @@ def _holder(path: Path) -> str:
 
 
 @contextmanager
-def writer_lock(path, command: str, what: str = "folder") -> Iterator[Path]:
+def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterator:
     """Hold the lock on folder ``path`` (made if missing) while the block runs: one writer at a
     time. The lock is the operating system's (``flock`` on the folder itself, so it needs no
     file in it and ends with the process, ``kill -9`` included); the holder's PID, host, start
     time and command are written to ``.neom-writer.json`` for the next writer's message, and
     removed at the end. A second writer: UserError naming the live one. Folders made for the
     lock are removed again if the block leaves them empty (a refusal writes nothing).
-    ``what``: the folder in messages ("run folder", "report folder")."""
+    ``what``: the folder in messages ("run folder", "report folder"). ``check``: called with
+    the lock held but before anything is written into the folder (a folder that is not the
+    command's is refused untouched); the block gets its result (else the path)."""
     path = Path(path)
     made = [folder for folder in (path, *path.parents) if not folder.exists()]
     try:
@@ -183,6 +185,7 @@ def writer_lock(path, command: str, what: str = "folder") -> Iterator[Path]:
                 "other neom command writes to it",
                 file=sys.stderr,
             )
+        checked = check() if check is not None else path
         info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -194,7 +197,7 @@ def writer_lock(path, command: str, what: str = "folder") -> Iterator[Path]:
         except OSError:
             pass  # a read-only folder: nothing will be written, nobody needs to be told who
         try:
-            yield path
+            yield checked
         finally:
             try:
                 (path / WRITER).unlink(missing_ok=True)

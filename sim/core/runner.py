@@ -603,8 +603,13 @@ def run_simulation(config: RunConfig) -> RunResult:
     folder = RunFolder(Path(config.out))
     if folder.path.is_symlink() or (folder.path.exists() and not folder.path.is_dir()):
         raise UserError(f"{folder.path}: exists and is not a folder")
-    with writer_lock(folder.path, config.command or "neom simulate", "run folder"):
-        return _run_locked(config, plan, data, parameters, workers, folder)
+    with writer_lock(
+        folder.path,
+        config.command or "neom simulate",
+        "run folder",
+        check=lambda: _prepare_folder(config, folder, parameters, plan),
+    ) as resumed:
+        return _run_locked(config, plan, data, parameters, workers, folder, resumed)
 
 
 def _already_complete(resumed: "Resumed", plan: BatchPlan) -> bool:
@@ -618,8 +623,7 @@ def _already_complete(resumed: "Resumed", plan: BatchPlan) -> bool:
     )
 
 
-def _run_locked(config, plan, data, parameters, workers, folder) -> RunResult:
-    resumed = _prepare_folder(config, folder, parameters, plan)
+def _run_locked(config, plan, data, parameters, workers, folder, resumed) -> RunResult:
     if resumed is not None and _already_complete(resumed, plan):
         return RunResult(
             path=folder.path,
