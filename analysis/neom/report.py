@@ -23,7 +23,6 @@ from analysis.core.report import (
     p_cell,
     pct,
     pts,
-    run_label,
     share_ci,
 )
 from analysis.core.stats import spearman_interval
@@ -514,7 +513,7 @@ def add_combined(report: Report, runs: list[Run]) -> None:
         report.table(f"combined_{kind}s", wide)
         shown = wide.filter(flagged_any) if wide.height > 40 else wide
         columns = [(kind, lambda r: r["tile_name"])] + [
-            (run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
+            (report.run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
             for i, run in enumerate(runs)
         ]
         report.sections[-1][2].extend(
