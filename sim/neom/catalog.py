@@ -8,7 +8,7 @@ each naming the file, the tile (or good, board, deck) and the field.
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ from sim.core.fields import (
     suggest,
     table_array,
 )
+from sim.core.game import COPY_NOTE, same_arrays
 from sim.neom import constants as K
 from sim.neom.tables import Tables
 
@@ -894,7 +895,14 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     # nested file is one message in milliseconds.
     data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
     check_kind(data, "catalog", source)
-    return compile_catalog(data, source, hashlib.sha256(content).hexdigest()), content
+    tables = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
+    if path != DEFAULT_CATALOG and not tables.reconstructed:
+        default = load_catalog()
+        if same_arrays(tables.arrays, default.arrays):
+            # reconstructed = false on the shipped reconstruction does not make it the
+            # published game's data.
+            tables = replace(tables, reconstructed=True, name=f"{tables.name} ({COPY_NOTE})")
+    return tables, content
 
 
 def catalog_warnings(tables: Tables) -> list[str]:

@@ -19,7 +19,7 @@ The compiled form (``GameData.arrays``, passed to the compiled game as ``data``)
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ from sim.core.fields import (
     suggest,
     table_array,
 )
-from sim.core.game import GameData
+from sim.core.game import COPY_NOTE, GameData, same_arrays
 from sim.tangram import constants as K
 from sim.tangram import geometry as G
 
@@ -595,7 +595,16 @@ def load_tileset(path: str | Path | None = None) -> GameData:
     path = DEFAULT_TILESET if path is None else Path(path)
     source = path.name if path == DEFAULT_TILESET else str(path)
     data, digest, raw = read_toml(path, source)
-    return compile_tileset(data, source, digest, raw)
+    loaded = compile_tileset(data, source, digest, raw)
+    if path != DEFAULT_TILESET and not loaded.reconstructed:
+        default = load_tileset()
+        if same_arrays(loaded.arrays, default.arrays):
+            # reconstructed = false on the shipped reconstruction does not make it the
+            # published game's tiles.
+            name = f"{loaded.name} ({COPY_NOTE})"
+            content = replace(loaded.content, name=name, reconstructed=True)
+            loaded = replace(loaded, name=name, reconstructed=True, content=content)
+    return loaded
 
 
 def tileset_warnings(game_data: GameData) -> list[str]:
