@@ -13,7 +13,7 @@ from run_helpers import one_line_error
 
 from sim.core.cli import main
 from sim.neom.catalog import DEFAULT_CATALOG
-from sim.tangram.tileset import DEFAULT_TILESET, validate
+from sim.tangram.tileset import DEFAULT_TILESET, TileSet, validate
 
 HUGE = "1" * 5000  # Python refuses to convert more than 4,300 digits (a ValueError)
 EMPTY_BOARD = [["."] * 7 for _ in range(7)]
@@ -208,8 +208,21 @@ def test_tile_set_names_get_the_catalogue_checks(change, words):
 
 
 def test_an_empty_tile_name_is_never_shown_as_marked():
+    """An empty name was accepted, and then shown with "!" (it is "in" every empty
+    similar_to); now it is refused, and the mark never counts an empty name."""
     problems = tileset_problems(_rename(0, ""))
     assert problems and not any('"!"' in p for p in problems)
+    shown = TileSet(
+        name="t",
+        reconstructed=True,
+        description="",
+        tile_names=("", "Kite"),
+        shapes=(frozenset(), frozenset()),
+        similar_to=("", ""),
+        boards=(),
+        placement_counts=(0, 0),
+    )
+    assert not shown.marked(0) and not shown.marked(1)
 
 
 def test_similar_to_must_be_mutual():

@@ -382,3 +382,53 @@ def test_an_interrupted_compare_resumes_to_the_same_result(tmp_path, capsys):
     assert main([*COMPARE, "--out", str(out), "--resume"]) == 0
     assert "already complete" in capsys.readouterr().err
     assert contents(out) == before
+
+
+# --- the core helpers (sim.core.outputs), as neom balance will use them -------------------------
+
+
+def test_publish_never_replaces_a_file_it_did_not_write(tmp_path):
+    from sim.core.errors import UserError
+    from sim.core.outputs import claim_folder, publish, staging_folder
+
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def result(**files):
+        claim = claim_folder(out, "neom thing", replaces_own=True)
+        with staging_folder(out) as staging:
+            for name, text in files.items():
+                (staging / name).write_text(text)
+            publish(staging, claim)
+
+    result(a="first")
+    (out / "b").write_text("mine")
+    before = contents(out)
+    with pytest.raises(UserError, match="b was not written by neom thing"):
+        result(a="second", b="theirs")
+    assert contents(out) == before
+    result(c="third")  # a's listing entry is replaced; the user's b is kept
+    assert {p.name for p in out.iterdir()} == {"b", "c", LISTING}
+
+
+def test_runs_listed_as_they_come_are_resumed_and_overwritten(tmp_path):
+    from sim.core.errors import UserError
+    from sim.core.outputs import claim_folder, writer_lock
+
+    out = tmp_path / "balance"
+    with writer_lock(out, "neom thing", check=lambda: claim_folder(out, "neom thing")) as claim:
+        first = claim.add_run("runs/candidate-1")
+        run_simulation(replace(SMALL, out=first))
+    listing = json.loads((out / LISTING).read_text())
+    assert listing["runs"] == ["runs/candidate-1"] and listing["status"] == "running"
+    with pytest.raises(UserError, match="interrupted neom thing"):
+        claim_folder(out, "neom thing")
+    assert claim_folder(out, "neom thing", resume=True).runs == ["runs/candidate-1"]
+    with pytest.raises(UserError, match="different --seed"):
+        claim_folder(out, "neom thing", resume=True, parameters={"--seed": 2})
+    (out / "runs" / "candidate-1" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt, which the run did not write"):
+        claim_folder(out, "neom thing", overwrite=True)
+    (out / "runs" / "candidate-1" / "notes.txt").unlink()
+    claim_folder(out, "neom thing", overwrite=True)
+    assert list(out.iterdir()) == []

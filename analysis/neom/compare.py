@@ -747,7 +747,10 @@ def run_compare(args) -> int:
     base_rules = parse_rules(args.baseline_rules, "--baseline-rules")
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
     candidate = args.candidate if args.candidate is not None else args.baseline
-    json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     out = Path(args.out) if args.out else Path("reports") / "compare"
     command = "neom compare"
     runs = (f"runs/{BASELINE}", f"runs/{CANDIDATE}")
@@ -777,6 +780,8 @@ def run_compare(args) -> int:
             )
             print(out / "index.html")
             return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
         for config in configs:
             run_simulation(config)
         with staging_folder(out) as staging:

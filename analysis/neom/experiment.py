@@ -422,7 +422,10 @@ def run_experiment(args) -> int:
     check_intervention(tables, tile, mode, args.seat, args.players, make_rules(variant))
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
-    json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     intervention = (
         {"force_tile": tile, "force_seat": args.seat} if mode == "force" else {"ban_tile": tile}
     )
@@ -450,6 +453,8 @@ def run_experiment(args) -> int:
             )
             print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
             return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
         for config in configs:
             runner.run_simulation(config)
         result = _result(args, tables, tile, out)

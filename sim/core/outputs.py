@@ -317,6 +317,17 @@ class Claim:
     def runs(self) -> list[str]:
         return list(self.listing.get("runs", []))
 
+    def add_run(self, rel: str) -> Path:
+        """List run folder ``rel`` (inside the claimed folder) before it is made, for a command
+        that learns its runs as it goes (``neom balance``'s candidates); returns its path. An
+        interrupted command resumes the runs it listed; ``--overwrite`` removes them."""
+        if not _relative(rel):
+            raise ValueError(f"not a folder inside {self.path}: {rel!r}")
+        if rel not in self.listing.setdefault("runs", []):
+            self.listing["runs"].append(rel)
+            write_listing(self.path, self.listing)
+        return self.path / rel
+
 
 def _first_difference(before: dict, after: dict) -> str | None:
     for key in sorted(set(before) | set(after)):
