@@ -67,7 +67,7 @@ def test_runs_on_different_catalogues_carry_their_own_labels(runs, tmp_path, cap
     data_of = dict(table.select("run", "data").unique().iter_rows())
     assert len(data_of) == 2, data_of
     mine = [label for run, label in data_of.items() if run.startswith(runs["mine"].name)]
-    assert mine == ["My catalogue"], data_of
+    assert mine == ["My catalogue (its file says: not a reconstruction)"], data_of
     theirs = [label for run, label in data_of.items() if run.startswith(runs["neom"].name)]
     assert theirs and "RECONSTRUCTED" in theirs[0]
     # The wide per-tile tables name both catalogues.

@@ -58,6 +58,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -139,16 +140,21 @@ def _valid_files(files) -> dict[str, dict]:
 # --- one writer at a time ------------------------------------------------------------------------
 
 
-def _holder(path: Path) -> str:
-    """The live writer of ``path`` in words, from its ``.neom-writer.json``."""
-    try:
-        info = json.loads((path / WRITER).read_text(encoding="utf-8"))
-        return (
-            f"PID {int(info['pid'])} on {info['host']}, started {info['started']} "
-            f"({info['command']})"
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return "a process that has not yet said which"
+def _holder(path: Path, wait_s: float = 2.0) -> str:
+    """The live writer of ``path`` in words, from its ``.neom-writer.json`` (waiting a moment
+    for a writer that has just taken the lock to write it)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            info = json.loads((path / WRITER).read_text(encoding="utf-8"))
+            return (
+                f"PID {int(info['pid'])} on {info['host']}, started {info['started']} "
+                f"({info['command']})"
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            if time.monotonic() > deadline:
+                return "a process that has not yet said which"
+            time.sleep(0.05)
 
 
 @contextmanager
@@ -185,17 +191,21 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
                 "other neom command writes to it",
                 file=sys.stderr,
             )
-        checked = check() if check is not None else path
         info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": now(),
             "command": command,
         }
-        try:
-            _write_atomic(path / WRITER, (json.dumps(info) + "\n").encode("utf-8"))
-        except OSError:
-            pass  # a read-only folder: nothing will be written, nobody needs to be told who
+        data = (json.dumps(info) + "\n").encode("utf-8")
+        # Say who writes at once into a folder that is new or empty (two commands started
+        # together), else only once ``check`` has found the folder to be the command's.
+        early = _is_empty(path)
+        if early:
+            _say(path, data)
+        checked = check() if check is not None else path
+        if not early:
+            _say(path, data)
         try:
             yield checked
         finally:
@@ -210,6 +220,13 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
                 folder.rmdir()
             except OSError:
                 break
+
+
+def _say(path: Path, data: bytes) -> None:
+    try:
+        _write_atomic(path / WRITER, data)
+    except OSError:
+        pass  # a read-only folder: nothing will be written, nobody needs to be told who
 
 
 # --- writing whole files --------------------------------------------------------------------------
