@@ -123,6 +123,7 @@ def test_check_needs_the_same_game_players_catalogue_and_rules(
         ({"players": 3}, ["players", "3", "4"]),
         ({"games": 7}, ["games", "7", "8"]),
         ({"rules_version": "neom-0"}, ["rules version", "neom-0"]),
+        ({"game": "tangram"}, ["missing column"]),  # one line before this issue already
     ],
 )
 def test_a_hand_edited_manifest_is_refused(runs, tmp_path, capsys, edit, words):
