@@ -102,6 +102,7 @@ GAME = Game(
         ("catalog", "sim.neom.commands.catalog"),
         ("experiment", "analysis.neom.experiment"),
         ("compare", "analysis.neom.compare"),
+        ("balance", "analysis.neom.balance_cli"),
         ("tune", "strategies.tools.tune"),
     ),
 )
