@@ -171,6 +171,32 @@ def test_a_dip_near_useless_values_does_not_turn_the_search_back():
     assert result.suggested in (4, 5) and result.reached
 
 
+def test_values_where_nobody_holds_the_item_bound_the_search_and_are_never_suggested():
+    """Raising a cornerstone's cost until nobody drafts it: those values (fewer than min_n
+    drafters) end the search on that side; the suggestion is a value it is still played at."""
+
+    def measure(value):
+        n = 500 if value <= 6 else 5  # nobody drafts it from 7 coins on
+        f = 0.20 - 0.03 * (value - 2) if value <= 6 else 0.02
+        return B.Point(value, f, f - 0.03, f + 0.03, f - 0.2, f - 0.21, f - 0.19, n)
+
+    lever = B.Lever("Item", "cost", 2, -1, "coin of cost")
+    result = B.search_lever(measure, lever, measure(2), band=0.02, min_n=100)
+    assert result.suggested == 6 and not result.reached
+    assert "fewer than 100 seats hold it" in result.stop
+    assert max(result.points) < 40  # no stride to the catalogue's bound through the dead zone
+
+
+def test_a_plateau_inside_the_band_stops_the_search():
+    def measure(value):
+        f = max(0.015, 0.10 - 0.03 * value)
+        return B.Point(value, f, f - 0.01, f + 0.01, f - 0.1, f - 0.11, f - 0.09, 500)
+
+    result = B.search_lever(measure, _lever(0, sign=-1), measure(0), band=0.02)
+    assert result.reached and result.suggested in (3, 4) and len(result.points) <= 5
+    assert "further steps gained nothing" in result.stop
+
+
 # --- known answers on real games ------------------------------------------------------------
 
 

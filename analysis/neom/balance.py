@@ -514,14 +514,23 @@ def _propose(points: dict, lever: Lever, direction: int) -> int | None:
     return int(min(max(x, lever.low), lever.high))
 
 
+def _played(points: dict, min_n: int) -> dict:
+    """The measured values at which enough seats held the item to measure it."""
+    return {v: p for v, p in points.items() if p.n >= min_n}
+
+
 def search_lever(measure, lever: Lever, start: Point, band: float,
-                 max_evals: int = DEFAULT_MAX_EVALS, probe: bool = True) -> Search:  # fmt: skip
+                 max_evals: int = DEFAULT_MAX_EVALS, probe: bool = True,
+                 min_n: int = 0) -> Search:  # fmt: skip
     """Search ``lever`` for the value nearest the effect's zero; ``measure(value) -> Point``
-    plays a candidate on the search deals, ``start`` is the measured current value."""
+    plays a candidate on the search deals, ``start`` is the measured current value. Values at
+    which fewer than ``min_n`` seats hold the item end the search on that side (the item is
+    then not balanced but out of the game) and are never suggested."""
     result = Search(lever, {lever.current: start})
     f0 = start.effect
-    if not math.isfinite(f0):
-        result.stop = "the item's effect could not be measured (never drafted or selected)"
+    if not math.isfinite(f0) or start.n < min_n:
+        result.stop = (f"the item's effect cannot be measured: {start.n} seats held it, fewer "
+                       f"than {min_n}")  # fmt: skip
         result.suggested = lever.current
         return result
     in_band = abs(f0) <= band
@@ -546,22 +555,45 @@ def search_lever(measure, lever: Lever, start: Point, band: float,
             value = lever.current + direction
             result.points[value] = measure(value)
         return result
+    searched = lever  # narrowed where the item stops being played
+    unplayed: int | None = None
+    plateau = False
     for _ in range(max_evals):
         if any(abs(p.effect) <= band * CLOSE_ENOUGH for p in result.points.values()):
             break  # a value this near zero: its neighbours can gain less than that
-        value = _propose(result.points, lever, direction)
+        value = _propose(_played(result.points, min_n), searched, direction)
         if value is None:
             break
         # The direction stays the lever's: near a tile's useless values a small raise can
         # first cost its selectors (they now place it and pay for it) before it pays off.
-        result.points[value] = measure(value)
-    bracket = _bracket(result.points)
-    best = min(result.points.values(), key=lambda p: (abs(p.effect), abs(p.value - lever.current)))
+        before = min(abs(p.effect) for p in _played(result.points, min_n).values())
+        point = measure(value)
+        result.points[value] = point
+        if point.n < min_n:
+            # Too few seats hold the item at this value (nobody drafts or selects it): it
+            # is no longer balanced but gone. Search only the values before it.
+            unplayed = value
+            edge = value - 1 if direction > 0 else value + 1
+            searched = replace(searched, **({"high": edge} if direction > 0 else {"low": edge}))
+            continue
+        if before <= band and abs(point.effect) >= before and _bracket(result.points) is None:
+            plateau = True  # in the band already and the step gained nothing: stop
+            break
+    played = _played(result.points, min_n)
+    bracket = _bracket(played)
+    best = min(played.values(), key=lambda p: (abs(p.effect), abs(p.value - lever.current)))
     result.suggested = best.value
     result.reached = abs(best.effect) <= band
     bound = lever.high if direction > 0 else lever.low
     if abs(best.effect) <= band * CLOSE_ENOUGH:
         result.stop = f"within {100 * band * CLOSE_ENOUGH:g} pct-pts of zero at {best.value}"
+    elif plateau:
+        result.stop = f"in the band at {best.value}; further steps gained nothing"
+    elif unplayed is not None and bracket is None:
+        result.stop = (
+            f"at {lever.name} = {unplayed} fewer than {min_n} seats hold it (it is no longer "
+            f"played); the nearest zero before that is {best.value}"
+        )
     elif bracket is not None and bracket[1] - bracket[0] <= 1:
         result.stop = f"the effect changes sign between {bracket[0]} and {bracket[1]}"
     elif bracket is not None:
@@ -637,7 +669,7 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
                                   what=f"{item}: trying {lever.name} = {value}")  # fmt: skip
             return item_point(base, m, item, kind, value, s.min_n)
 
-        search = search_lever(measure, lever, start_lever, s.band, max_evals, probe)
+        search = search_lever(measure, lever, start_lever, s.band, max_evals, probe, s.min_n)
         evaluator.progress.plan_less((max_evals + 1 - len(search.points)) * s.games)
         searches.append(search)
         if math.isfinite(search.points[search.suggested].effect):

@@ -15,6 +15,8 @@ from sim.core.errors import UserError
 from sim.neom.constants import VARIANT_NAMES
 
 DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
+ITEM_GAMES = 2000  # games per candidate of a one-item search
+ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
 
 
 def register(subparsers) -> None:
@@ -42,8 +44,9 @@ def register(subparsers) -> None:
         help="TOML file of named parameter sets usable in --strategies",
     )
     parser.add_argument(
-        "--games", type=int, default=2000,
-        help="games per candidate on the search deals (2000; a multiple of --players)",
+        "--games", type=int, default=None,
+        help="games per candidate on the search deals (2000; --all: 4000; a multiple of "
+        "--players)",
     )  # fmt: skip
     parser.add_argument(
         "--verify-games", type=int, default=None,
@@ -148,6 +151,8 @@ def base_catalog(path):
 
 
 def run(args) -> int:
+    if args.games is None:
+        args.games = ALL_GAMES if args.all else ITEM_GAMES
     if args.all:
         if args.name:
             raise UserError("give either NAME or --all, not both")
