@@ -311,3 +311,51 @@ def _default_text() -> str:
     from sim.neom.catalog import DEFAULT_CATALOG
 
     return DEFAULT_CATALOG.read_text(encoding="utf-8")
+
+
+# --- the whole-catalogue pass ---------------------------------------------------------------
+
+
+def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_outputs_and_resumes(
+    tmp_path, capsys
+):
+    data = valid_catalog()
+    tile(data, "Tower 1")["vp"] = 3 + 8
+    catalog = tmp_path / "planted.toml"
+    catalog.write_text(to_toml(data), encoding="utf-8")
+    out = tmp_path / "pass"
+    argv = ["balance", "--all", "--catalog", str(catalog), "--players", "3",
+            "--strategies", "greedy,greedy,greedy", "--games", "600", "--workers", "1",
+            "--min-n", "30", "--max-evals", "2", "--goals", "cornerstones", "--out", str(out),
+            "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert [e["round"] for e in log] == [0, 1]
+    assert "Tower 1" in log[0]["out_of_band"] + log[0]["flagged"]
+    (tower,) = [e for e in log[1]["edits"] if e.startswith("Tower 1: vp = ")]
+    assert int(tower.split("= ")[1]) < 11  # the planted cornerstone goes down
+    candidate = (out / "candidate.toml").read_text()
+    assert "reconstructed = true" in candidate and "(balanced)" in candidate
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["chosen"] == "coordinate" and summary["fresh_deals"]["seed"] == B.fresh_seed(1)
+    assert summary["search_deals"]["coordinate"]["loss"] <= log[0]["loss"]
+    diff = (out / "candidate.diff").read_text()
+    assert all(f"vp = {e.split('= ')[1]}" in diff for e in summary["edits"] if ": vp" in e)
+    assert (out / "compare" / "index.html").is_file() and (out / "log.md").is_file()
+    runs = sorted(p.name for p in (out / "runs").iterdir())
+    capsys.readouterr()
+    # An earlier pass is never replaced silently; --resume replays it from its runs.
+    assert main(argv) == 1
+    assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    again = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    timeless = lambda entries: [{k: v for k, v in e.items() if k != "seconds"} for e in entries]  # noqa: E731
+    assert (
+        timeless(again) == timeless(log)
+        and sorted(p.name for p in (out / "runs").iterdir()) == runs
+    )
+    assert main([*argv[:-1], "--resume", "--seed", "2", "--quiet"]) == 1
+    assert "cannot resume with a different seed" in capsys.readouterr().err
+    (out / "stray.txt").write_text("mine")
+    assert main([*argv, "--overwrite"]) == 1
+    assert "holds 'stray.txt', which neom balance --all did not write" in capsys.readouterr().err

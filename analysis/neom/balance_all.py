@@ -73,7 +73,11 @@ class Assessment:
 STRUCTURAL = ("prerequisite tile missing", "a required good no city")
 
 
-def assess(measurement, setting: B.Setting, intended: set[str]) -> Assessment:
+GOALS = ("cornerstones", "tiles", "dead")
+
+
+def assess(measurement, setting: B.Setting, intended: set[str],
+           goals: tuple[str, ...] = GOALS) -> Assessment:  # fmt: skip
     """The goals of the pass for one played candidate, with the report's own tables: a
     cornerstone is off its goal when its whole interval relative to the median cornerstone
     lies outside the band, or the report flags it; a tile when the report flags it; a tile in
@@ -94,7 +98,7 @@ def assess(measurement, setting: B.Setting, intended: set[str]) -> Assessment:
     out_of_band, flagged, dead = [], [], []
     for r in cs.iter_rows(named=True):
         name = r["tile_name"]
-        if r["small"]:
+        if r["small"] or "cornerstones" not in goals:
             continue
         kinds[name] = "cornerstone"
         outside = r["vs_median_lo"] > band or r["vs_median_hi"] < -band
@@ -111,7 +115,7 @@ def assess(measurement, setting: B.Setting, intended: set[str]) -> Assessment:
                 errors[name] = r["effect"]  # in band against the median, flagged on its own
         if outside or r["flag"]:
             decided.add(name)
-    for r in tt.filter(pl.col("flag") != "").iter_rows(named=True):
+    for r in tt.filter((pl.col("flag") != "") & ("tiles" in goals)).iter_rows(named=True):
         name = r["tile_name"]
         kinds[name] = "disaster" if _is_disaster(run, r["tile"]) else "tile"
         errors[name] = r["effect"]
@@ -124,7 +128,7 @@ def assess(measurement, setting: B.Setting, intended: set[str]) -> Assessment:
     for r in rare.iter_rows(named=True):
         name = r["tile_name"]
         share = r["placed"] / measurement.games
-        if name.casefold() in intended or name in kinds:
+        if name.casefold() in intended or name in kinds or "dead" not in goals:
             continue
         kinds[name] = "dead"
         errors[name] = share - tiles.RARE_SHARE
@@ -215,7 +219,8 @@ def bounded(lever: B.Lever, direction: int) -> B.Lever:
 
 class Pass:
     def __init__(self, evaluator: B.Evaluator, data: dict, intended: set[str], variant: str,
-                 log):  # fmt: skip
+                 log, goals: tuple[str, ...] = GOALS):  # fmt: skip
+        self.goals = goals
         self.evaluator = evaluator
         self.data = data
         self.intended = intended
@@ -227,7 +232,7 @@ class Pass:
                                                 "the catalogue as it is")  # fmt: skip
         start = time.perf_counter()
         m = self.evaluator.measure(values, events=True, what=what[:160])
-        a = assess(m, self.evaluator.setting, self.intended)
+        a = assess(m, self.evaluator.setting, self.intended, self.goals)
         a.seconds = time.perf_counter() - start
         self.log(search, round_, a)
         return a
@@ -394,12 +399,17 @@ def run_all(args) -> int:
     unknown = sorted(intended - names)
     if unknown:
         raise UserError(f"--intended {unknown[0]!r}: no such tile in the catalogue")
+    goals = tuple(g.strip() for g in args.goals.split(",") if g.strip())
+    wrong = [g for g in goals if g not in GOALS]
+    if wrong or not goals:
+        raise UserError(f"--goals {args.goals!r}: a comma-separated list of {', '.join(GOALS)}")
     out = Path(args.out) if args.out else Path("balance") / "all"
     settings = {
         "catalog_digest": data.digest, "field": ",".join(setting.strategies),
         "players": setting.players, "games": setting.games, "seed": setting.seed,
         "band": setting.band, "min_n": setting.min_n, "variant": setting.variant,
         "intended": sorted(intended), "optimizer": args.optimizer, "budget": budget,
+        "goals": list(goals),
     }  # fmt: skip
     _prepare_out(out, args.resume, args.overwrite, settings)
     searches = ["coordinate", "optuna"] if args.optimizer == "both" else [args.optimizer]
@@ -425,7 +435,7 @@ def run_all(args) -> int:
                   file=sys.stderr, flush=True)  # fmt: skip
 
     started = time.perf_counter()
-    run = Pass(evaluator, catalogue, intended, setting.variant, log)
+    run = Pass(evaluator, catalogue, intended, setting.variant, log, goals)
     results, stuck = {}, {}
     for search in searches:
         rounds, tracks = run.coordinate(budget) if search == "coordinate" else run.optuna(
@@ -447,8 +457,8 @@ def run_all(args) -> int:
                                what="fresh deals: the catalogue as it is")  # fmt: skip
     cand_m = evaluator.measure(best.values, seed=fresh, games=verify_games, events=True,
                                what="fresh deals: the candidate")  # fmt: skip
-    before = assess(base_m, setting, intended)
-    after = assess(cand_m, setting, intended)
+    before = assess(base_m, setting, intended, goals)
+    after = assess(cand_m, setting, intended, goals)
     build_comparison(base_m.path, cand_m.path, out / "compare", band=setting.band,
                      min_n=setting.min_n)  # fmt: skip
     summary = {

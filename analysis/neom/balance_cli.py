@@ -80,6 +80,11 @@ def register(subparsers) -> None:
         "--intended", default="", metavar="NAME,...",
         help="--all: tiles meant to be rarely or never placed (not counted as dead)",
     )  # fmt: skip
+    parser.add_argument(
+        "--goals", default="cornerstones,tiles,dead", metavar="GOAL,...",
+        help="--all: which goals to pursue (cornerstones: in the band against the median and "
+        "not flagged; tiles: not flagged; dead: placed) (all three)",
+    )  # fmt: skip
     parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
                         default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -161,8 +166,9 @@ def run(args) -> int:
         return run_all(args)
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
-    if args.resume or args.out or args.intended or args.optimizer != "coordinate":
-        raise UserError("--out, --resume, --intended and --optimizer belong to --all")
+    if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
+            or args.goals != "cornerstones,tiles,dead"):  # fmt: skip
+        raise UserError("--out, --resume, --intended, --goals and --optimizer belong to --all")
     return run_item(args)
 
 
