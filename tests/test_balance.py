@@ -197,6 +197,13 @@ def test_a_plateau_inside_the_band_stops_the_search():
     assert "further steps gained nothing" in result.stop
 
 
+def test_a_one_sided_search_without_its_starting_point_strides_on():
+    """The whole-catalogue pass keeps only a dead tile's values that left it dead: the next
+    value strides on from the farthest of them."""
+    points = {7: B.Point(7, -0.005, -0.005, -0.005), 9: B.Point(9, -0.004, -0.004, -0.004)}
+    assert B._propose(points, _lever(5, sign=1), direction=1) > 9
+
+
 # --- known answers on real games ------------------------------------------------------------
 
 

@@ -502,8 +502,10 @@ def _propose(points: dict, lever: Lever, direction: int) -> int | None:
         step = FIRST_STEP
     else:
         before = ahead[-2] if len(ahead) > 1 else current
-        f_last, f_before = points[last].effect, points[before].effect
-        slope = (f_last - f_before) / (last - before)
+        f_last = points[last].effect
+        slope = 0.0
+        if before in points:  # (a one-sided search may have dropped the current value)
+            slope = (f_last - points[before].effect) / (last - before)
         # Progress: a step in ``direction`` moves the effect towards zero (by slope * direction).
         if _sign(slope * direction) != _sign(-f_last):
             step = 2 * max(1, abs(last - before))  # no progress measured: stride further
