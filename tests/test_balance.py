@@ -366,3 +366,24 @@ def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_output
     (out / "stray.txt").write_text("mine")
     assert main([*argv, "--overwrite"]) == 1
     assert "holds 'stray.txt', which neom balance --all did not write" in capsys.readouterr().err
+
+
+def test_the_optuna_search_evaluates_its_budget_on_the_same_deals(tmp_path):
+    pytest.importorskip("optuna")
+    data = valid_catalog()
+    tile(data, "Tower 1")["vp"] = 3 + 8
+    catalog = tmp_path / "planted.toml"
+    catalog.write_text(to_toml(data), encoding="utf-8")
+    out = tmp_path / "pass"
+    argv = ["balance", "--all", "--catalog", str(catalog), "--players", "3",
+            "--strategies", "greedy,greedy,greedy", "--games", "300", "--workers", "1",
+            "--min-n", "30", "--max-evals", "3", "--goals", "cornerstones", "--out", str(out),
+            "--optimizer", "optuna", "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert [(e["search"], e["round"]) for e in log] == [("optuna", r) for r in range(3)]
+    # The catalogue as it is is the enqueued first trial: the same loss as round 0.
+    assert log[1]["edits"] == [] and log[1]["loss"] == log[0]["loss"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["chosen"] == "optuna"
+    assert summary["search_deals"]["optuna"]["loss"] == min(e["loss"] for e in log)
