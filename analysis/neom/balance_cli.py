@@ -85,6 +85,13 @@ def register(subparsers) -> None:
         help="--all: which goals to pursue (cornerstones: in the band against the median and "
         "not flagged; tiles: not flagged; dead: placed) (all three)",
     )  # fmt: skip
+    parser.add_argument(
+        "--per-round",
+        type=int,
+        default=8,
+        metavar="K",
+        help="--all, coordinate: items moved per round, furthest first (8)",
+    )
     parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
                         default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
