@@ -304,16 +304,24 @@ def summary_lines(doc: dict) -> list[str]:
             f"[{_fmt(r['shift'][1])}, {_fmt(r['shift'][2])}] pct-pts (paired); {rates}; "
             f"largest other shifts: {others or '–'}"
         )
-    unreachable = [r for r in doc["levers"] if r["searched"] and not r["in_band"]]
-    if doc["levers"] and all(not r["in_band"] for r in doc["levers"]):
+    levers = doc["levers"]
+    never = [r for r in levers if not r["reached_on_search_deals"]]
+    lost = [r for r in levers if r["reached_on_search_deals"] and not r["in_band"]]
+    if levers and len(never) == len(levers):
         lines.append(
-            f"No lever value within the catalogue's bounds brought {doc['item']} into the band "
-            "on the fresh deals."
+            f"No lever value within the catalogue's bounds brings {doc['item']} into the band: "
+            + "; ".join(f"{r['lever']}: {r['stop']}" for r in never)
         )
-    elif unreachable:
+    elif never:
         lines.append(
-            "Not in the band on the fresh deals: "
-            + ", ".join(f"{r['lever']} ({r['stop']})" for r in unreachable)
+            "Not reaching the band with one lever: "
+            + "; ".join(f"{r['lever']} ({r['stop']})" for r in never)
+        )
+    if lost:
+        lines.append(
+            "In the band on the search deals but not on the fresh ones (the search's noise; "
+            "more --games narrows it): "
+            + ", ".join(f"{r['lever']} = {r['suggested']}" for r in lost)  # fmt: skip
         )
     return lines
 
