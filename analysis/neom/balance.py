@@ -310,7 +310,14 @@ class Evaluator:
         return apply_values(self.base_text, values)
 
     def _key(self, values: dict, seed: int, games: int) -> str:
-        text = json.dumps([sorted((list(k), v) for k, v in values.items()), seed, games])
+        """The run folder's name: everything that makes its games (a folder kept with --work
+        and used again for another field is then never mixed up)."""
+        s = self.setting
+        text = json.dumps([
+            sorted((list(k), v) for k, v in values.items()), seed, games, s.strategies,
+            s.players, s.variant, str(s.strategy_file or ""),
+            hashlib.sha256(self.base_text.encode()).hexdigest(),
+        ])  # fmt: skip
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def measure(self, values: dict, seed: int | None = None, games: int | None = None,
