@@ -412,10 +412,11 @@ def run_all(args) -> int:
     text, source, data = base_catalog(args.catalog)
     catalogue = tomllib.loads(text)
     names = {str(t["name"]).casefold() for t in catalogue["tiles"]}
-    intended = {n.strip().casefold() for n in args.intended.split(",") if n.strip()}
-    unknown = sorted(intended - names)
+    given = [n.strip() for n in args.intended.split(",") if n.strip()]
+    unknown = [n for n in given if n.casefold() not in names]
     if unknown:
         raise UserError(f"--intended {unknown[0]!r}: no such tile in the catalogue")
+    intended = {n.casefold() for n in given}
     goals = tuple(g.strip() for g in args.goals.split(",") if g.strip())
     wrong = [g for g in goals if g not in GOALS]
     if wrong or not goals:

@@ -174,8 +174,10 @@ def run(args) -> int:
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
     if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
-            or args.goals != "cornerstones,tiles,dead"):  # fmt: skip
-        raise UserError("--out, --resume, --intended, --goals and --optimizer belong to --all")
+            or args.goals != "cornerstones,tiles,dead" or args.per_round != 8):  # fmt: skip
+        raise UserError(
+            "--out, --resume, --intended, --goals, --per-round and --optimizer belong to --all"
+        )
     return run_item(args)
 
 
