@@ -312,6 +312,13 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert "not a multiple of --players 4" in capsys.readouterr().err
     assert main(["balance", "Flood", "--games", "8"]) == 1
     assert "no lever in the catalogue moves" in capsys.readouterr().out
+    assert main(["balance", "Central Park", "--out", str(tmp_path / "x")]) == 1
+    assert "belong to --all" in capsys.readouterr().err
+    assert main(["balance", "--all", "--goals", "cornerstones,foo"]) == 1
+    assert "--goals 'cornerstones,foo': a comma-separated list of" in capsys.readouterr().err
+    out = tmp_path / "pass"
+    assert main(["balance", "--all", "--intended", "Pawn Shop,Nope", "--out", str(out)]) == 1
+    assert "--intended 'Nope': no such tile" in capsys.readouterr().err and not out.exists()
 
 
 def _default_text() -> str:
