@@ -394,3 +394,47 @@ def test_the_optuna_search_evaluates_its_budget_on_the_same_deals(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["chosen"] == "optuna"
     assert summary["search_deals"]["optuna"]["loss"] == min(e["loss"] for e in log)
+
+
+def test_the_coordinate_pass_finds_planted_zeros_item_by_item_without_games():
+    """Three independent planted items (a cornerstone 5 VP too strong, a tile 4 VP too weak,
+    a Commercial tile placed only from 3 income on): the coordinate pass moves each along its
+    own lever, at most per_round a round, and ends with every goal met."""
+    from analysis.neom import balance_all as BA
+
+    data = {"tiles": [
+        {"name": "A", "deck": "cornerstone", "types": ["public"], "vp": 8},
+        {"name": "B", "deck": "gen1", "players": 1, "types": ["residential"], "vp": 2},
+        {"name": "C", "deck": "gen1", "players": 1, "types": ["commercial"]},
+    ]}  # fmt: skip
+    band, seen = 0.02, []
+
+    def evaluate(self, values, search, round_):
+        seen.append(dict(values))
+        vp_a = values.get(("A", "vp"), 8)
+        vp_b = values.get(("B", "vp"), 2)
+        income_c = values.get(("C", "income"), 0)
+        errors = {"A": 0.045 * (vp_a - 3.2), "B": 0.02 * (vp_b - 6.1),
+                  "C": (0.02 if income_c >= 3 else 0.0) - 0.005}  # fmt: skip
+        kinds = {"A": "cornerstone", "B": "tile", "C": "dead"}
+        decided = {n for n, e in errors.items() if (abs(e) > band if kinds[n] != "dead" else e < 0)}
+        errors = {n: (e if n in decided or abs(e) > band else 0.0) for n, e in errors.items()}
+        errors["C"] = errors["C"] if errors["C"] < 0 else 0.0
+        loss = sum(max(0, abs(errors[n]) - band) / band for n in ("A", "B")) + (errors["C"] < 0)
+        return BA.Assessment(values, errors, decided, {}, {}, kinds, loss, len(decided), [], [],
+                             [])  # fmt: skip
+
+    class Fake(BA.Pass):
+        pass
+
+    Fake.evaluate = evaluate
+    run = Fake(None, data, set(), "standard", None, per_round=2)
+    run.evaluator = type("E", (), {"setting": _setting()})()
+    rounds, tracks = run.coordinate(budget=12)
+    assert rounds[-1].n_violations == 0 and rounds[-1].loss == 0
+    final = seen[-1]
+    assert final[("A", "vp")] == 3 and final[("B", "vp")] in (6, 7) and final[("C", "income")] >= 3
+    # Two items moved in the first round: the two furthest from their goal (A 9.8, B 3.1
+    # bands beyond it; a dead tile counts 1).
+    assert set(seen[1]) == {("A", "vp"), ("B", "vp")}
+    assert all(not t.stuck for t in tracks.values())
