@@ -712,14 +712,18 @@ def _target(row: dict, kind: str) -> tuple[float, float, float]:
     column = "vs_median" if kind == "cornerstone" else "effect"
     if not row:
         return math.nan, math.nan, math.nan
-    return (float(row[column]), float(row[f"{column}_lo"]), float(row[f"{column}_hi"]))
+    return tuple(_float(row.get(c)) for c in (column, f"{column}_lo", f"{column}_hi"))
+
+
+def _float(x) -> float:
+    return math.nan if x is None else float(x)
 
 
 def _median_of(row: dict) -> float:
     """The median cornerstone's effect in a cornerstone table row (effect - vs_median)."""
     if not row:
         return math.nan
-    return float(row["effect"]) - float(row["vs_median"])
+    return _float(row.get("effect")) - _float(row.get("vs_median"))
 
 
 RATES = {

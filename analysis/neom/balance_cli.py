@@ -309,7 +309,12 @@ def summary_lines(doc: dict) -> list[str]:
     levers = doc["levers"]
     never = [r for r in levers if not r["reached_on_search_deals"]]
     lost = [r for r in levers if r["reached_on_search_deals"] and not r["in_band"]]
-    if levers and len(never) == len(levers):
+    if doc["current_effect"][0] is None:
+        lines.append(
+            f"{doc['item']}'s effect cannot be measured in this field: fewer than --min-n seats "
+            "hold it (more --games, or another field)"
+        )
+    elif levers and len(never) == len(levers):
         lines.append(
             f"No lever value within the catalogue's bounds brings {doc['item']} into the band: "
             + "; ".join(f"{r['lever']}: {r['stop']}" for r in never)
