@@ -219,7 +219,7 @@ def bounded(lever: B.Lever, direction: int) -> B.Lever:
 
 class Pass:
     def __init__(self, evaluator: B.Evaluator, data: dict, intended: set[str], variant: str,
-                 log, goals: tuple[str, ...] = GOALS, per_round: int = 8):  # fmt: skip
+                 log, goals: tuple[str, ...] = GOALS, per_round: int = 0):  # fmt: skip
         self.goals = goals
         self.per_round = per_round
         self.evaluator = evaluator
@@ -263,16 +263,22 @@ class Pass:
         rounds = [a]
         tracks: dict[str, Track] = {}
         band = self.evaluator.setting.band
+        best = a
+        per_round = self.per_round or len(a.decided) or 1
         for round_ in range(1, budget):
+            if a.loss > best.loss:
+                # The round made things worse (the moves overshot together): go back to the
+                # best values and move half as many items next time.
+                values = dict(best.values)
+                a = best
+                per_round = max(1, per_round // 2)
             self.add_tracks(a, tracks)
             moves: dict = {}
 
             # The items furthest from their goal move first, at most per_round of them a
             # round: the effects are zero-sum, so moving every item at once overshoots.
             movable = [n for n, t in tracks.items() if t.lever is not None and not t.stuck]
-            moving = set(
-                sorted(movable, key=lambda n: (-_severity(a, n, band), n))[: self.per_round]
-            )
+            moving = set(sorted(movable, key=lambda n: (-_severity(a, n, band), n))[:per_round])
             for name, track in tracks.items():
                 if track.lever is None or track.stuck:
                     continue
@@ -298,6 +304,8 @@ class Pass:
             values = changed
             a = self.evaluate(values, "coordinate", round_)
             rounds.append(a)
+            if a.loss <= best.loss:
+                best = a
         return rounds, tracks
 
     def optuna(self, budget: int, seed: int) -> tuple[list[Assessment], dict]:
@@ -453,8 +461,8 @@ def run_all(args) -> int:
                   file=sys.stderr, flush=True)  # fmt: skip
 
     started = time.perf_counter()
-    if args.per_round < 1:
-        raise UserError(f"--per-round {args.per_round}: at least 1")
+    if args.per_round < 0:
+        raise UserError(f"--per-round {args.per_round}: 0 (every item) or more")
     run = Pass(evaluator, catalogue, intended, setting.variant, log, goals, args.per_round)
     results, stuck = {}, {}
     for search in searches:

@@ -88,9 +88,10 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--per-round",
         type=int,
-        default=8,
+        default=0,
         metavar="K",
-        help="--all, coordinate: items moved per round, furthest first (8)",
+        help="--all, coordinate: items moved in the first round, furthest from their goal "
+        "first, halved after a round that made the loss worse (0: every off-goal item)",
     )
     parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
                         default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
@@ -174,7 +175,7 @@ def run(args) -> int:
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
     if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
-            or args.goals != "cornerstones,tiles,dead" or args.per_round != 8):  # fmt: skip
+            or args.goals != "cornerstones,tiles,dead" or args.per_round != 0):  # fmt: skip
         raise UserError(
             "--out, --resume, --intended, --goals, --per-round and --optimizer belong to --all"
         )
