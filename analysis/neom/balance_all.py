@@ -265,33 +265,34 @@ class Pass:
         band = self.evaluator.setting.band
         best = a
         per_round = self.per_round or len(a.decided) or 1
+        tried = {_frozen(values)}
         for round_ in range(1, budget):
+            self.add_tracks(a, tracks)
+            for name, track in tracks.items():  # what the last round measured, for each item
+                if track.lever is not None:
+                    value = values.get(track.lever.key, track.lever.current)
+                    error = a.errors.get(name, 0.0)
+                    track.points[value] = B.Point(value, error, error, error)
             if a.loss > best.loss:
                 # The round made things worse (the moves overshot together): go back to the
                 # best values and move half as many items next time.
-                values = dict(best.values)
-                a = best
+                values, a = dict(best.values), best
                 per_round = max(1, per_round // 2)
-            self.add_tracks(a, tracks)
-            moves: dict = {}
-
-            # The items furthest from their goal move first, at most per_round of them a
-            # round: the effects are zero-sum, so moving every item at once overshoots.
+            # The items furthest from their goal move first, at most per_round of them.
             movable = [n for n, t in tracks.items() if t.lever is not None and not t.stuck]
             moving = set(sorted(movable, key=lambda n: (-_severity(a, n, band), n))[:per_round])
-            for name, track in tracks.items():
-                if track.lever is None or track.stuck:
-                    continue
+            moves: dict = {}
+            for name in sorted(moving):
+                track = tracks[name]
                 key = track.lever.key
                 value = values.get(key, track.lever.current)
-                error = a.errors.get(name, 0.0)
-                track.points[value] = B.Point(value, error, error, error)
-                if not error or name not in moving:
-                    continue  # on its goal this round (or waiting its turn): it stays
+                if not a.errors.get(name, 0.0):
+                    continue  # on its goal: it stays where it is
+                points = track.points
                 if a.kinds.get(name) == "dead":
                     # One-sided: any value that gets it placed will do.
-                    track.points = {v: p for v, p in track.points.items() if p.effect < 0}
-                nxt = B._propose(track.points, track.lever, track.direction)
+                    points = {v: p for v, p in points.items() if p.effect < 0}
+                nxt = B._propose(points, track.lever, track.direction)
                 if nxt is None or nxt == value:
                     track.stuck = (f"{track.lever.name} {track.lever.current} → {value}, the "
                                    f"end of its span, does not reach the goal")  # fmt: skip
@@ -299,8 +300,9 @@ class Pass:
                     continue
                 moves[key] = nxt
             changed = {k: v for k, v in (values | moves).items() if v != _lever_current(tracks, k)}
-            if changed == values:
-                break  # nothing moves any more
+            if _frozen(changed) in tried:
+                break  # nothing new to try
+            tried.add(_frozen(changed))
             values = changed
             a = self.evaluate(values, "coordinate", round_)
             rounds.append(a)
@@ -338,6 +340,10 @@ class Pass:
             steps = sum(abs(v - levers[k].current) for k, v in values.items())
             study.tell(trial, a.loss + CHANGE_PRICE * len(values) + STEP_PRICE * steps)
         return rounds, tracks
+
+
+def _frozen(values: dict) -> frozenset:
+    return frozenset(values.items())
 
 
 def _severity(a: Assessment, name: str, band: float) -> float:
