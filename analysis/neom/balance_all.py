@@ -13,9 +13,12 @@ violating item gets one lever (fewest fields): for an item that is too strong it
 largest effect amount, else its cost; for one too weak, or dead, its VP where VP scores, else
 its cost, else its income. Two searches share that set-up and the budget of evaluations:
 
-- ``coordinate``: every round moves each violating item along its own lever by the secant
-  step of ``analysis.neom.balance`` from that item's measured points (all items at once, one
-  evaluation a round), until nothing is violated or the budget is spent;
+- ``coordinate``: every round moves violating items along their own levers by the secant
+  step of ``analysis.neom.balance`` from each item's measured points (one evaluation a round),
+  the furthest from their goal first: all of them at first (``--per-round K``: K); a round
+  that makes the loss worse is undone and the next moves half as many (the effects are
+  zero-sum, so moves made together overshoot together), until nothing is violated, nothing new
+  is left to try or the budget is spent;
 - ``optuna``: Optuna's TPE sampler over the same levers (each within a range on the side the
   item needs), the catalogue as it is enqueued first, minimising the same loss plus a small
   price per changed field and per unit of change.
@@ -255,9 +258,10 @@ class Pass:
             tracks[name] = Track(name, bounded(lever, direction), direction)
 
     def coordinate(self, budget: int) -> tuple[list[Assessment], dict]:
-        """Every round, each off-goal item moves along its own lever by a secant step from
-        its own points; an item whose lever reaches the end of its span still off its goal
-        goes back to its value (no edit that does not do its job)."""
+        """Off-goal items move along their own levers by secant steps from their own points,
+        the furthest first, ``per_round`` at a time (0: all), halved after a round that made
+        the loss worse (which is undone); an item whose lever reaches the end of its span still
+        off its goal goes back to its value (no edit that does not do its job)."""
         values: dict = {}
         a = self.evaluate(values, "coordinate", 0)
         rounds = [a]
