@@ -226,7 +226,9 @@ def _balance(tmp_path, data, item, lever, name, games=600, seed=3, verify_games=
         m = evaluator.measure({chosen[0].key: value}, events=events)
         return B.item_point(base, m, found, kind, value, 30)
 
-    return B.search_lever(measure, chosen[0], start, 0.02, max_evals=8)
+    search = B.search_lever(measure, chosen[0], start, 0.02, max_evals=8)
+    search.base = base
+    return search
 
 
 def test_known_answer_plus_8_vp_on_a_neutral_cornerstone_then_balanced_again(tmp_path):
@@ -237,6 +239,12 @@ def test_known_answer_plus_8_vp_on_a_neutral_cornerstone_then_balanced_again(tmp
     tile(data, "Tower 1")["vp"] = 3 + 8
     result = _balance(tmp_path, data, "Tower 1", "vp", "planted")
     assert result.points[11].effect > 0.1  # the plant is visible
+    # The effect is the report's, exactly: vs_median, or (--relative-to expected) the effect.
+    row = B.item_row(result.base.run, "Tower 1", "cornerstone", _setting())
+    base = result.base
+    for median, column in ((True, "vs_median"), (False, "effect")):
+        point = B.item_point(base, base, "Tower 1", "cornerstone", 11, 30, median)
+        assert point.effect == pytest.approx(row[column], abs=1e-12)
     assert abs(result.suggested - 3) <= 2, result.points
     assert result.reached
     tile(data, "Tower 1")["vp"] = result.suggested

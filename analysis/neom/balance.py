@@ -50,6 +50,9 @@ FRESH_SALT = 0xBA1A  # the fresh deals' master seed: SeedSequence([seed, FRESH_S
 MAX_SEED = 2**63 - 1
 PROTECTS = {"fire": "fire", "crime": "police"}  # a Disaster kind -> the protection against it
 
+EXPECTED_WORDS = (
+    "drafters' win share above expected (the report's flagged cornerstone effect), pct-pts"
+)
 KIND_WORDS = {
     "cornerstone": "drafters' win share above expected, relative to the median cornerstone "
     "(the report's vs_median), pct-pts",
@@ -242,6 +245,7 @@ class Setting:
     strategy_file: Path | None = None
     min_n: int = 100
     band: float = 0.02
+    median: bool = True  # a cornerstone's effect relative to the median cornerstone
 
 
 @dataclass
@@ -430,7 +434,7 @@ def _median(frame, column: str, n_column: str, min_n: int) -> float:
 
 
 def item_point(base: Measurement, cand: Measurement, item: str, kind: str, value: int,
-               min_n: int) -> Point:  # fmt: skip
+               min_n: int, median: bool = True) -> Point:  # fmt: skip
     """The item's effect (the report's definition for its kind) in ``cand`` and its paired
     shift from ``base``, both played on the same deals."""
     import polars as pl
@@ -443,7 +447,7 @@ def item_point(base: Measurement, cand: Measurement, item: str, kind: str, value
         return Point(value, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, 0)
     r = row.row(0, named=True)
     offset_b = offset_c = 0.0
-    if kind == "cornerstone":
+    if kind == "cornerstone" and median:
         offset_b = _median(frame, "effect_b", "n_b", min_n)
         offset_c = _median(frame, "effect_c", "n_c", min_n)
     clusters = base.deals["deal"].n_unique()
@@ -657,7 +661,7 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
     s = evaluator.setting
     events = kind != "cornerstone"
     base = evaluator.measure({}, events=events, what=f"{item}: the catalogue as it is")
-    start = item_point(base, base, item, kind, 0, s.min_n)
+    start = item_point(base, base, item, kind, 0, s.min_n, s.median)
     searches = []
     for lever in levers:
         start_lever = replace(start, value=lever.current)
@@ -676,7 +680,7 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
         def measure(value, lever=lever):
             m = evaluator.measure({lever.key: value}, events=events,
                                   what=f"{item}: trying {lever.name} = {value}")  # fmt: skip
-            return item_point(base, m, item, kind, value, s.min_n)
+            return item_point(base, m, item, kind, value, s.min_n, s.median)
 
         search = search_lever(measure, lever, start_lever, s.band, max_evals, probe, s.min_n)
         evaluator.progress.plan_less((max_evals + 1 - len(search.points)) * s.games)
@@ -708,8 +712,8 @@ def item_row(run, item: str, kind: str, setting: Setting) -> dict:
     return row.row(0, named=True) if row is not None and row.height else {}
 
 
-def _target(row: dict, kind: str) -> tuple[float, float, float]:
-    column = "vs_median" if kind == "cornerstone" else "effect"
+def _target(row: dict, kind: str, median: bool = True) -> tuple[float, float, float]:
+    column = "vs_median" if kind == "cornerstone" and median else "effect"
     if not row:
         return math.nan, math.nan, math.nan
     return tuple(_float(row.get(c)) for c in (column, f"{column}_lo", f"{column}_hi"))
@@ -749,7 +753,7 @@ def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int
     base = evaluator.measure({}, seed=seed, games=games, events=True,
                              what=f"{item}: fresh deals, the catalogue as it is")  # fmt: skip
     base_row = item_row(base.run, item, kind, s)
-    out = {"": {"row": base_row, "target": _target(base_row, kind)}}
+    out = {"": {"row": base_row, "target": _target(base_row, kind, s.median)}}
     report = Report(evaluator.work, "bh", 0.05, "", s.band, s.min_n, "")
     for search in searches:
         lever = search.lever
@@ -773,10 +777,12 @@ def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int
         )
         # A cornerstone's target is relative to the median cornerstone: its paired shift is
         # the effect's less the median's own move (the median taken as fixed, as the report).
-        moved = _median_of(row) - _median_of(base_row) if kind == "cornerstone" else 0.0
+        moved = 0.0
+        if kind == "cornerstone" and s.median:
+            moved = _median_of(row) - _median_of(base_row)
         out[lever.name] = {
             "row": row,
-            "target": _target(row, kind),
+            "target": _target(row, kind, s.median),
             "shift": tuple(
                 shift.get(k, math.nan) - moved for k in ("shift", "shift_lo", "shift_hi")
             ),  # fmt: skip

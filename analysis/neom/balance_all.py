@@ -421,8 +421,9 @@ def run_all(args) -> int:
     from analysis.neom.balance_cli import base_catalog, setting_from
     from analysis.neom.compare import build_comparison
 
-    if args.lever:
-        raise UserError("--lever belongs to neom balance NAME")
+    if args.lever or args.relative_to != "median":
+        raise UserError("--lever and --relative-to belong to neom balance NAME (the pass's "
+                        "cornerstone goal is against the median cornerstone)")  # fmt: skip
     setting = setting_from(args)
     budget = DEFAULT_BUDGET if args.max_evals is None else args.max_evals
     if budget < 1:

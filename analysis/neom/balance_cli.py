@@ -60,6 +60,11 @@ def register(subparsers) -> None:
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
     parser.add_argument("--lever", default=None, help="search only this lever (vp, cost, "
                         "effects[0].vp, ...)")  # fmt: skip
+    parser.add_argument(
+        "--relative-to", choices=("median", "expected"), default="median",
+        help="a cornerstone's effect: against the median cornerstone (the report's vs_median) "
+        "or against its drafters' expected share (the report's flagged effect) (median)",
+    )  # fmt: skip
     parser.add_argument("--band", type=float, default=2.0, help="practical band, pct-pts (2)")
     parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
     parser.add_argument(
@@ -152,6 +157,7 @@ def setting_from(args):
         strategy_file=args.strategy_file,
         min_n=args.min_n,
         band=args.band / 100.0,
+        median=args.relative_to == "median",
     )
 
 
@@ -228,7 +234,8 @@ def run_item(args) -> int:
         "verify_games": verify_games,
         "fresh_seed": result.fresh_seed,
         "band": 100 * setting.band,
-        "effect_definition": B.KIND_WORDS[kind],
+        "effect_definition": B.KIND_WORDS[kind]
+        if kind != "cornerstone" or setting.median else B.EXPECTED_WORDS,
         "current_effect": [B._pp(x) for x in result.verified[""]["target"]],
         "catalog": data.name,
         "catalog_source": str(source),
