@@ -182,9 +182,20 @@ def test_values_where_nobody_holds_the_item_bound_the_search_and_are_never_sugge
 
     lever = B.Lever("Item", "cost", 2, -1, "coin of cost")
     result = B.search_lever(measure, lever, measure(2), band=0.02, min_n=100)
-    assert result.suggested == 6 and not result.reached
+    assert result.suggested == 6 and not result.reached and 6 in result.points
     assert "fewer than 100 seats hold it" in result.stop
     assert max(result.points) < 40  # no stride to the catalogue's bound through the dead zone
+
+
+def test_an_unplayed_value_near_zero_does_not_end_the_search():
+    def measure(value):
+        n = 500 if value <= 6 else 5
+        f = 0.20 - 0.03 * (value - 2) if value <= 6 else 0.0  # the few drafters: noise near 0
+        return B.Point(value, f, f - 0.03, f + 0.03, f - 0.2, f - 0.21, f - 0.19, n)
+
+    lever = B.Lever("Item", "cost", 2, -1, "coin of cost")
+    result = B.search_lever(measure, lever, measure(2), band=0.02, min_n=100)
+    assert result.suggested == 6 and 6 in result.points
 
 
 def test_a_plateau_inside_the_band_stops_the_search():

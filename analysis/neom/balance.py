@@ -572,9 +572,10 @@ def search_lever(measure, lever: Lever, start: Point, band: float,
     unplayed: int | None = None
     plateau = False
     for _ in range(max_evals):
-        if any(abs(p.effect) <= band * CLOSE_ENOUGH for p in result.points.values()):
+        played = _played(result.points, min_n)
+        if any(abs(p.effect) <= band * CLOSE_ENOUGH for p in played.values()):
             break  # a value this near zero: its neighbours can gain less than that
-        value = _propose(_played(result.points, min_n), searched, direction)
+        value = _propose(played, searched, direction)
         if value is None:
             break
         # The direction stays the lever's: near a tile's useless values a small raise can
