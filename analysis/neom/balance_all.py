@@ -199,7 +199,8 @@ class Track:
     lever: B.Lever | None
     direction: int  # +1: the value rises, -1: it falls
     points: dict = field(default_factory=dict)
-    stuck: str = ""
+    stuck: str = ""  # why one lever within its span cannot bring it to its goal
+    settled: int | None = None  # the value it stays at: its zero is next to it
 
 
 def span_of(lever: B.Lever) -> int:
@@ -283,7 +284,10 @@ class Pass:
                 values, a = dict(best.values), best
                 per_round = max(1, per_round // 2)
             # The items furthest from their goal move first, at most per_round of them.
-            movable = [n for n, t in tracks.items() if t.lever is not None and not t.stuck]
+            movable = [
+                n for n, t in tracks.items()
+                if t.lever is not None and not t.stuck and t.settled is None
+            ]  # fmt: skip
             moving = set(sorted(movable, key=lambda n: (-_severity(a, n, band), n))[:per_round])
             moves: dict = {}
             for name in sorted(moving):
@@ -298,6 +302,12 @@ class Pass:
                     points = {v: p for v, p in points.items() if p.effect < 0}
                 nxt = B._propose(points, track.lever, track.direction)
                 if nxt is None or nxt == value:
+                    bracket = B._bracket(points)
+                    if bracket is not None and bracket[1] - bracket[0] <= 1:
+                        # Its zero lies between two adjacent values: keep the nearer one.
+                        track.settled = min(bracket, key=lambda v: abs(points[v].effect))
+                        moves[key] = track.settled
+                        continue
                     track.stuck = (f"{track.lever.name} {track.lever.current} → {value}, the "
                                    f"end of its span, does not reach the goal")  # fmt: skip
                     moves[key] = track.lever.current
