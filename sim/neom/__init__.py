@@ -113,6 +113,7 @@ GAME = Game(
         ("catalog", "sim.neom.commands.catalog"),
         ("experiment", "analysis.neom.experiment"),
         ("compare", "analysis.neom.compare"),
+        ("balance", "analysis.neom.balance_cli"),
         ("tune", "strategies.tools.tune"),
     ),
 )
