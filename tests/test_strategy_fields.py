@@ -276,3 +276,21 @@ def test_verify_mistakes_are_one_clear_line(tmp_path, capsys, extra, message):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert path.read_text() == before  # nothing written
+
+
+def test_replacing_a_set_replaces_its_own_tables_and_keeps_the_rest():
+    """neom tune --out FILE --overwrite onto a file whose set has tuning and verification
+    tables: the old tables go with the old set (a re-tuned set is not verified), the next
+    set and the fields stay."""
+    from sim.core.strategy_writer import with_set
+
+    text = (
+        "# old\n[sets.a]\nbase = 'greedy'\n\n[sets.a.tuning]\nplayers = 2\n\n"
+        "[sets.a.verification]\npassed = true\n\n[sets.a.verification.tuned]\nlead = 0.1\n\n"
+        "# b's comment\n[sets.b]\nbase = 'builder'\n\n[fields.f]\n2 = ['a', 'b']\n"
+    )
+    block = "# new\n[sets.a]\nbase = 'greedy'\nmoney_weight = 2\n\n[sets.a.tuning]\nplayers = 4\n"
+    data = tomllib.loads(with_set(text, "a", block))
+    assert data["sets"]["a"] == {"base": "greedy", "money_weight": 2, "tuning": {"players": 4}}
+    assert data["sets"]["b"] == {"base": "builder"} and data["fields"]["f"]["2"] == ["a", "b"]
+    assert "# b's comment" in with_set(text, "a", block)

@@ -24,13 +24,15 @@ one place every command goes through) to the field's list for the run's player c
 """
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import UserError, check_nesting, decode_text, read_input
+from sim.core.errors import UserError, check_text, decode_text, read_input
+from sim.core.fields import STRATEGY_FILE_HEADER, check_kind
 from sim.core.game import StrategyInfo, StrategyRegistry
 
 MAX_STRATEGY_FILE_BYTES = 1_000_000
@@ -131,6 +133,24 @@ def parse_strategy(registry: StrategyRegistry, spec: str) -> StrategySpec:
     return StrategySpec(name, info.id, params, canonical)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def set_name_problem(registry: StrategyRegistry, name: str, bare: bool = False) -> str:
+    """Why ``name`` cannot name a set of a strategy file ("" if it can): empty, a built-in
+    strategy's name, or holding ':' or ',' (a strategy spec's separators); with ``bare``,
+    anything but letters, digits, '_' and '-' (a TOML bare key: what ``neom tune`` writes)."""
+    if not name.strip():
+        return "a set name may not be empty"
+    if name in registry.by_name():
+        return f"{name!r} is a built-in strategy; choose another name"
+    if ":" in name or "," in name:
+        return "a set name may not contain ':' or ','"
+    if bare and not _BARE_KEY.fullmatch(name):
+        return "a set name is letters, digits, '_' and '-' only"
+    return ""
+
+
 def read_strategy_file(
     registry: StrategyRegistry, path, shipped: "StrategyFile | None" = None
 ) -> StrategyFile:
@@ -144,11 +164,12 @@ def read_strategy_file(
     # Size before reading, nesting before parsing (sim.core.errors).
     shown = f"strategy file {path}"
     text = decode_text(read_input(path, "strategy file", MAX_STRATEGY_FILE_BYTES, shown), shown)
-    check_nesting(text, "toml", shown)
+    check_text(text, "toml", shown)
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UserError(f"strategy file {path} is not valid TOML: {exc}") from None
+    check_kind(data, STRATEGY_FILE_HEADER, shown)
     sets, fields = data.get("sets", {}), data.get("fields", {})
     if not isinstance(sets, dict) or not isinstance(fields, dict) or not (sets or fields):
         raise UserError(
@@ -162,7 +183,7 @@ def read_strategy_file(
     tables: dict[str, dict[str, dict]] = {}
     for name, entries in sets.items():
         where = f"strategy file {path}, [sets.{name}]"
-        _check_name(name, known, where)
+        _check_name(registry, name, where)
         if not isinstance(entries, dict):
             raise UserError(f"{where}: expected a table")
         base = entries.get("base")
@@ -192,18 +213,18 @@ def read_strategy_file(
     read = {}
     for name, entries in fields.items():
         where = f"strategy file {path}, [fields.{name}]"
-        _check_name(name, known, where)
+        _check_name(registry, name, where)
         if name in named:
             raise UserError(f"{where}: {name!r} is also a set's name; choose another name")
         read[name] = _read_field(registry, name, entries, usable, where)
     return StrategyFile(path, named, tables, read)
 
 
-def _check_name(name: str, known: dict, where: str) -> None:
-    if name in known:
-        raise UserError(f"{where}: {name!r} is a built-in strategy; choose another name")
-    if ":" in name or "," in name:
-        raise UserError(f"{where}: a name may not contain ':' or ','")
+def _check_name(registry: StrategyRegistry, name: str, where: str) -> None:
+    """A set's or a field's name: the rules of :func:`set_name_problem`."""
+    problem = set_name_problem(registry, name)
+    if problem:
+        raise UserError(f"{where}: {problem}")
 
 
 def _read_field(registry: StrategyRegistry, name: str, entries, usable: dict, where: str) -> Field:
