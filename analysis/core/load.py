@@ -8,7 +8,7 @@ code can rely on the columns.
 """
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -30,6 +30,9 @@ class Run:
     games: pl.LazyFrame
     players: pl.LazyFrame  # one row per seat, with the game's n_players joined in
     events: pl.LazyFrame | None
+    paths: dict = field(default_factory=dict, repr=False)  # table -> batch files, in order
+    # Finished values of the reductions run on it (analysis.core.batches), by name.
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def strategy_names(self) -> list[str]:
@@ -127,4 +130,4 @@ def open_run(path) -> Run:
     events = _checked(tables.events, path / EVENTS, columns(EVENTS))
     players = players.join(games.select("game_id", "n_players"), on="game_id", how="left")
     data = _load_data(path, game, tables.manifest)
-    return Run(path, tables.manifest, game, data, games, players, events)
+    return Run(path, tables.manifest, game, data, games, players, events, tables.paths)

@@ -13,9 +13,11 @@ import numpy as np
 import polars as pl
 
 from analysis.core import figures, seats, strategies
+from analysis.core.batches import Execution, Reduction, analyse, value
 from analysis.core.load import Run, open_run
-from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.core.tabulate import deals, effect_table, with_band_flags
+from analysis.core.reduce import ClusterMoments, Sums
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, quantile_from_counts
+from analysis.core.tabulate import EXPECTED, chunk_deals, with_band_flags, with_wilson
 from sim.core.errors import UserError
 from sim.core.game import resolve
 
@@ -242,20 +244,31 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     ]
 
 
-def _fair_share_effects(report: Report, run: Run, key: str, min_players: int = 1):
-    """Per player count (at least ``min_players``) and ``key``: the win share minus the fair
-    share (1 / players), cluster-robust by deal, flagged with the band like every other
-    effect."""
+def _fair_reduce(chunk) -> dict:
+    n_players = pl.col("n_players")
     frame = (
-        run.players.select("game_id", "n_players", key, "win_share")
-        .filter(pl.col("n_players") >= min_players)
+        chunk.players.select("game_id", "n_players", "strategy_name", "seat", "win_share")
         .with_columns(
-            (1.0 / pl.col("n_players")).alias("expected"),
-            (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
+            (1.0 / n_players).alias("expected"),
+            (pl.col("win_share") - 1.0 / n_players).alias("residual"),
         )
-        .join(deals(run), on="game_id", how="left")
+        .join(chunk.memo(chunk_deals), on="game_id", how="left")
     )
-    table = effect_table(frame, ["n_players", key])
+    return {
+        "strategy_name": ClusterMoments.of(frame, ["n_players", "strategy_name"]),
+        "seat": ClusterMoments.of(frame.filter(n_players >= 2), ["n_players", "seat"]),
+    }
+
+
+# Win share minus the fair share per strategy and per seat, chunk by chunk.
+FAIR_SHARES = Reduction("core.fair_shares", _fair_reduce)
+
+
+def _fair_share_effects(report: Report, run: Run, key: str):
+    """Per player count and ``key`` (strategy_name; seat, in games of 2+ players): the win
+    share minus the fair share (1 / players), cluster-robust by deal, flagged with the band
+    like every other effect."""
+    table = value(run, FAIR_SHARES)[key].effect_table()
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
         "n_players", key
     )
@@ -382,7 +395,7 @@ def _strategy_section(report: Report, run: Run) -> None:
 def _seat_section(report: Report, run: Run) -> None:
     shares = seats.seat_shares(run)
     balance = seats.balance(run, level=report.level)
-    effects = _fair_share_effects(report, run, "seat", min_players=2)
+    effects = _fair_share_effects(report, run, "seat")
     report.table("seats", shares)
     report.table("seat_balance", balance)
     report.add_items(
@@ -470,12 +483,9 @@ def _seat_section(report: Report, run: Run) -> None:
     report.section("seats", "Seats", parts)
 
 
-def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """Per player count: how close games are. Margin of victory = the winners' score minus
-    the best score of a non-winner (0 for nobody: every seat shared the win); shared wins =
-    games with more than one winner."""
+def _closeness_reduce(chunk) -> dict:
     per_game = (
-        run.players.group_by("game_id", "n_players")
+        chunk.players.group_by("game_id", "n_players")
         .agg(
             pl.col("total").filter(pl.col("win") > 0).max().alias("winning"),
             pl.col("total").filter(pl.col("win") == 0).max().alias("runner_up"),
@@ -483,33 +493,69 @@ def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
         )
         .filter(pl.col("n_players") > 1)
         .with_columns((pl.col("winning") - pl.col("runner_up")).alias("margin"))
-        .collect()
     )
-    if per_game.height == 0:
-        return None
-    frame = (
-        per_game.group_by("n_players")
-        .agg(
+    margin = pl.col("margin")
+    return {
+        "games": Sums.of(
+            per_game,
+            "n_players",
             pl.len().alias("games"),
-            pl.col("margin").mean().alias("mean_margin"),
-            pl.col("margin").median().alias("median_margin"),
-            pl.col("margin").quantile(0.9).alias("p90_margin"),
-            (pl.col("margin") <= 2).sum().alias("close"),
+            margin.sum().alias("margin_sum"),
+            margin.count().alias("margin_n"),
+            (margin <= 2).sum().alias("close"),
             (pl.col("winners") > 1).sum().alias("shared"),
-        )
-        .sort("n_players")
-    )
-    from analysis.core.tabulate import with_wilson
+        ),
+        "margins": Sums.of(per_game, ("n_players", "margin"), pl.len().alias("count")),
+    }
 
+
+# How close games are: per player count, the margins' histogram and counts.
+CLOSENESS = Reduction("core.closeness", _closeness_reduce)
+
+
+def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Per player count: how close games are. Margin of victory = the winners' score minus
+    the best score of a non-winner (0 for nobody: every seat shared the win); shared wins =
+    games with more than one winner. Returns the table and the margins' histogram
+    (``n_players``, ``margin``, ``count``; margin null when every seat shared the win)."""
+    stats = value(run, CLOSENESS)
+    games = stats["games"].table()
+    if games.height == 0:
+        return None
+    margins = stats["margins"].table()
+    rows = []
+    for n_players in games["n_players"].to_list():
+        part = margins.filter((pl.col("n_players") == n_players) & pl.col("margin").is_not_null())
+        values, counts = part["margin"].to_numpy(), part["count"].to_numpy()
+        rows.append(
+            {
+                "n_players": n_players,
+                "median_margin": quantile_from_counts(values, counts, 0.5, "linear"),
+                "p90_margin": quantile_from_counts(values, counts, 0.9),
+            }
+        )
+    quantiles = pl.DataFrame(rows, schema_overrides={"n_players": games.schema["n_players"]})
+    frame = games.join(quantiles, on="n_players", how="left").select(
+        "n_players",
+        "games",
+        pl.when(pl.col("margin_n") > 0)
+        .then(pl.col("margin_sum") / pl.col("margin_n"))
+        .otherwise(None)
+        .alias("mean_margin"),
+        pl.col("median_margin").fill_nan(None),
+        pl.col("p90_margin").fill_nan(None),
+        "close",
+        "shared",
+    )
     frame = with_wilson(frame, "close", "games", "close_share")
-    return with_wilson(frame, "shared", "games", "shared_share"), per_game
+    return with_wilson(frame, "shared", "games", "shared_share"), margins
 
 
 def _closeness_section(report: Report, run: Run) -> None:
     result = closeness(run)
     if result is None:
         return
-    table, per_game = result
+    table, margins = result
     report.table("closeness", table)
     for row in table.iter_rows(named=True):
         report.findings.append(
@@ -536,11 +582,12 @@ def _closeness_section(report: Report, run: Run) -> None:
         report.figure(
             "margin_of_victory",
             figures.histograms(
-                per_game,
+                margins,
                 "n_players",
                 "margin",
                 "Margin of victory",
                 "winners' score − best other score (VP)",
+                count="count",
             ),
             "margin of victory",
         ),  # fmt: skip
@@ -633,6 +680,16 @@ def _summary_md(run: Run, report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+CORE_REDUCTIONS = (strategies.STRATEGIES, seats.SEATS, FAIR_SHARES, CLOSENESS, EXPECTED)
+
+
+def report_reductions(run: Run) -> list[Reduction]:
+    """The reductions a report on ``run`` reads: the shared sections' and the game's own
+    (its report module's ``reductions(run)``)."""
+    game_reductions = _game_hook(run, "reductions")
+    return [*CORE_REDUCTIONS, *(game_reductions(run) if game_reductions else ())]
+
+
 def _game_hook(run: Run, name: str):
     """An optional function ``name`` of the module the game's report sections live in."""
     module = importlib.import_module(run.game.report_ref.partition(":")[0])
@@ -647,17 +704,22 @@ def build_report(
     band: float = DEFAULT_BAND,
     min_n: int = DEFAULT_MIN_N,
     check=None,
+    execution: Execution | None = None,
 ) -> Path:
     """Analyse the run folder ``run`` (or a list of run folders: the first is reported in full,
     all of them side by side in a combined section) and write the report into ``out``; returns
     index.html. The game's own sections (``Game.report_ref``) follow the sections every game
     shares; ``correction``, ``level``, ``band`` and ``min_n`` set when an effect is flagged.
     ``check``: a run of a stronger field on the same data, set beside the main run's findings
-    (the game's ``add_check`` section)."""
+    (the game's ``add_check`` section). ``execution``: where the runs are read, chunk by chunk
+    (``analysis.core.batches``; default: worker processes for a large run)."""
     paths = list(run) if isinstance(run, (list, tuple)) else [run]
     runs = [open_run(path) for path in paths]
     main = runs[0]
     check_run = open_run(check) if check is not None else None
+    # Every statistic the sections read, each run read once per pass, chunk by chunk.
+    for each in runs + ([check_run] if check_run is not None else []):
+        analyse(each, report_reductions(each), execution)
     out = Path(out)
     for folder in ("figures", "tables"):
         (out / folder).mkdir(parents=True, exist_ok=True)

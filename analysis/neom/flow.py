@@ -8,8 +8,10 @@ generation 3's.
 
 import polars as pl
 
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.tabulate import deals, effect_table
+from analysis.core.reduce import ClusterMoments, Sums
+from analysis.core.tabulate import chunk_deals
 from sim.neom.constants import N_GENERATIONS, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
     EV_BUY,
@@ -35,17 +37,75 @@ CATEGORIES = {
 }
 
 
-def _grid(run: Run) -> pl.LazyFrame:
-    """Every seat of every game, once per generation, with its strategy and deal."""
-    gens = pl.LazyFrame({"generation": list(range(1, N_GENERATIONS + 1))})
-    seats = run.players.select("game_id", "seat", "strategy_name").join(
-        deals(run), on="game_id", how="left"
+def _coin_rows(chunk) -> pl.DataFrame:
+    """Every seat of every game of the chunk, once per generation: its strategy, deal, the
+    coins of each category in that generation and the coins held at its end."""
+    events = chunk.events.filter((pl.col("player") >= 0) & (pl.col("turn") >= 0)).select(
+        "game_id",
+        pl.col("player").cast(pl.Int64).alias("seat"),
+        (pl.col("turn") // TURNS_PER_GENERATION + 1).cast(pl.Int32).alias("generation"),
+        "kind",
+        pl.col("coins").cast(pl.Int64),
     )
-    return seats.join(gens, how="cross").with_columns(pl.col("seat").cast(pl.Int64))
+    sums = events.group_by("game_id", "seat", "generation").agg(
+        pl.col("coins").filter(pl.col("kind").is_in(kinds)).sum().alias(name)
+        for name, kinds in CATEGORIES.items()
+    )
+    gens = pl.DataFrame(
+        {"generation": list(range(1, N_GENERATIONS + 1))}, schema={"generation": pl.Int32}
+    )
+    grid = (
+        chunk.players.select("game_id", pl.col("seat").cast(pl.Int64), "strategy_name")
+        .join(chunk.memo(chunk_deals), on="game_id", how="left")
+        .join(gens, how="cross")
+    )
+    return (
+        grid.join(sums, on=["game_id", "seat", "generation"], how="left")
+        .with_columns(pl.col(list(CATEGORIES)).fill_null(0))
+        .with_columns(pl.sum_horizontal(list(CATEGORIES)).alias("net"))
+        .sort("game_id", "seat", "generation")
+        .with_columns(
+            (START_MONEY + pl.col("net").cum_sum().over("game_id", "seat")).alias("money_end")
+        )
+    )
 
 
-def _means(frame: pl.DataFrame, value: str, name: str) -> pl.DataFrame:
-    table = effect_table(frame, ["strategy_name", "generation"], value, None, name=name)
+def _vp_rows(chunk) -> pl.DataFrame:
+    """Every seat's score at the end of each generation."""
+    seats = chunk.players.select(
+        "game_id", "strategy_name", *VP_COLUMNS, pl.col("total").alias("score_gen3")
+    ).join(chunk.memo(chunk_deals), on="game_id", how="left")
+    return seats.unpivot(
+        index=["game_id", "strategy_name", "deal"],
+        on=[*VP_COLUMNS, "score_gen3"],
+        variable_name="column",
+        value_name="vp",
+    ).with_columns(pl.col("column").str.slice(-1).cast(pl.Int32).alias("generation"))
+
+
+def _reduce(chunk) -> dict:
+    out = {}
+    keys = ["strategy_name", "generation"]
+    if chunk.events is not None:
+        coins = _coin_rows(chunk)
+        out["coins"] = Sums.of(
+            coins, keys, *(pl.col(c).sum() for c in CATEGORIES), pl.len().alias("n")
+        )
+        out["money_end"] = ClusterMoments.of(coins, keys, "money_end", None)
+    if all(column in chunk.players.columns for column in VP_COLUMNS):
+        out["recorded"] = Sums.of(
+            chunk.players, (), pl.col(VP_COLUMNS[0]).max().alias("max"), how={"max": "max"}
+        )
+        out["vp"] = ClusterMoments.of(_vp_rows(chunk), keys, "vp", None)
+    return out
+
+
+# Coins and VP by generation per strategy, chunk by chunk.
+FLOW = Reduction("neom.flow", _reduce)
+
+
+def _means(moments: ClusterMoments, name: str) -> pl.DataFrame:
+    table = moments.effect_table(name=name)
     return table.select("strategy_name", "generation", name, f"{name}_lo", f"{name}_hi")
 
 
@@ -55,38 +115,19 @@ def coins_by_generation(run: Run) -> pl.DataFrame | None:
     at the end of the generation (start money plus every change so far), with an interval."""
     if run.events is None:
         return None
-    events = run.events.filter((pl.col("player") >= 0) & (pl.col("turn") >= 0)).select(
-        "game_id",
-        pl.col("player").cast(pl.Int64).alias("seat"),
-        (pl.col("turn") // TURNS_PER_GENERATION + 1).cast(pl.Int32).alias("generation"),
-        "kind",
-        pl.col("coins").cast(pl.Int64),
-    )
-    sums = (
-        events.group_by("game_id", "seat", "generation")
-        .agg(
-            pl.col("coins").filter(pl.col("kind").is_in(kinds)).sum().alias(name)
-            for name, kinds in CATEGORIES.items()
+    stats = value(run, FLOW)
+    means = (
+        stats["coins"]
+        .table()
+        .select(
+            "strategy_name",
+            "generation",
+            *(pl.col(c) / pl.col("n") for c in CATEGORIES),
+            "n",
         )
-        .with_columns(pl.col("generation").cast(pl.Int32))
-    )
-    frame = (
-        _grid(run)
-        .with_columns(pl.col("generation").cast(pl.Int32))
-        .join(sums, on=["game_id", "seat", "generation"], how="left")
-        .with_columns(pl.col(list(CATEGORIES)).fill_null(0))
-        .with_columns(pl.sum_horizontal(list(CATEGORIES)).alias("net"))
-        .sort("game_id", "seat", "generation")
-        .with_columns(
-            (START_MONEY + pl.col("net").cum_sum().over("game_id", "seat")).alias("money_end")
-        )
-        .collect()
-    )
-    means = frame.group_by("strategy_name", "generation").agg(
-        pl.col(list(CATEGORIES)).mean(), pl.len().alias("n")
     )
     return means.join(
-        _means(frame, "money_end", "money_end"), on=["strategy_name", "generation"]
+        _means(stats["money_end"], "money_end"), on=["strategy_name", "generation"]
     ).sort("strategy_name", "generation")
 
 
@@ -94,22 +135,9 @@ def vp_by_generation(run: Run) -> pl.DataFrame | None:
     """Per strategy and generation: the mean score at the end of the generation, with an
     interval; None when the run has no ``score_gen1``/``score_gen2`` columns or did not record
     them (``SCORE_NOT_RECORDED``: a run without the event log)."""
-    schema = run.players.collect_schema()
-    if not all(column in schema for column in VP_COLUMNS):
+    stats = value(run, FLOW)
+    if stats.get("vp") is None:
         return None
-    if run.players.select(pl.col(VP_COLUMNS[0]).max()).collect().item() == SCORE_NOT_RECORDED:
+    if stats["recorded"].value("max", SCORE_NOT_RECORDED) == SCORE_NOT_RECORDED:
         return None
-    seats = run.players.select(
-        "game_id", "strategy_name", *VP_COLUMNS, pl.col("total").alias("score_gen3")
-    ).join(deals(run), on="game_id", how="left")
-    frame = (
-        seats.unpivot(
-            index=["game_id", "strategy_name", "deal"],
-            on=[*VP_COLUMNS, "score_gen3"],
-            variable_name="column",
-            value_name="vp",
-        )
-        .with_columns(pl.col("column").str.slice(-1).cast(pl.Int32).alias("generation"))
-        .collect()
-    )
-    return _means(frame, "vp", "vp").sort("strategy_name", "generation")
+    return _means(stats["vp"], "vp").sort("strategy_name", "generation")
