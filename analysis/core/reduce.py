@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique, unique_inverse
+
 _NUMERIC_INTS = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
@@ -254,6 +256,69 @@ class ClusterMoments:
         return cls(out, tuple(keys), bool(expected))
 
     @classmethod
+    def from_codes(
+        cls,
+        keys: pl.DataFrame,
+        code,
+        value,
+        cluster,
+        expected=None,
+    ) -> "ClusterMoments":
+        """The same statistics from arrays, one entry per row (for sections that work on
+        NumPy arrays): ``keys`` has one row per group (its key columns), ``code`` each row's
+        group (a row of ``keys``), ``value``, ``cluster`` (any integers) and the expected
+        share ``expected`` (None: no variance floor). NaN values do not count."""
+        code = np.asarray(code, dtype=np.int64)
+        value = np.asarray(value, dtype=np.float64)
+        cluster = np.asarray(cluster, dtype=np.int64)
+        keep = ~np.isnan(value)
+        if not keep.all():
+            code, value, cluster = code[keep], value[keep], cluster[keep]
+            expected = None if expected is None else np.asarray(expected)[keep]
+        n_keys = keys.height
+        n = np.bincount(code, minlength=n_keys)
+        total = np.bincount(code, weights=value, minlength=n_keys)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shift = np.where(n > 0, total / np.maximum(n, 1), 0.0)
+        if cluster.size and cluster.min() >= 0 and cluster.max() < 4 * cluster.size:
+            cluster_index, n_clusters = cluster, int(cluster.max()) + 1  # codes already
+        else:
+            clusters, cluster_index = unique_inverse(cluster)
+            n_clusters = max(len(clusters), 1)
+        pair = code * n_clusters + cluster_index
+        if n_keys * n_clusters <= 4_000_000:
+            sums = np.bincount(pair, weights=value, minlength=n_keys * n_clusters)
+            rows = np.bincount(pair, minlength=n_keys * n_clusters).astype(np.float64)
+            used = np.nonzero(rows)[0]
+            sums, rows = sums[used], rows[used]
+        else:
+            used, inverse = unique_inverse(pair)
+            sums = np.bincount(inverse, weights=value)
+            rows = np.bincount(inverse).astype(np.float64)
+        owner = used // n_clusters
+        centred = sums - shift[owner] * rows
+        columns = {
+            "n": n,
+            "clusters": np.bincount(owner, minlength=n_keys),
+            "sum": total,
+            "shift": shift,
+            "q": np.bincount(owner, weights=centred**2, minlength=n_keys),
+            "b": np.bincount(owner, weights=centred * rows, minlength=n_keys),
+            "c": np.bincount(owner, weights=rows**2, minlength=n_keys),
+        }
+        if expected is not None:
+            e = np.asarray(expected, dtype=np.float64)
+            columns["floor"] = np.bincount(code, weights=e * (1.0 - e), minlength=n_keys)
+            columns["e_sum"] = np.bincount(code, weights=e, minlength=n_keys)
+        present = n > 0
+        frame = keys.filter(pl.Series(present)).with_columns(
+            pl.Series(name, array[present], dtype=pl.Int64 if name in ("n", "clusters")
+                      else pl.Float64)
+            for name, array in columns.items()
+        )  # fmt: skip
+        return cls(frame, tuple(keys.columns), expected is not None)
+
+    @classmethod
     def merge_all(cls, parts: list["ClusterMoments"]) -> "ClusterMoments":
         first = parts[0]
         if len(parts) == 1:
@@ -332,10 +397,10 @@ class VectorClusterMoments:
     def of(cls, keys: np.ndarray, x: np.ndarray, clusters: np.ndarray) -> "VectorClusterMoments":
         """``keys`` (n,), ``x`` (n, d), ``clusters`` (n,) for the rows of one chunk."""
         out = {}
-        for key in np.unique(keys):
+        for key in unique(keys):
             rows = keys == key
             xs, cs = x[rows].astype(np.float64), clusters[rows]
-            _, index = np.unique(cs, return_inverse=True)
+            _, index = unique_inverse(cs)
             g = int(index.max()) + 1
             shift = xs.mean(axis=0)
             k = np.bincount(index, minlength=g).astype(np.float64)

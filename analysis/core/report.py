@@ -12,12 +12,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from analysis.core import figures, seats, strategies
+from analysis.core import figures, games, seats, strategies
 from analysis.core.batches import Execution, Reduction, analyse, value
 from analysis.core.load import Run, open_run
-from analysis.core.reduce import ClusterMoments, Sums
-from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, quantile_from_counts
-from analysis.core.tabulate import EXPECTED, chunk_deals, with_band_flags, with_wilson
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
+from analysis.core.tabulate import EXPECTED, with_band_flags
 from sim.core.errors import UserError
 from sim.core.game import resolve
 
@@ -244,31 +243,12 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     ]
 
 
-def _fair_reduce(chunk) -> dict:
-    n_players = pl.col("n_players")
-    frame = (
-        chunk.players.select("game_id", "n_players", "strategy_name", "seat", "win_share")
-        .with_columns(
-            (1.0 / n_players).alias("expected"),
-            (pl.col("win_share") - 1.0 / n_players).alias("residual"),
-        )
-        .join(chunk.memo(chunk_deals), on="game_id", how="left")
-    )
-    return {
-        "strategy_name": ClusterMoments.of(frame, ["n_players", "strategy_name"]),
-        "seat": ClusterMoments.of(frame.filter(n_players >= 2), ["n_players", "seat"]),
-    }
-
-
-# Win share minus the fair share per strategy and per seat, chunk by chunk.
-FAIR_SHARES = Reduction("core.fair_shares", _fair_reduce)
-
-
 def _fair_share_effects(report: Report, run: Run, key: str):
     """Per player count and ``key`` (strategy_name; seat, in games of 2+ players): the win
     share minus the fair share (1 / players), cluster-robust by deal, flagged with the band
     like every other effect."""
-    table = value(run, FAIR_SHARES)[key].effect_table()
+    source = strategies.STRATEGIES if key == "strategy_name" else seats.SEATS
+    table = value(run, source)["fair"].effect_table()
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
         "n_players", key
     )
@@ -483,76 +463,8 @@ def _seat_section(report: Report, run: Run) -> None:
     report.section("seats", "Seats", parts)
 
 
-def _closeness_reduce(chunk) -> dict:
-    per_game = (
-        chunk.players.group_by("game_id", "n_players")
-        .agg(
-            pl.col("total").filter(pl.col("win") > 0).max().alias("winning"),
-            pl.col("total").filter(pl.col("win") == 0).max().alias("runner_up"),
-            (pl.col("win") > 0).sum().alias("winners"),
-        )
-        .filter(pl.col("n_players") > 1)
-        .with_columns((pl.col("winning") - pl.col("runner_up")).alias("margin"))
-    )
-    margin = pl.col("margin")
-    return {
-        "games": Sums.of(
-            per_game,
-            "n_players",
-            pl.len().alias("games"),
-            margin.sum().alias("margin_sum"),
-            margin.count().alias("margin_n"),
-            (margin <= 2).sum().alias("close"),
-            (pl.col("winners") > 1).sum().alias("shared"),
-        ),
-        "margins": Sums.of(per_game, ("n_players", "margin"), pl.len().alias("count")),
-    }
-
-
-# How close games are: per player count, the margins' histogram and counts.
-CLOSENESS = Reduction("core.closeness", _closeness_reduce)
-
-
-def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """Per player count: how close games are. Margin of victory = the winners' score minus
-    the best score of a non-winner (0 for nobody: every seat shared the win); shared wins =
-    games with more than one winner. Returns the table and the margins' histogram
-    (``n_players``, ``margin``, ``count``; margin null when every seat shared the win)."""
-    stats = value(run, CLOSENESS)
-    games = stats["games"].table()
-    if games.height == 0:
-        return None
-    margins = stats["margins"].table()
-    rows = []
-    for n_players in games["n_players"].to_list():
-        part = margins.filter((pl.col("n_players") == n_players) & pl.col("margin").is_not_null())
-        values, counts = part["margin"].to_numpy(), part["count"].to_numpy()
-        rows.append(
-            {
-                "n_players": n_players,
-                "median_margin": quantile_from_counts(values, counts, 0.5, "linear"),
-                "p90_margin": quantile_from_counts(values, counts, 0.9),
-            }
-        )
-    quantiles = pl.DataFrame(rows, schema_overrides={"n_players": games.schema["n_players"]})
-    frame = games.join(quantiles, on="n_players", how="left").select(
-        "n_players",
-        "games",
-        pl.when(pl.col("margin_n") > 0)
-        .then(pl.col("margin_sum") / pl.col("margin_n"))
-        .otherwise(None)
-        .alias("mean_margin"),
-        pl.col("median_margin").fill_nan(None),
-        pl.col("p90_margin").fill_nan(None),
-        "close",
-        "shared",
-    )
-    frame = with_wilson(frame, "close", "games", "close_share")
-    return with_wilson(frame, "shared", "games", "shared_share"), margins
-
-
 def _closeness_section(report: Report, run: Run) -> None:
-    result = closeness(run)
+    result = games.closeness(run)
     if result is None:
         return
     table, margins = result
@@ -680,7 +592,7 @@ def _summary_md(run: Run, report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-CORE_REDUCTIONS = (strategies.STRATEGIES, seats.SEATS, FAIR_SHARES, CLOSENESS, EXPECTED)
+CORE_REDUCTIONS = (strategies.STRATEGIES, seats.SEATS, games.CLOSENESS, EXPECTED)
 
 
 def report_reductions(run: Run) -> list[Reduction]:

@@ -9,6 +9,7 @@ from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import Sums, VectorClusterMoments
 from analysis.core.stats import bootstrap_interval, seat_balance, wald_chi_square
+from analysis.core.strategies import fair_share_moments
 from analysis.core.tabulate import chunk_deals, with_win_share
 
 BOOTSTRAP_SAMPLES = 1000
@@ -29,6 +30,9 @@ def _reduce(chunk) -> dict:
             pl.col("total").sum().alias("total"),
         )
     }
+    out["fair"] = fair_share_moments(
+        players.filter(pl.col("n_players") >= 2), "seat", chunk.memo(chunk_deals)
+    )
     # Each game's seat win shares as one row (seats beyond the game's count: null).
     wide = (
         players.select("game_id", "n_players", "seat", "win_share")

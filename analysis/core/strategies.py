@@ -7,8 +7,8 @@ import polars as pl
 
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.reduce import Moments, Sums
-from analysis.core.tabulate import with_mean_interval, with_win_share
+from analysis.core.reduce import ClusterMoments, Moments, Sums
+from analysis.core.tabulate import chunk_deals, with_mean_interval, with_win_share
 
 BT_PRIOR_TIES = 1.0  # virtual drawn comparisons per observed pair: keeps unbeaten ratings finite
 BT_TOLERANCE = 1e-10
@@ -28,8 +28,24 @@ def _reduce(chunk) -> dict:
             pl.col("total").sum().alias("total"),
         ),
         "games": Sums.of(chunk.games, (), pl.len().alias("games")),
+        "fair": fair_share_moments(players, "strategy_name", chunk.memo(chunk_deals)),
         **_pair_stats(_pairs(players)),
     }
+
+
+def fair_share_moments(players, key: str, deals) -> ClusterMoments:
+    """Per player count and ``key``: the cluster moments of the win share minus the fair
+    share (1 / players), the expected share of every seat if all were equal."""
+    n_players = pl.col("n_players")
+    frame = (
+        players.select("game_id", "n_players", key, "win_share")
+        .with_columns(
+            (1.0 / n_players).alias("expected"),
+            (pl.col("win_share") - 1.0 / n_players).alias("residual"),
+        )
+        .join(deals, on="game_id", how="left")
+    )
+    return ClusterMoments.of(frame, ["n_players", key])
 
 
 def _pairs(players) -> pl.DataFrame:

@@ -1,8 +1,11 @@
 """Polars helpers shared by the analysis modules: interval columns on result tables."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique_inverse
 from analysis.core.batches import Reduction
 from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
@@ -58,6 +61,7 @@ def with_win_share(frame: pl.DataFrame, name: str = "share") -> pl.DataFrame:
     )
 
 
+MAX_SEATS = 5  # seats of the widest game (sim.core.seeding.MAX_SEATS)
 DEAL = (pl.col("deal_seed").hash(0) ^ pl.col("n_players").cast(pl.UInt64)).alias("deal")
 
 
@@ -116,6 +120,72 @@ def chunk_outcomes(chunk) -> pl.DataFrame:
         .with_columns((pl.col("total") - _others_mean_total()).alias("score_diff"))
         .with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
         .join(chunk.memo(chunk_deals), on="game_id", how="left")
+    )
+
+
+@dataclass(frozen=True)
+class SeatArrays:
+    """A chunk's seats as NumPy arrays indexed by ``game row * MAX_SEATS + seat`` (the game
+    row: the game's position in the chunk's games table), for sections that work on arrays:
+    ``present``, ``win_share``, ``expected``, ``residual``, ``score_diff``, ``strategy`` (an
+    index into ``strategy_names``), and per game row ``deal`` (a cluster code) and
+    ``n_players``."""
+
+    present: np.ndarray
+    win_share: np.ndarray
+    expected: np.ndarray
+    residual: np.ndarray
+    score_diff: np.ndarray
+    strategy: np.ndarray
+    strategy_names: tuple
+    deal: np.ndarray
+    n_players: np.ndarray
+
+
+def game_rows(chunk, game_id) -> np.ndarray:
+    """The rows of the chunk's games table holding ``game_id`` (every id must be there)."""
+    ids = chunk.games["game_id"].to_numpy()
+    rows = np.searchsorted(ids, game_id)
+    if ids.size == 0 or not (np.asarray(ids[np.minimum(rows, ids.size - 1)]) == game_id).all():
+        raise ValueError("a table of the chunk names a game the games table does not have")
+    return rows
+
+
+def seat_arrays(chunk) -> SeatArrays:
+    """:class:`SeatArrays` of the chunk (``chunk.memo``; its reduction needs EXPECTED)."""
+    outcomes = chunk.memo(chunk_outcomes)
+    n_games = chunk.games.height
+    index = game_rows(chunk, outcomes["game_id"].to_numpy()) * MAX_SEATS + outcomes[
+        "seat"
+    ].to_numpy().astype(np.int64)
+    size = n_games * MAX_SEATS
+
+    def dense(column, fill=np.nan, dtype=np.float64):
+        out = np.full(size, fill, dtype=dtype)
+        out[index] = outcomes[column].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return out
+
+    names = tuple(sorted(outcomes["strategy_name"].unique().to_list()))
+    strategy = np.full(size, -1, dtype=np.int64)
+    strategy[index] = (
+        outcomes["strategy_name"].cast(pl.Enum(names)).to_physical().to_numpy().astype(np.int64)
+        if names
+        else 0
+    )
+    present = np.zeros(size, dtype=bool)
+    present[index] = True
+    deal_hash = chunk.memo(chunk_deals)
+    _, deal = unique_inverse(deal_hash["deal"].to_numpy())
+    return SeatArrays(
+        present,
+        dense("win_share"),
+        dense("expected"),
+        dense("residual"),
+        dense("score_diff"),
+        strategy,
+        names,
+        deal.astype(np.int64),
+        chunk.games["n_players"].to_numpy().astype(np.int64),
     )
 
 

@@ -22,14 +22,18 @@ solo and 2-player games are left out of the seen and passed counts.
 import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique, unique_first
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import (
     EXPECTED,
-    chunk_outcomes,
+    MAX_SEATS,
+    SeatArrays,
     effect_table,
+    game_rows,
+    seat_arrays,
     seat_outcomes,
     with_band_flags,
     with_wilson,
@@ -235,58 +239,256 @@ def _dense(frame: pl.DataFrame, name: str, shape: tuple[int, ...], *index_names:
     return out
 
 
+def _group_cumsum(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` (rows, or rows x columns) within each group of ``groups``
+    (small non-negative integers), in row order (inclusive)."""
+    if len(groups) == 0:
+        return values.copy()
+    keys = groups.astype(np.int32) if groups.max() < 2**31 else groups
+    order = np.argsort(keys, kind="stable")  # a radix sort on int32
+    ordered = keys[order]
+    new = np.r_[True, ordered[1:] != ordered[:-1]]
+    totals = np.cumsum(values[order], axis=0)
+    starts = np.flatnonzero(new)
+    offsets = np.zeros((len(starts),) + values.shape[1:], dtype=totals.dtype)
+    offsets[1:] = totals[starts[1:] - 1]
+    out = np.empty_like(totals)
+    out[order] = totals - offsets[np.cumsum(new) - 1]
+    return out
+
+
+def _sale_reasons_arrays(ev: dict, g: np.ndarray, seats: "SeatArrays", boards, tables):
+    """:func:`_sale_reasons_of` on a chunk's event arrays: (tile, why index) of every sale and
+    cornerstone spending (``WHYS`` order)."""
+    kind, player, tile = ev["kind"], ev["player"], ev["tile"]
+    valid = player >= 0
+    rows = np.nonzero(valid)[0]
+    person = g[rows] * 8 + player[rows]
+    coins = ev["coins"][rows].astype(np.int64)
+    money_before = START_MONEY + _group_cumsum(person, coins) - coins
+    keep = np.isin(kind[rows], [EV_SELL, EV_PLACE, EV_CORNERSTONE])
+    rows, person, money_before = rows[keep], person[keep], money_before[keep]
+    games, seat = g[rows], player[rows].astype(np.int64)
+    row_kind, row_tile = kind[rows], tile[rows].astype(np.int64)
+    produces = tables.tiles[:, K.C_PRODUCES].astype(np.int64)
+    center = tables.board_center.astype(np.int64)
+    board = np.clip(boards[games * MAX_SEATS + np.clip(seat, 0, MAX_SEATS - 1)], 0, len(center) - 1)
+    built = row_kind != EV_SELL
+    gained = np.where(built, produces[np.clip(row_tile, 0, None)], 0)
+    # Goods held before each row: the centre's plus a running OR of the tiles built before
+    # (one running count per good bit).
+    n_goods = len(tables.goods_tier)
+    have = produces[center[board]]
+    if n_goods and len(rows):
+        bits = (gained[:, None] >> np.arange(n_goods)[None, :]) & 1
+        before = _group_cumsum(person, bits) - bits
+        have = have | ((before > 0).astype(np.int64) << np.arange(n_goods)[None, :]).sum(axis=1)
+    # Every good any city of the game produced at some point (centres included).
+    table_goods = np.zeros(len(seats.n_players), dtype=np.int64)
+    np.bitwise_or.at(table_goods, games, gained)
+    seat_boards = np.clip(boards[seats.present], 0, len(center) - 1)
+    np.bitwise_or.at(table_goods, np.nonzero(seats.present)[0] // MAX_SEATS,
+                     produces[center[seat_boards]])  # fmt: skip
+    sells = row_kind == EV_SELL
+    sell_tile = row_tile[sells]
+    bound = _cheapest_bound(tables, sell_tile, have[sells], table_goods[games[sells]])
+    # A prerequisite is missing unless the seller built it (placed, or as a cornerstone) at or
+    # before the sale's row.
+    n_tiles = max(tables.n_tiles, int(row_tile.max(initial=0)) + 1)
+    built_keys = person[built] * n_tiles + row_tile[built]
+    first_keys, first = unique_first(built_keys)
+    built_row = rows[built][first]
+    prereqs = tables.tiles[:, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS].astype(np.int64)
+    missing = np.zeros(sells.sum(), dtype=bool)
+    sell_rows, sell_person = rows[sells], person[sells]
+    for slot in range(K.MAX_PREREQS):
+        need = prereqs[sell_tile, slot]
+        done = np.zeros(need.shape, dtype=bool)
+        if len(first_keys):
+            keys = sell_person * n_tiles + need
+            at = np.minimum(np.searchsorted(first_keys, keys), len(first_keys) - 1)
+            done = (first_keys[at] == keys) & (built_row[at] <= sell_rows)
+        missing |= (need >= 0) & ~done
+    why = np.where(
+        missing,
+        0,
+        np.where(bound == np.iinfo(np.int64).max, 1,
+                 np.where(money_before[sells] < bound, 2, 3)),
+    )  # fmt: skip
+    spent = ev["other"][kind == EV_CORNERSTONE].astype(np.int64)
+    return (
+        np.concatenate([sell_tile, spent]),
+        np.concatenate([why, np.full(spent.size, 4)]),
+    )
+
+
+WHYS = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
+
+
+def _counts(name: str, counts: np.ndarray, key: str = "tile") -> Sums:
+    """A Sums of a count array over tile ids (its nonzero entries)."""
+    return Sums(_sparse(counts, name, key), (key,))
+
+
 def _reduce(chunk) -> dict:
     events = chunk.events
     if events is None:
         return {}
-    kind = pl.col("kind")
-    # A cornerstone action spends the selected tile, logged as the event's ``other``.
-    spent = events.filter(kind == EV_CORNERSTONE).select(pl.col("other").alias("tile"), "kind")
-    handled = events.filter(kind.is_in([EV_PLACE, EV_SELL, EV_DISCARD])).select("tile", "kind")
-    selections = _selections(events.lazy()).collect()
-    records = hand_records_of(events, chunk.games)
+    ev = {
+        c: events[c].to_numpy()
+        for c in ("game_id", "turn", "player", "kind", "tile", "other", "coins")
+    }
+    seats = chunk.memo(seat_arrays)
+    g = game_rows(chunk, ev["game_id"]).astype(np.int64)
+    kind, turn = ev["kind"], ev["turn"].astype(np.int64)
+    player, tile = ev["player"].astype(np.int64), ev["tile"].astype(np.int64)
+    other = ev["other"].astype(np.int64)
+    n_games = chunk.games.height
+    tables = chunk.info.data()
+    n_tiles = 1 + max(int(tile.max(initial=0)), int(other.max(initial=0)),
+                      (tables.n_tiles - 1) if tables is not None else 0)  # fmt: skip
+
+    def bincount(mask, weights=None, of=tile):
+        keep = mask & (of >= 0)
+        w = None if weights is None else weights[keep]
+        return np.bincount(of[keep], weights=w, minlength=n_tiles)
+
+    # Selections: every selection, and each Disaster selection not also logged as one.
+    selecting = kind == EV_SELECT
+    turns = int(turn.max(initial=0)) + 2
+    moment = (g * turns + turn + 1) * 8 + player
+    disaster = (kind == EV_DISASTER_SELECT) & ~np.isin(moment, moment[selecting])
+    taken = selecting | disaster
+    order = turn % TURNS_PER_GENERATION
+    actions = pl.DataFrame(
+        {
+            "placed": bincount(kind == EV_PLACE),
+            "sold": bincount(kind == EV_SELL),
+            "for_cornerstone": bincount(kind == EV_CORNERSTONE, of=other),
+            "discarded": bincount(kind == EV_DISCARD),
+        }
+    ).with_row_index("tile")
+    selected_counts = pl.DataFrame(
+        {
+            "selected": bincount(taken),
+            "turn_sum": bincount(taken, (order + 1).astype(np.float64)).astype(np.int64),
+        }
+    ).with_row_index("tile")
+    in_use = lambda frame: frame.filter(  # noqa: E731
+        pl.any_horizontal(pl.exclude("tile") != 0)
+    ).with_columns(pl.col("tile").cast(pl.Int32))
     out = {
-        "actions": Sums.of(
-            pl.concat([handled, spent]),
-            "tile",
-            (kind == EV_PLACE).sum().alias("placed"),
-            (kind == EV_SELL).sum().alias("sold"),
-            (kind == EV_CORNERSTONE).sum().alias("for_cornerstone"),
-            (kind == EV_DISCARD).sum().alias("discarded"),
-        ),
-        "selected": Sums.of(
-            selections,
-            "tile",
-            pl.len().alias("selected"),
-            (pl.col("order") % TURNS_PER_GENERATION + 1).sum().alias("turn_sum"),
-        ),
-        "dealt": Sums.of(records, "tile", pl.col("game_id").n_unique().alias("games_dealt")),
+        "actions": Sums(in_use(actions), ("tile",)),
+        "selected": Sums(in_use(selected_counts), ("tile",)),
         "games": Sums.of(chunk.games, "n_players", pl.len().alias("games")),
     }
-    if records.height:
-        hand_tiles = records["tile"].to_numpy().reshape(-1, HAND_SIZE)
-        seen, passed = seen_and_passed(hand_tiles, int(hand_tiles.max()) + 1)
-        out["seen"] = Sums(_sparse(seen, "seen", "tile"), ("tile",))
+    # Hands: each hand's 7 selections and its discard, for games of 3+ players.
+    dealt = seats.n_players[g] >= MIN_PLAYERS_DEALT
+    in_hand = (taken | (kind == EV_DISCARD)) & (turn >= 0) & dealt
+    h_rows = np.nonzero(in_hand)[0]
+    h_game = g[h_rows]
+    h_turn = turn[h_rows]
+    h_order = np.where(kind[h_rows] == EV_DISCARD, HAND_SIZE - 1, h_turn % TURNS_PER_GENERATION)
+    gens = int((h_turn // TURNS_PER_GENERATION).max(initial=0)) + 1
+    hand = (player[h_rows] - PASS_STEP * (h_turn % TURNS_PER_GENERATION)) % seats.n_players[h_game]
+    slot = ((h_game * gens + h_turn // TURNS_PER_GENERATION) * MAX_SEATS + hand) * HAND_SIZE
+    slot = slot + h_order
+    cells = n_games * gens * MAX_SEATS * HAND_SIZE
+    filled = np.bincount(slot, minlength=cells).reshape(-1, HAND_SIZE)
+    complete = np.nonzero((filled == 1).all(axis=1))[0]
+    grid = np.full(cells, -1, dtype=np.int64)
+    grid[slot] = tile[h_rows]
+    hand_tiles = grid.reshape(-1, HAND_SIZE)[complete]
+    hand_game = complete // (gens * MAX_SEATS)
+    hand_seat = complete % MAX_SEATS
+    if len(hand_tiles):
+        seen, passed = seen_and_passed(hand_tiles, n_tiles)
+        out["seen"] = _counts("seen", seen)
         out["passed_for"] = Sums(_sparse(passed, "count", "tile", "instead"), ("tile", "instead"))
-    outcomes = chunk.memo(chunk_outcomes)
-    selected, placed, passed_seats = seat_groups_of(events, outcomes, records)
-    out["effects"] = ClusterMoments.of(selected, ["tile"])
-    out["by_strategy"] = ClusterMoments.of(selected, ["tile", "strategy_name"])
-    for name, group in (("selected", selected), ("placed", placed), ("passed", passed_seats)):
-        if group is None:
-            continue
-        out[f"wins_{name}"] = Sums.of(
-            group, "tile", pl.col("win_share").sum().alias(f"wins_{name}")
+        dealt_pairs = unique(np.repeat(hand_game, HAND_SIZE) * n_tiles + hand_tiles.ravel())
+        out["dealt"] = _counts("games_dealt", np.bincount(dealt_pairs % n_tiles,
+                                                          minlength=n_tiles))  # fmt: skip
+
+    # The seats that selected, placed and passed over each tile, with their outcomes.
+    def seat_tiles(mask):
+        keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask])
+        return keys // n_tiles, keys % n_tiles, keys
+
+    sel_seat, sel_tile, sel_keys = seat_tiles(taken & (tile >= 0))
+    placed_seat, placed_tile, _ = seat_tiles((kind == EV_PLACE) & (tile >= 0))
+    groups = {"selected": (sel_seat, sel_tile), "placed": (placed_seat, placed_tile)}
+    if len(hand_tiles):
+        parts = []
+        for turn_in_gen in range(TURNS_PER_GENERATION):
+            holder = (hand_seat + PASS_STEP * turn_in_gen) % seats.n_players[hand_game]
+            later = hand_tiles[:, turn_in_gen + 1 :]
+            person = np.repeat(hand_game * MAX_SEATS + holder, later.shape[1])
+            parts.append(person * n_tiles + later.ravel())
+        passed_keys = unique(np.concatenate(parts))
+        passed_keys = passed_keys[~np.isin(passed_keys, sel_keys, assume_unique=True)]
+        groups["passed"] = (passed_keys // n_tiles, passed_keys % n_tiles)
+    tile_keys = pl.DataFrame({"tile": np.arange(n_tiles, dtype=np.int32)})
+    for name, (seat, item) in groups.items():
+        seat, item = seat[seats.present[seat]], item[seats.present[seat]]
+        groups[name] = (seat, item)
+        deal = seats.deal[seat // MAX_SEATS]
+        moments = ClusterMoments.from_codes(
+            tile_keys, item, seats.residual[seat], deal, seats.expected[seat]
         )
-        if name != "selected":
-            out[f"{name}_effects"] = ClusterMoments.of(group, ["tile"])
-    contrast = _contrast_rows(selected, passed_seats)
-    if contrast is not None:
-        out["contrast"] = ClusterMoments.of(contrast, ["tile"], "d", None)
-    tables = chunk.info.data()
+        wins = np.bincount(item, weights=seats.win_share[seat], minlength=n_tiles)
+        wins_frame = tile_keys.with_columns(pl.Series(f"wins_{name}", wins)).filter(
+            pl.Series(np.bincount(item, minlength=n_tiles) > 0)
+        )
+        out[f"wins_{name}"] = Sums(wins_frame, ("tile",))
+        out["effects" if name == "selected" else f"{name}_effects"] = moments
+    seat, item = groups["selected"]
+    names = seats.strategy_names
+    pair_keys = pl.DataFrame(
+        {
+            "tile": np.repeat(np.arange(n_tiles, dtype=np.int32), len(names)),
+            "strategy_name": list(names) * n_tiles,
+        }
+    )
+    out["by_strategy"] = ClusterMoments.from_codes(
+        pair_keys, item * len(names) + seats.strategy[seat], seats.residual[seat],
+        seats.deal[seat // MAX_SEATS], seats.expected[seat],
+    )  # fmt: skip
+    if "passed" in groups and len(groups["passed"][0]):
+        # The selector's residual minus the mean residual of the seats that passed the same
+        # tile over in the same game.
+        p_seat, p_item = groups["passed"]
+        where = (p_seat // MAX_SEATS) * n_tiles + p_item
+        total = np.bincount(where, weights=seats.residual[p_seat], minlength=n_games * n_tiles)
+        count = np.bincount(where, minlength=n_games * n_tiles)
+        at = (seat // MAX_SEATS) * n_tiles + item
+        both = count[at] > 0
+        d = seats.residual[seat[both]] - total[at[both]] / count[at[both]]
+        out["contrast"] = ClusterMoments.from_codes(
+            tile_keys, item[both], d, seats.deal[seat[both] // MAX_SEATS]
+        )
     if tables is not None:
-        reasons = _sale_reasons_of(events, chunk.players, tables)
-        out["reasons"] = Sums.of(reasons, ("tile", "why"), pl.col("count").sum())
+        boards = np.zeros(n_games * MAX_SEATS, dtype=np.int64)
+        players = chunk.players
+        boards[
+            game_rows(chunk, players["game_id"].to_numpy()) * MAX_SEATS
+            + players["seat"].to_numpy().astype(np.int64)
+        ] = players["board"].fill_null(0).to_numpy()
+        why_tile, why = _sale_reasons_arrays(ev, g, seats, boards, tables)
+        counts = np.bincount(
+            (why_tile - why_tile.min(initial=0)) * len(WHYS) + why
+        ) if why_tile.size else np.zeros(0, dtype=np.int64)  # fmt: skip
+        used = np.nonzero(counts)[0]
+        out["reasons"] = Sums(
+            pl.DataFrame(
+                {
+                    "tile": used // len(WHYS) + why_tile.min(initial=0),
+                    "why": [WHYS[i] for i in used % len(WHYS)],
+                    "count": counts[used].astype(np.int64),
+                },
+                schema={"tile": pl.Int64, "why": pl.Utf8, "count": pl.Int64},
+            ),
+            ("tile", "why"),
+        )
     return out
 
 
@@ -350,7 +552,11 @@ def tile_table(
     passed_rows = passed[tiles]
     top = passed_rows.argmax(axis=1)
     passed_total = passed_rows.sum(axis=1)
-    dealt = stats["dealt"].table()
+    dealt = (
+        stats["dealt"].table()
+        if stats.get("dealt") is not None
+        else pl.DataFrame(schema={"tile": pl.Int32, "games_dealt": pl.Int64})
+    )
     frame = frame.with_columns(
         pl.Series("seen", seen[tiles]),
         pl.Series("taken_when_seen", seen[tiles] - passed_total),
