@@ -7,6 +7,8 @@ and findings.json. Helpers that only derive columns from already reduced tables 
 intervals, band flags, rates) are the package's own and not duplicated here.
 """
 
+import math
+
 import numpy as np
 import polars as pl
 
@@ -995,3 +997,114 @@ def disaster_frequency(run: Run) -> pl.DataFrame:
     for g in range(1, N_GENERATIONS + 1):
         frame = with_wilson(frame, f"gen{g}_hits", "games", f"gen{g}")
     return frame
+
+
+# --- neom compare's paired shifts -----------------------------------------------------------
+
+
+def _cluster_se(values: np.ndarray, clusters: np.ndarray, n: int) -> float:
+    """Standard error of (sum of ``values``) / n, cluster-robust (CR1)."""
+    if n == 0:
+        return math.nan
+    _, index = np.unique(clusters, return_inverse=True)
+    g = int(index.max()) + 1 if index.size else 0
+    if g < 2:
+        return math.nan
+    sums = np.bincount(index, weights=values, minlength=g)
+    return math.sqrt(g / (g - 1) * float((sums**2).sum())) / n
+
+
+def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", value="residual"):
+    """Per item: each side's effect (mean ``residual`` over its group's seats) and the shift
+    candidate - baseline with a paired, cluster-robust interval (delta method on the two
+    ratio estimators, differenced game by game).
+
+    ``*_long``: one row per (game, seat in the group) with ``game_id``, ``key``, ``residual``;
+    ``games``: ``game_id`` -> ``deal`` for every game of the run (the twins share ids).
+    """
+    n_games = games.height
+
+    def per_game(long, suffix):
+        # Sorted and order-kept, so the same rows always sum in the same order (a catalogue
+        # against itself must give exactly 0, not a rounding error).
+        long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
+        return long.group_by("game_id", key, maintain_order=True).agg(
+            pl.col(value).cast(pl.Float64).sum().alias(f"s{suffix}"), pl.len().alias(f"k{suffix}")
+        )
+
+    both = (
+        per_game(base_long, "_b")
+        .join(per_game(cand_long, "_c"), on=["game_id", key], how="full", coalesce=True)
+        .fill_null(0)
+        .join(games, on="game_id", how="left")
+        .sort(key, "game_id")
+    )
+    rows = []
+    for (item,), part in both.group_by(key, maintain_order=True):
+        row = {key: item}
+        psi = np.zeros(part.height)
+        for side in ("_b", "_c"):
+            s = part[f"s{side}"].to_numpy().astype(np.float64)
+            k = part[f"k{side}"].to_numpy().astype(np.float64)
+            total = k.sum()
+            effect = s.sum() / total if total else math.nan
+            mean_k = total / n_games
+            influence = (s - effect * k) / mean_k if total else np.zeros_like(s)
+            row[f"effect{side}"] = effect
+            row[f"n{side}"] = int(total)
+            row[f"se{side}"] = _cluster_se(influence, part["deal"].to_numpy(), n_games)
+            psi = psi + (influence if side == "_c" else -influence)
+        if row["n_b"] and row["n_c"]:
+            shift = row["effect_c"] - row["effect_b"]
+            se = _cluster_se(psi, part["deal"].to_numpy(), n_games)
+        else:
+            shift, se = math.nan, math.nan
+        row["shift"] = shift
+        row["shift_se"] = se
+        rows.append(row)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    if frame.height == 0:
+        return frame
+    clusters = games["deal"].n_unique()
+    half = float(t_quantile(clusters - 1)) * frame["shift_se"].to_numpy()
+    shift = frame["shift"].to_numpy()
+    se = frame["shift_se"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        statistic = np.where(
+            se > 0, shift / np.where(se > 0, se, 1.0), np.where(shift == 0, 0.0, np.inf)
+        )
+    return frame.with_columns(
+        pl.Series("shift_lo", shift - half),
+        pl.Series("shift_hi", shift + half),
+        pl.Series("shift_p", t_two_sided_p(statistic, clusters - 1)),
+    )
+
+
+def paired_by_group(base, cand, group: str, games):
+    """Per ``group`` value (strategy or seat): the mean over games of candidate - baseline win
+    share and total score of the same seat, cluster-robust by deal."""
+    joined = base.join(cand, on=["game_id", "seat"], suffix="_b").join(games, on="game_id")
+    frame = joined.with_columns(
+        (pl.col("win_share_b") - pl.col("win_share")).alias("win_d"),
+        (pl.col("total_b") - pl.col("total")).cast(pl.Float64).alias("score_d"),
+    )
+    out = frame.group_by(group).agg(
+        pl.len().alias("n"),
+        pl.col("win_share").mean().alias("win_base"),
+        pl.col("win_share_b").mean().alias("win_cand"),
+        pl.col("total").mean().alias("score_base"),
+        pl.col("total_b").mean().alias("score_cand"),
+    )
+    for name in ("win", "score"):
+        table = effect_table(frame, [group], f"{name}_d", None, name=f"{name}_shift")
+        out = out.join(
+            table.select(
+                group,
+                f"{name}_shift",
+                f"{name}_shift_lo",
+                f"{name}_shift_hi",
+                pl.col(f"{name}_shift_p0").alias(f"{name}_shift_p"),
+            ),  # fmt: skip
+            on=group,
+        )
+    return out.sort(group)

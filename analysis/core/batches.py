@@ -110,6 +110,19 @@ class RunInfo:
             _DATA[key] = game.load_data(snapshot).content if snapshot.is_file() else None
         return _DATA[key]
 
+    def name_tiles(self, frame: pl.DataFrame, column: str = "tile", as_name: str = "tile_name"):
+        """Add a column of tile names for the tile ids in ``column`` (as Run.name_tiles)."""
+        names = getattr(self.data(), "tile_names", ())
+
+        def name(tile) -> str:
+            if tile is None or tile < 0:
+                return ""
+            return names[tile] if tile < len(names) else f"tile {tile}"
+
+        return frame.with_columns(
+            pl.Series(as_name, [name(t) for t in frame[column].to_list()], dtype=pl.Utf8)
+        )
+
 
 _DATA: dict = {}
 

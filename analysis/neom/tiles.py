@@ -353,12 +353,7 @@ def _reduce(chunk) -> dict:
         w = None if weights is None else weights[keep]
         return np.bincount(of[keep], weights=w, minlength=n_tiles)
 
-    # Selections: every selection, and each Disaster selection not also logged as one.
-    selecting = kind == EV_SELECT
-    turns = int(turn.max(initial=0)) + 2
-    moment = (g * turns + turn + 1) * 8 + player
-    disaster = (kind == EV_DISASTER_SELECT) & ~np.isin(moment, moment[selecting])
-    taken = selecting | disaster
+    taken = _taken(g, kind, turn, player)
     order = turn % TURNS_PER_GENERATION
     actions = pl.DataFrame(
         {
@@ -442,6 +437,9 @@ def _reduce(chunk) -> dict:
         out[f"wins_{name}"] = Sums(wins_frame, ("tile",))
         out["effects" if name == "selected" else f"{name}_effects"] = moments
     seat, item = groups["selected"]
+    out["leads"] = ClusterMoments.from_codes(
+        tile_keys, item, seats.score_diff[seat], seats.deal[seat // MAX_SEATS]
+    )
     names = seats.strategy_names
     pair_keys = pl.DataFrame(
         {
@@ -490,6 +488,43 @@ def _reduce(chunk) -> dict:
             ("tile", "why"),
         )
     return out
+
+
+def selected_rows(chunk) -> pl.DataFrame:
+    """One row per (seat, tile it selected) of the chunk: ``game_id``, ``seat``, ``tile``,
+    ``residual``, ``score_diff`` (its reduction needs EXPECTED)."""
+    events = chunk.events
+    seats = chunk.memo(seat_arrays)
+    g = game_rows(chunk, events["game_id"].to_numpy()).astype(np.int64)
+    kind = events["kind"].to_numpy()
+    turn = events["turn"].to_numpy().astype(np.int64)
+    player = events["player"].to_numpy().astype(np.int64)
+    tile = events["tile"].to_numpy().astype(np.int64)
+    taken = _taken(g, kind, turn, player) & (tile >= 0)
+    n_tiles = int(tile.max(initial=0)) + 1
+    keys = unique((g[taken] * MAX_SEATS + player[taken]) * n_tiles + tile[taken])
+    seat, item = keys // n_tiles, keys % n_tiles
+    keep = seats.present[seat]
+    seat, item = seat[keep], item[keep]
+    return pl.DataFrame(
+        {
+            "game_id": chunk.games["game_id"].to_numpy()[seat // MAX_SEATS],
+            "seat": seat % MAX_SEATS,
+            "tile": item.astype(np.int32),
+            "residual": seats.residual[seat],
+            "score_diff": seats.score_diff[seat],
+        }
+    )
+
+
+def _taken(g, kind, turn, player) -> np.ndarray:
+    """Which events are tiles taken from a hand: every selection, and each Disaster selection
+    not also logged as one (the same game, turn and player)."""
+    selecting = kind == EV_SELECT
+    turns = int(turn.max(initial=0)) + 2
+    moment = (g * turns + turn + 1) * 8 + player
+    disaster = (kind == EV_DISASTER_SELECT) & ~np.isin(moment, moment[selecting])
+    return selecting | disaster
 
 
 # Every tile's selections, placements, hands and outcomes, chunk by chunk (runs with events).
