@@ -59,6 +59,9 @@ class Reduction:
     reduce: Callable
     finish: Callable | None = None
     needs: tuple["Reduction", ...] = ()
+    # The tables ``reduce`` reads (a chunk loads only what its pass's reductions read); a
+    # reduction reading the events runs in the last pass, so that they are read once.
+    tables: tuple[str, ...] = ("games", "players", "events")
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,12 @@ def _small_ints(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
 
 
-def load_chunk(info: RunInfo, spec: ChunkSpec, values: dict) -> Chunk:
-    """Read one chunk's Parquet files."""
+def load_chunk(info: RunInfo, spec: ChunkSpec, values: dict, read=("games", "players", "events")):
+    """Read one chunk's Parquet files (of the tables in ``read``; games and players always)."""
     tables = {}
     for table, paths in spec.files.items():
+        if table not in read and table not in ("games", "players"):
+            continue
         try:
             tables[table] = _small_ints(pl.read_parquet(paths))
         except (pl.exceptions.PolarsError, OSError) as exc:
@@ -276,25 +281,27 @@ def keep_freed_memory() -> None:
         pass
 
 
-def reduce_task(parent, infos, specs, reductions, values) -> tuple[int, dict]:
+def reduce_task(parent, infos, specs, reductions, values) -> tuple[int, int, dict]:
     """Reduce the chunks ``specs`` (of each run in ``infos``: one, or twin runs read side by
-    side, each with its own ``values``) with every reduction; return (games, merged
+    side, each with its own ``values``) with every reduction; return (games, batches, merged
     statistics by reduction name)."""
     from sim.core.workers import worker_setup
 
     worker_setup(parent)
     keep_freed_memory()
     parts: dict = {}
-    games = 0
+    games = batches = 0
     for spec_group in specs:
+        read = {table for r in reductions for table in r.tables}
         chunks = [
-            load_chunk(info, spec, given)
+            load_chunk(info, spec, given, read)
             for info, spec, given in zip(infos, spec_group, values, strict=True)
         ]
         argument = chunks[0] if len(chunks) == 1 else tuple(chunks)
         _fold(parts, reductions, {r.name: r.reduce(argument) for r in reductions})
         games += spec_group[0].games
-    return games, _merged(parts)
+        batches += len(spec_group[0].files["games"])
+    return games, batches, _merged(parts)
 
 
 def _worker_count(execution: Execution, n_games: int) -> int:
@@ -314,9 +321,18 @@ def _show_progress(execution: Execution) -> bool:
     return sys.stderr.isatty() and not in_ci
 
 
+def progress_bar(execution: Execution | None, total: int, unit: str, desc: str):
+    """The progress display of simulate (tqdm: count, rate, ETA), shown as ``execution``
+    says (on a terminal outside CI by default)."""
+    from tqdm import tqdm
+
+    show = _show_progress(execution or Execution())
+    return tqdm(total=total, unit=unit, desc=desc, disable=not show, smoothing=0.1)
+
+
 @contextmanager
 def _results(tasks: list, workers: int, execution: Execution) -> Iterator:
-    """(games, statistics) of each task, in the order they finish."""
+    """(games, batches, statistics) of each task, in the order they finish."""
     if execution.backend == "dask":
         with _dask_results(tasks, workers, execution.scheduler) as results:
             yield results
@@ -411,9 +427,11 @@ def _passes(reductions) -> list[list[Reduction]]:
 
     for reduction in reductions:
         visit(reduction)
-    passes = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    last = max(depth.values(), default=-1)
+    passes = [[] for _ in range(last + 1)]
     for name, level in depth.items():
-        passes[level].append(by_name[name])
+        reads_events = "events" in by_name[name].tables
+        passes[last if reads_events else level].append(by_name[name])
     return passes
 
 
@@ -457,8 +475,6 @@ def _run_passes(runs, passes, values, execution: Execution, label: str, cache: d
     also gives the earlier passes' values to the later ones when ``values`` is None)."""
     import socket
 
-    from tqdm import tqdm
-
     main = runs[0]
     plans = [plan_chunks(run, execution.chunk_games) for run in runs]
     for run, plan in zip(runs[1:], plans[1:], strict=True):
@@ -466,10 +482,10 @@ def _run_passes(runs, passes, values, execution: Execution, label: str, cache: d
             raise UserError(f"{main.path} and {run.path}: not the same games in the same batches")
     infos = tuple(run_info(run) for run in runs)
     n_games = sum(spec.games for spec in plans[0])
+    n_batches = sum(len(spec.files["games"]) for spec in plans[0])
     workers = _worker_count(execution, n_games)
     tasks = _tasks(plans, workers, execution.task_games)
     parent = (socket.gethostname(), os.getpid())
-    show = _show_progress(execution)
     out = {}
     for number, group in enumerate(passes, start=1):
         if values is None:
@@ -479,14 +495,17 @@ def _run_passes(runs, passes, values, execution: Execution, label: str, cache: d
             given = values
         what = label or ", ".join(r.name.split(".")[-1] for r in group[:3])
         what += "" if label or len(group) <= 3 else f" and {len(group) - 3} more"
-        bar = tqdm(total=n_games, unit="game", disable=not show, smoothing=0.1,
-                   desc=f"{main.path.name}: pass {number}/{len(passes)} ({what})")  # fmt: skip
+        desc = f"{main.path.name}: pass {number}/{len(passes)} ({what})"
+        bar = progress_bar(execution, n_games, "game", desc)
         parts: dict = {}
         started = time.perf_counter()
         jobs = [(parent, infos, task, group, given) for task in tasks]
+        batches_done = 0
         with bar, _results(jobs, workers, execution) as done:
-            for games, stats in done:
+            for games, batches, stats in done:
                 _fold(parts, group, stats)
+                batches_done += batches
+                bar.set_postfix_str(f"{batches_done}/{n_batches} batches", refresh=False)
                 bar.update(games)
         merged = _merged(parts)
         for reduction in group:

@@ -36,7 +36,7 @@ def _closeness_reduce(chunk) -> dict:
 
 
 # How close games are: per player count, the margins' histogram and counts.
-CLOSENESS = Reduction("core.closeness", _closeness_reduce)
+CLOSENESS = Reduction("core.closeness", _closeness_reduce, tables=("games", "players"))
 
 
 def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:

@@ -92,7 +92,7 @@ def _rung_reduce(chunk) -> dict:
 
 
 # The rung's (strategy 0's) win share and its spread over deals, chunk by chunk.
-RUNG = Reduction("core.ladder", _rung_reduce)
+RUNG = Reduction("core.ladder", _rung_reduce, tables=("games", "players"))
 
 
 def play_rung(

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from analysis.core import figures, games, seats, strategies
-from analysis.core.batches import Execution, Reduction, analyse, value
+from analysis.core.batches import Execution, Reduction, analyse, progress_bar, value
 from analysis.core.load import Run, open_run
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import EXPECTED, with_band_flags
@@ -642,20 +642,27 @@ def build_report(
     report = Report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
-    _strategy_section(report, main)
-    _seat_section(report, main)
-    _closeness_section(report, main)
-    resolve(main.game.report_ref)(report, main)
+    sections = [
+        ("strategies", lambda: _strategy_section(report, main)),
+        ("seats", lambda: _seat_section(report, main)),
+        ("closeness", lambda: _closeness_section(report, main)),
+        (main.game.title, lambda: resolve(main.game.report_ref)(report, main)),
+    ]
     if len(runs) > 1:
         combined = _game_hook(main, "add_combined")
-        _combined_strategies(report, runs)
+        sections.append(("all runs", lambda: _combined_strategies(report, runs)))
         if combined is not None:
-            combined(report, runs)
+            sections.append(("all runs' effects", lambda: combined(report, runs)))
     if check_run is not None:
         hook = _game_hook(main, "add_check")
         if hook is None:
             raise UserError(f"--check: {main.game.title} reports have no skill check")
-        hook(report, main, check_run)
+        sections.append(("skill check", lambda: hook(report, main, check_run)))
+    with progress_bar(execution, len(sections), "section", "sections") as bar:
+        for name, add in sections:
+            bar.set_postfix_str(name)
+            add()
+            bar.update(1)
     (out / "findings.json").write_text(
         json.dumps(report.items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )

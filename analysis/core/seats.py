@@ -76,7 +76,7 @@ class _Contrasts:
 
 
 # Seat win shares, each game's seat pattern and the seat contrasts, chunk by chunk.
-SEATS = Reduction("core.seats", _reduce)
+SEATS = Reduction("core.seats", _reduce, tables=("games", "players"))
 
 
 def seat_shares(run: Run) -> pl.DataFrame:

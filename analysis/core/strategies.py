@@ -86,7 +86,7 @@ def _pair_stats(pairs: pl.DataFrame) -> dict:
 
 
 # Win shares, mean scores and head-to-head meetings of the strategies, chunk by chunk.
-STRATEGIES = Reduction("core.strategies", _reduce)
+STRATEGIES = Reduction("core.strategies", _reduce, tables=("games", "players"))
 
 
 def win_shares(run: Run) -> pl.DataFrame:

@@ -102,7 +102,9 @@ def _expected_finish(stats: dict, run) -> pl.DataFrame:
 
 # Each strategy's mean win share at each player count (a seat's expected share): the one
 # value of the whole run the effects need before they can be reduced chunk by chunk.
-EXPECTED = Reduction("core.expected", _expected_reduce, _expected_finish)
+EXPECTED = Reduction(
+    "core.expected", _expected_reduce, _expected_finish, tables=("games", "players")
+)
 
 
 def _others_mean_total() -> pl.Expr:

@@ -42,7 +42,7 @@ def _reduce(chunk) -> dict:
 
 
 # Score categories, the totals' histogram and the disasters, chunk by chunk.
-SCORES = Reduction("neom.scores", _reduce)
+SCORES = Reduction("neom.scores", _reduce, tables=("games", "players"))
 
 
 def score_histogram(run: Run) -> pl.DataFrame:

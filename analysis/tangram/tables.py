@@ -169,7 +169,7 @@ def _reduce(chunk) -> dict:
 # The groupings the sections read (other groupings are reduced when asked for).
 SCORE_GROUPS = (("n_players", "seat"), ("n_players", "strategy_name"))
 TILE_GROUPS = ((), ("strategy_name",))
-TABLES = Reduction("tangram.tables", _reduce)
+TABLES = Reduction("tangram.tables", _reduce, tables=("games", "players"))
 
 
 def _grouped(by, groups, kind: str) -> tuple[dict, str]:
