@@ -266,3 +266,109 @@ def test_the_numbers_do_not_depend_on_chunks_or_workers(real_runs, tmp_path):
         _assert_same_table(path.stem, got, want)
         if path.stem == "seat_balance":
             assert got["lo"].to_list() == want["lo"].to_list()  # the same draws too
+
+
+# --- compare, experiment, Tangram: the same reductions ------------------------------------------
+
+
+def test_paired_shifts_are_mains_paired_shifts():
+    """neom compare's paired shift (effects, standard errors, shift and interval per item)
+    against main's whole-frame computation, on items missing from a side, one-game deals and
+    a deterministic shift."""
+    from reference_report import paired_effect_shifts as reference
+
+    from analysis.neom.compare import paired_effect_shifts
+
+    rng = np.random.default_rng(6)
+    n = 600
+    games = pl.DataFrame({"game_id": np.arange(n), "deal": np.arange(n) // 3})
+
+    def side(shift):
+        rows = rng.integers(0, n, size=900)
+        return pl.DataFrame({
+            "game_id": rows, "tile_name": rng.choice(["A", "B", "C"], size=rows.size),
+            "residual": rng.normal(shift, 0.4, size=rows.size),
+        })  # fmt: skip
+
+    base, cand = side(0.0), side(0.05)
+    cand = pl.concat([cand, pl.DataFrame({"game_id": [5], "tile_name": ["D"], "residual": [0.3]})])
+    for b, c in ((base, cand), (base, base.with_columns(pl.col("residual") + 0.1))):
+        got, want = paired_effect_shifts(b, c, games), reference(b, c, games)
+        _assert_same_table("shifts", got.select(want.columns), want)
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory):
+    """A baseline and a candidate catalogue (one tile's VP changed) on the same games, in
+    batches of 15 games that cut deals."""
+    from sim.neom.catalog import DEFAULT_CATALOG
+
+    root = tmp_path_factory.mktemp("twins")
+    text = DEFAULT_CATALOG.read_text(encoding="utf-8")
+    candidate = root / "candidate.toml"
+    candidate.write_text(text.replace("vp = 4\n", "vp = 7\n", 1), encoding="utf-8")
+    for name, data in (("base", None), ("cand", candidate)):
+        small_run(root / name, "neom", ("greedy", "random", "random", "builder"), 4, 160, 2,
+                  events=True, batch_size=15, data=data)  # fmt: skip
+    return root
+
+
+def test_compare_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
+    """The comparison's items from twin chunks on two workers equal the public whole-frame
+    functions on the runs' seat rows."""
+    from analysis.core.report import Report
+    from analysis.core.tabulate import deals
+    from analysis.neom import compare
+
+    base, cand = open_run(twins / "base"), open_run(twins / "cand")
+    stats = compare._paired_stats(base, cand, CHUNKED)
+    items = compare.comparison_items(base, cand, Report(out=None), set())
+    games = deals(base).collect()
+    longs = compare._long_tables(base), compare._long_tables(cand)
+    for kind in ("cornerstone", "tile"):
+        for value, prefix in (("residual", ""), ("score_diff", "lead_")):
+            want = compare.paired_effect_shifts(longs[0][kind], longs[1][kind], games,
+                                                value=value)  # fmt: skip
+            got = items.filter(pl.col("kind") == kind).sort("tile_name")
+            assert got["tile_name"].to_list() == want["tile_name"].to_list()
+            for column in ("shift", "shift_lo", "shift_hi", "shift_p"):
+                x, y = got[f"{prefix}{column}"].to_numpy(), want[column].to_numpy()
+                np.testing.assert_allclose(x, y, rtol=RTOL, atol=1e-12)
+    columns = ["game_id", "seat", "strategy_name", "win_share", "total"]
+    players = [run.players.select(columns).collect() for run in (base, cand)]
+    for group in ("strategy_name", "seat"):
+        want = compare.paired_by_group(*players, group, games)
+        _assert_same_table(group, compare._group_table(stats, group), want)
+
+
+def test_an_experiment_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
+    from analysis.neom import experiment
+
+    base, cand = open_run(twins / "base"), open_run(twins / "cand")
+    tile = int(base.events.filter(pl.col("kind") == 1).select("tile").collect()["tile"][0])
+    rows, present, changed = experiment.analyse_experiment(
+        base, cand, tile, "tile", "force", 0, 4, CHUNKED
+    )
+    whole = [experiment.holdings(run, tile, "tile") for run in (base, cand)]
+    subjects = experiment._subjects("force", 0, 4)
+    want = experiment.paired_rows(whole[0], whole[1].drop("deal"), subjects)
+    for got_row, want_row in zip(rows, want, strict=True):
+        assert got_row.keys() == want_row.keys()
+        for key, value in want_row.items():
+            if isinstance(value, float):
+                assert got_row[key] == pytest.approx(value, rel=RTOL, abs=1e-12, nan_ok=True)
+            else:
+                assert got_row[key] == value
+    assert present == experiment.presence(*whole, 4)
+    assert changed > 0
+
+
+def test_a_tangram_report_does_not_depend_on_chunks_or_workers(tmp_path):
+    path = tmp_path / "tangram"
+    small_run(path, "tangram", ("greedy", "random", "random"), 3, 150, 5, batch_size=20)
+    whole, chunked = tmp_path / "whole", tmp_path / "chunked"
+    build_report(path, whole, execution=Execution(workers=1, chunk_games=10**9, progress=False))
+    build_report(path, chunked, execution=CHUNKED)
+    for table in sorted((whole / "tables").glob("*.csv")):
+        got = pl.read_csv(chunked / "tables" / table.name, infer_schema_length=None)
+        _assert_same_table(table.stem, got, pl.read_csv(table, infer_schema_length=None))
