@@ -33,6 +33,15 @@ from analysis.neom.synthetic import write_run
 from sim.neom.catalog import DEFAULT_CATALOG
 
 RTOL = 1e-9  # floating-point sums in another order differ in the last bits, no more
+
+
+@pytest.fixture(autouse=True)
+def no_png(monkeypatch):
+    """The reports here are checked by their tables: the figures are not rendered (most of a
+    small report's time)."""
+    from analysis.core.report import Report
+
+    monkeypatch.setattr(Report, "figure", lambda self, name, fig, alt: "")
 ROW_KEYS = ("n_players", "strategy_name", "seat", "tile", "a", "b", "generation")
 
 
@@ -225,7 +234,7 @@ CHUNKED = Execution(workers=2, chunk_games=60, task_games=120, progress=False)
 
 def test_a_synthetic_run_reports_the_whole_table_numbers(tmp_path):
     path = write_run(
-        tmp_path / "run", n_games=900, strategies={"strong": 0.3, "plain": 0.0},
+        tmp_path / "run", n_games=600, strategies={"strong": 0.3, "plain": 0.0},
         boosts={7: 0.8}, catalog_path=DEFAULT_CATALOG, shared_deals=True, batch_size=50,
     )  # fmt: skip
     out = tmp_path / "report"

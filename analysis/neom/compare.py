@@ -847,6 +847,7 @@ def _config(args, catalog, rules: dict, out: Path):
 
 
 def run_compare(args) -> int:
+    from analysis.core.batches import Execution
     from sim.core.runner import run_simulation
 
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
@@ -876,6 +877,7 @@ def run_compare(args) -> int:
             band=args.band / 100.0,
             min_n=args.min_n,
             json_path=args.json,
+            execution=Execution(workers=args.workers),
         )  # fmt: skip
     )
     return 0
