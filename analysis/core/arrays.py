@@ -7,10 +7,19 @@ helpers sort.
 
 import numpy as np
 
+# Keys below this bound are deduplicated in a bitmap of that many bytes instead of sorted.
+BITMAP_LIMIT = 64 * 2**20
 
-def unique(values) -> np.ndarray:
-    """The sorted distinct values."""
-    ordered = np.sort(np.asarray(values), kind="stable")
+
+def unique(values, bound: int | None = None) -> np.ndarray:
+    """The sorted distinct values; with ``bound`` (every value in 0..bound-1, a key space
+    small enough for a bitmap), without sorting."""
+    values = np.asarray(values)
+    if bound is not None and bound <= BITMAP_LIMIT:
+        seen = np.zeros(bound, dtype=bool)
+        seen[values] = True
+        return np.flatnonzero(seen).astype(values.dtype if values.size else np.int64)
+    ordered = np.sort(values, kind="stable")
     if ordered.size == 0:
         return ordered
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]

@@ -30,6 +30,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
+from analysis.core.load import widened
 from analysis.core.reduce import merge_stats
 from sim.core.errors import UserError
 
@@ -151,11 +152,6 @@ class Chunk:
         return self._memo[function]
 
 
-def _small_ints(frame: pl.DataFrame) -> pl.DataFrame:
-    # As analysis.core.load: sums and products of these columns must not wrap.
-    return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
-
-
 def load_chunk(info: RunInfo, spec: ChunkSpec, values: dict, read=("games", "players", "events")):
     """Read one chunk's Parquet files (of the tables in ``read``; games and players always)."""
     tables = {}
@@ -163,7 +159,8 @@ def load_chunk(info: RunInfo, spec: ChunkSpec, values: dict, read=("games", "pla
         if table not in read and table not in ("games", "players"):
             continue
         try:
-            tables[table] = _small_ints(pl.read_parquet(paths))
+            # As open_run's tables: sums and products of small integers must not wrap.
+            tables[table] = widened(pl.read_parquet(paths))
         except (pl.exceptions.PolarsError, OSError) as exc:
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UserError(f"{paths[0]}: cannot read the Parquet file ({first_line})") from None

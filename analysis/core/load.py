@@ -95,6 +95,11 @@ def _checked(frame: pl.LazyFrame | None, folder: Path, columns: tuple[str, ...])
     missing = [c for c in columns if c not in schema]
     if missing:
         raise UserError(f"{folder}: missing column(s) {', '.join(missing)}")
+    return widened(frame)
+
+
+def widened(frame):
+    """``frame`` (lazy or not) with its small integer columns as Int32."""
     return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
 
 

@@ -400,13 +400,17 @@ def _reduce(chunk) -> dict:
         seen, passed = seen_and_passed(hand_tiles, n_tiles)
         out["seen"] = _counts("seen", seen)
         out["passed_for"] = Sums(_sparse(passed, "count", "tile", "instead"), ("tile", "instead"))
-        dealt_pairs = unique(np.repeat(hand_game, HAND_SIZE) * n_tiles + hand_tiles.ravel())
+        dealt_pairs = unique(
+            np.repeat(hand_game, HAND_SIZE) * n_tiles + hand_tiles.ravel(), n_games * n_tiles
+        )
         out["dealt"] = _counts("games_dealt", np.bincount(dealt_pairs % n_tiles,
                                                           minlength=n_tiles))  # fmt: skip
 
     # The seats that selected, placed and passed over each tile, with their outcomes.
+    key_space = n_games * MAX_SEATS * n_tiles  # (game row, seat, tile)
+
     def seat_tiles(mask):
-        keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask])
+        keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask], key_space)
         return keys // n_tiles, keys % n_tiles, keys
 
     sel_seat, sel_tile, sel_keys = seat_tiles(taken & (tile >= 0))
@@ -419,8 +423,10 @@ def _reduce(chunk) -> dict:
             later = hand_tiles[:, turn_in_gen + 1 :]
             person = np.repeat(hand_game * MAX_SEATS + holder, later.shape[1])
             parts.append(person * n_tiles + later.ravel())
-        passed_keys = unique(np.concatenate(parts))
-        passed_keys = passed_keys[~np.isin(passed_keys, sel_keys, assume_unique=True)]
+        passed_keys = unique(np.concatenate(parts), key_space)
+        chosen = np.zeros(key_space, dtype=bool)
+        chosen[sel_keys] = True
+        passed_keys = passed_keys[~chosen[passed_keys]]
         groups["passed"] = (passed_keys // n_tiles, passed_keys % n_tiles)
     tile_keys = pl.DataFrame({"tile": np.arange(n_tiles, dtype=np.int32)})
     for name, (seat, item) in groups.items():
