@@ -42,6 +42,8 @@ def no_png(monkeypatch):
     from analysis.core.report import Report
 
     monkeypatch.setattr(Report, "figure", lambda self, name, fig, alt: "")
+
+
 ROW_KEYS = ("n_players", "strategy_name", "seat", "tile", "a", "b", "generation")
 
 
