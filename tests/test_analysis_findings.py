@@ -178,7 +178,12 @@ def test_findings_json_has_the_issue_shape(tmp_path):
     kinds = {item["kind"] for item in items}
     assert kinds == {"cornerstone", "tile", "seat", "strategy"}
     for item in items:
-        assert FINDING_KEYS <= set(item) <= FINDING_KEYS | {"strategy", "data"}
+        # A flagged cornerstone or tile also says what to do about it (issue 26, part 3).
+        next_step = (
+            {"next_step", "vp_equivalent"} if item["flag"] and "strategy" not in item else set()
+        )
+        assert FINDING_KEYS <= set(item) <= FINDING_KEYS | {"strategy", "data"} | next_step
+        assert next_step <= set(item) or item["kind"] not in ("cornerstone", "tile")
         assert item["flag"] in ("strong", "weak", None)
         assert item["data"].startswith("synthetic")  # the run is marked a reconstruction
     per_strategy = [item for item in items if "strategy" in item]

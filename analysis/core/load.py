@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from analysis.core.inputs import check_manifest
 from sim.core.errors import UserError
 from sim.core.game import ADDED_COLUMNS, Game, GameData
 from sim.core.registry import get_game
@@ -135,4 +136,6 @@ def open_run(path) -> Run:
     events = _checked(tables.events, path / EVENTS, columns(EVENTS))
     players = players.join(games.select("game_id", "n_players"), on="game_id", how="left")
     data = _load_data(path, game, tables.manifest)
-    return Run(path, tables.manifest, game, data, games, players, events, tables.paths)
+    run = Run(path, tables.manifest, game, data, games, players, events, tables.paths)
+    check_manifest(run)  # the manifest against its tables (analysis.core.inputs)
+    return run

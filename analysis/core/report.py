@@ -14,6 +14,12 @@ import polars as pl
 
 from analysis.core import figures, games, seats, strategies
 from analysis.core.batches import Execution, Reduction, analyse, progress_bar, value
+from analysis.core.inputs import (
+    check_comparable,
+    check_together,
+    combined_data_label,
+    run_labels,
+)
 from analysis.core.load import Run, open_run
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import EXPECTED, with_band_flags
@@ -153,10 +159,26 @@ class Report:
     sections: list[tuple[str, str, list[str]]] = field(default_factory=list)  # id, title, html
     findings: list[str] = field(default_factory=list)  # headline lines in words
     items: list[dict] = field(default_factory=list)  # findings.json
+    # Several runs side by side (analysis.core.inputs): each run's label (folder, players, and
+    # its data and rules where they differ), the data of all of them for the combined tables
+    # ("" when they share it), and identity rows naming the other runs.
+    labels: dict = field(default_factory=dict)
+    combined_label: str = ""
+    other_runs: list[tuple[str, str]] = field(default_factory=list)
+
+    def run_label(self, run: Run) -> str:
+        """How ``run`` is named beside the report's other runs."""
+        return self.labels.get(run.path, run_label(run))
 
     def table(self, name: str, frame: pl.DataFrame) -> None:
-        if self.data_label:
-            frame = frame.with_columns(pl.lit(self.data_label).alias("data"))
+        """Write tables/NAME.csv, every row carrying the data it describes: a table with its
+        own ``data`` column (one per run) keeps it; a table of every run (``combined_*``) on
+        different data names all of them; any other table carries the main run's label."""
+        label = self.data_label
+        if name.startswith("combined_") and self.combined_label:
+            label = self.combined_label
+        if label and "data" not in frame.columns:
+            frame = frame.with_columns(pl.lit(label).alias("data"))
         frame.write_csv(self.out / "tables" / f"{name}.csv")
 
     def figure(self, name: str, fig, alt: str) -> str:
@@ -205,7 +227,8 @@ class Report:
 
 def readings(run: Run) -> list[str]:
     """The rules the run used, in words: each rules option's reading (the game's
-    descriptions), marked when it is not the default, then any experiment intervention."""
+    descriptions), marked when it is not the default, then the rules' own tables (such as
+    Tangram City's bonus tables) and any experiment intervention (``Game.intervention_rules``)."""
     rules = run.manifest.get("rules", {})
     words = []
     known = set()
@@ -220,6 +243,10 @@ def readings(run: Run) -> list[str]:
         words.append(text)
     for key, value in rules.items():
         if key in known or value in (-1, None):
+            continue
+        if key not in run.game.intervention_rules:
+            # The rules' own tables (Tangram City's bonus tables), not an intervention.
+            words.append(f"{key.replace('_', ' ')}: {value}")
             continue
         shown = run.tile_name(int(value)) if key.endswith("_tile") and run.tables else value
         words.append(f"experiment intervention: {key.replace('_', ' ')} = {shown}")
@@ -553,7 +580,7 @@ def _html(run: Run, report: Report) -> str:
             "reconstruction, not the published game's. Findings about named tiles describe the "
             "reconstruction.</p>"
         )
-    identity_rows = _identity(run)
+    identity_rows = _identity(run) + report.other_runs
     identity = html_table(
         pl.DataFrame(
             {"key": [k for k, _ in identity_rows], "value": [v for _, v in identity_rows]}
@@ -582,7 +609,7 @@ def _summary_md(run: Run, report: Report) -> str:
     lines = [f"# {run.game.title} balance report: {run.data_name}", ""]
     if run.reconstructed:
         lines += ["**RECONSTRUCTED data: findings describe the reconstruction.**", ""]
-    lines += [f"- {key}: {value}" for key, value in _identity(run)]
+    lines += [f"- {key}: {value}" for key, value in _identity(run) + report.other_runs]
     lines += ["", "## Headline findings", ""]
     ranked = headline_lines(report)
     lines += ranked or [f"No finding flagged ({report.band_words()})."]
@@ -628,7 +655,10 @@ def build_report(
     paths = list(run) if isinstance(run, (list, tuple)) else [run]
     runs = [open_run(path) for path in paths]
     main = runs[0]
+    check_together(runs)
     check_run = open_run(check) if check is not None else None
+    if check_run is not None:
+        check_comparable(main, check_run)
     # Every statistic the sections read, each run read once per pass, chunk by chunk.
     for each in runs + ([check_run] if check_run is not None else []):
         analyse(each, report_reductions(each), execution)
@@ -642,6 +672,12 @@ def build_report(
     report = Report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
+    if len(runs) > 1:
+        report.labels = run_labels(runs)
+        report.combined_label = combined_data_label(runs)
+        report.other_runs = [
+            (f"also: {report.run_label(other)}", _data_shown(other)) for other in runs[1:]
+        ]
     sections = [
         ("strategies", lambda: _strategy_section(report, main)),
         ("seats", lambda: _seat_section(report, main)),
@@ -673,8 +709,14 @@ def build_report(
 
 
 def run_label(run: Run) -> str:
-    """How a run is named beside others: its folder and player count."""
+    """How a run is named beside others: its folder and player count (``Report.run_label``
+    adds its data and rules where the runs differ)."""
     return f"{run.path.name} ({run.manifest['players']}p)"
+
+
+def _data_shown(run: Run) -> str:
+    """A run's data as every output shows it: its label (a reconstruction says so)."""
+    return str(run.manifest["data"].get("label", run.data_name))
 
 
 def _combined_strategies(report: Report, runs: list[Run]) -> None:
@@ -682,10 +724,13 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
     frames = []
     seat_rows = []
     for run in runs:
-        shares = strategies.win_shares(run).with_columns(pl.lit(run_label(run)).alias("run"))
+        label = report.run_label(run)
+        shares = strategies.win_shares(run).with_columns(
+            pl.lit(label).alias("run"), pl.lit(_data_shown(run)).alias("data")
+        )
         frames.append(shares)
         for row in seats.balance(run, n_boot=200, level=report.level).iter_rows(named=True):
-            seat_rows.append({"run": run_label(run), **row})
+            seat_rows.append({"run": label, **row, "data": _data_shown(run)})
     table = pl.concat(frames, how="diagonal_relaxed")
     report.table("combined_strategies", table)
     seat_table = pl.DataFrame(seat_rows)
@@ -694,9 +739,16 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
         "combined",
         "All runs side by side",
         [
-            f"<p>{len(runs)} runs: the first ({html.escape(run_label(runs[0]))}) is reported in "
-            "full above; here every run's strategy win shares and seat test, then (below) the "
-            "cornerstone and tile effects per run.</p>",
+            f"<p>{len(runs)} runs: the first ({html.escape(report.run_label(runs[0]))}) is "
+            "reported in full above; here every run's strategy win shares and seat test, then "
+            "(below) the cornerstone and tile effects per run. Each run's data and rules:</p>"
+            + "<ul>"
+            + "".join(
+                f"<li>{html.escape(report.run_label(r))}: {html.escape(_data_shown(r))}; "
+                f"{html.escape('; '.join(readings(r)))}</li>"
+                for r in runs
+            )
+            + "</ul>",
             html_table(
                 table,
                 [

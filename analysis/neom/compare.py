@@ -67,9 +67,13 @@ def register(subparsers) -> None:
     parser.add_argument("--variant", default="standard", choices=tuple(VARIANT_NAMES))
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace the runs of an earlier comparison"
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier comparison (what its listing names) and the --json file",
     )
+    group.add_argument("--resume", action="store_true", help="continue an interrupted comparison")
     parser.add_argument(
         "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
     )
@@ -101,6 +105,10 @@ def parse_rules(text: str, option_name: str) -> dict:
                 sorted({o.name for o in RULE_OPTIONS} | {o.flag[2:] for o in RULE_OPTIONS})
             )
             raise UserError(f"{option_name} {part!r}: expected NAME=VALUE with NAME one of {known}")
+        if option.name in rules:
+            raise UserError(
+                f"{option_name} {text!r}: {option.flag.lstrip('-')} ({option.name}) given twice"
+            )
         if value in option.choices:
             rules[option.name] = option.choices[value]
         elif value.lstrip("-").isdigit() and int(value) in option.choices.values():
@@ -117,7 +125,9 @@ def parse_rules(text: str, option_name: str) -> dict:
 
 
 def _catalog_entries(raw: bytes) -> dict:
-    data = tomllib.loads(raw.decode("utf-8"))
+    from sim.core.errors import decode_text
+
+    data = tomllib.loads(decode_text(raw, "catalogue"))
     entries = {}
     for section in ("tiles", "goods", "boards"):
         for entry in data.get(section, []):
@@ -830,6 +840,8 @@ def _config(args, catalog, rules: dict, out: Path):
     from sim.core.runner import RunConfig
     from sim.core.strategies import split_strategies
 
+    # Each side's run resumes (a new folder starts, a complete one is not played again): the
+    # comparison's own listing decides what is continued or replaced (run_compare).
     return RunConfig(
         out=out,
         strategies=split_strategies(args.strategies),
@@ -840,15 +852,58 @@ def _config(args, catalog, rules: dict, out: Path):
         rules={"variant": VARIANT_NAMES[args.variant], **rules},
         workers=args.workers,
         events=True,  # tile statistics come from the event log
-        overwrite=args.overwrite,
+        resume=True,
         progress=False,
         command="neom compare",
     )
 
 
+def _catalogue_digest(path) -> str:
+    """What a comparison's catalogue option stands for in its listing: the file's content."""
+    import hashlib
+
+    if path is None:
+        return "built-in"
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the catalogue ({exc.strerror})") from None
+
+
+def compare_parameters(args, base_rules: dict, cand_rules: dict, candidate) -> dict:
+    """Everything a comparison's result depends on, by option: recorded in its listing, so
+    that ``--resume`` continues only the same comparison."""
+    from sim.core.strategies import split_strategies
+
+    return {
+        "--baseline": _catalogue_digest(args.baseline),
+        "--candidate": _catalogue_digest(candidate),
+        "--baseline-rules": base_rules,
+        "--candidate-rules": cand_rules,
+        "--players": args.players,
+        "--games": args.games,
+        "--strategies": list(split_strategies(args.strategies)),
+        "--seed": args.seed,
+        "--variant": args.variant,
+        "--level": args.level,
+        "--band": args.band,
+        "--min-n": args.min_n,
+    }
+
+
 def run_compare(args) -> int:
+    import sys
+
     from analysis.core.batches import Execution
-    from sim.core.runner import run_simulation
+    from sim.core.outputs import (
+        claim_file,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_file,
+        writer_lock,
+    )
+    from sim.core.runner import make_plan, run_simulation
 
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
         if path is not None and not Path(path).is_file():
@@ -860,24 +915,55 @@ def run_compare(args) -> int:
     base_rules = parse_rules(args.baseline_rules, "--baseline-rules")
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
     candidate = args.candidate if args.candidate is not None else args.baseline
-    from analysis.neom.experiment import _check_out
-
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     out = Path(args.out) if args.out else Path("reports") / "compare"
-    own = ("runs", "tables", "figures", "index.html", "summary.md", "findings.json")
-    _check_out(out, args.overwrite, own, "neom compare")
-    runs = out / "runs"
-    run_simulation(_config(args, args.baseline, base_rules, runs / BASELINE))
-    run_simulation(_config(args, candidate, cand_rules, runs / CANDIDATE))
-    print(
-        build_comparison(
-            runs / BASELINE,
-            runs / CANDIDATE,
+    command = "neom compare"
+    runs = (f"runs/{BASELINE}", f"runs/{CANDIDATE}")
+    configs = [
+        _config(args, args.baseline, base_rules, out / runs[0]),
+        _config(args, candidate, cand_rules, out / runs[1]),
+    ]
+    for config in configs:
+        make_plan(config)  # every option checked before the folder is claimed
+    parameters = compare_parameters(args, base_rules, cand_rules, candidate)
+
+    def claim():
+        return claim_folder(
             out,
-            level=args.level,
-            band=args.band / 100.0,
-            min_n=args.min_n,
-            json_path=args.json,
-            execution=Execution(workers=args.workers),
-        )  # fmt: skip
-    )
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            parameters=parameters,
+            runs=runs,
+        )
+
+    with writer_lock(out, command, "comparison folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(
+                f"neom: note: {out}: the comparison is already complete; nothing to do",
+                file=sys.stderr,
+            )
+            print(out / "index.html")
+            return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
+        for config in configs:
+            run_simulation(config)
+        with staging_folder(out) as staging:
+            build_comparison(
+                out / runs[0],
+                out / runs[1],
+                staging,
+                level=args.level,
+                band=args.band / 100.0,
+                min_n=args.min_n,
+                execution=Execution(workers=args.workers),
+            )  # fmt: skip
+            publish(staging, claimed)
+        if json_path is not None:
+            write_file(json_path, (out / "findings.json").read_bytes(), "--json")
+    print(out / "index.html")
     return 0

@@ -68,8 +68,14 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--out", default=None, help="experiment folder (default: experiments/KIND-NAME-MODE)"
         )
-        sub.add_argument(
-            "--overwrite", action="store_true", help="replace the runs of an earlier experiment"
+        again = sub.add_mutually_exclusive_group()
+        again.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="replace an earlier experiment (what its listing names) and the --json file",
+        )
+        again.add_argument(
+            "--resume", action="store_true", help="continue an interrupted experiment"
         )
         sub.add_argument(
             "--json", default=None, metavar="FILE", help="also write the results as findings"
@@ -150,7 +156,7 @@ def _config(args, out: Path, rules_options: dict | None = None):
         seed=args.seed,
         data=Path(args.catalog) if args.catalog else None,
         workers=args.workers,
-        overwrite=args.overwrite,
+        resume=True,  # the experiment's listing decides what is continued (run_experiment)
         progress=False,
         command="neom experiment",
         rules={"variant": K.VARIANT_NAMES[args.variant], **(rules_options or {})},
@@ -478,28 +484,37 @@ def findings(result: dict) -> list[dict]:
     return out
 
 
-def _check_out(out: Path, overwrite: bool, own: tuple[str, ...], command: str) -> None:
-    """Refuse an output folder holding anything but an earlier result of ``command`` (its
-    files ``own``), and an earlier result unless ``overwrite``."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
-    if not out.is_dir():
-        return
-    entries = sorted(p.name for p in out.iterdir())
-    foreign = [name for name in entries if name not in own]
-    if foreign:
-        raise UserError(
-            f"--out {out}: holds {foreign[0]!r}, which {command} did not write; choose an empty "
-            "or new folder"
-        )
-    if entries and not overwrite:
-        raise UserError(f"--out {out}: holds an earlier {command}; pass --overwrite to replace it")
+def experiment_parameters(args, catalog_digest: str) -> dict:
+    """Everything an experiment's result depends on, by option (its listing's parameters)."""
+    from sim.core.strategies import split_strategies
+
+    return {
+        "KIND": args.kind,
+        "NAME": args.name,
+        "--mode": args.mode,
+        "--seat": args.seat,
+        "--players": args.players,
+        "--games": args.games,
+        "--strategies": list(split_strategies(args.strategies)),
+        "--seed": args.seed,
+        "--catalog": catalog_digest,
+        "--variant": args.variant,
+        "--band": args.band,
+    }
 
 
 def run_experiment(args) -> int:
-    from analysis.core.batches import Execution
-    from analysis.core.load import open_run
+    import sys
+
     from sim.core import runner
+    from sim.core.outputs import (
+        claim_file,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_file,
+        writer_lock,
+    )
     from sim.neom.catalog import load_catalog
     from sim.neom.tables import make_rules
 
@@ -515,14 +530,64 @@ def run_experiment(args) -> int:
     check_intervention(tables, tile, mode, args.seat, args.players, make_rules(variant))
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
-    _check_out(out, args.overwrite, (BASELINE, INTERVENTION, RESULT_JSON, RESULT_MD),
-               "neom experiment")  # fmt: skip
-
-    runner.run_simulation(_config(args, out / BASELINE))
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     intervention = (
         {"force_tile": tile, "force_seat": args.seat} if mode == "force" else {"ban_tile": tile}
     )
-    runner.run_simulation(_config(args, out / INTERVENTION, intervention))
+    configs = [_config(args, out / BASELINE), _config(args, out / INTERVENTION, intervention)]
+    for config in configs:
+        runner.make_plan(config)  # every option checked before the folder is claimed
+    command = "neom experiment"
+    parameters = experiment_parameters(args, tables.digest)
+
+    def claim():
+        return claim_folder(
+            out,
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            parameters=parameters,
+            runs=(BASELINE, INTERVENTION),
+        )
+
+    with writer_lock(out, command, "experiment folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(
+                f"neom: note: {out}: the experiment is already complete; nothing to do",
+                file=sys.stderr,
+            )
+            print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
+            return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
+        for config in configs:
+            runner.run_simulation(config)
+        result = _result(args, tables, tile, out)
+        with staging_folder(out) as staging:
+            # NaN (an interval from fewer than two pairs) is not JSON: write null.
+            clean = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
+            text = json.dumps(result | {"rows": clean}, indent=2)
+            (staging / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
+            (staging / RESULT_MD).write_text(_markdown(result), encoding="utf-8")
+            publish(staging, claimed)
+        if json_path is not None:
+            write_file(json_path, json.dumps(findings(result), indent=1) + "\n", "--json")
+    print("\n".join(result_lines(result)))
+    print(
+        f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
+    )
+    return 0
+
+
+def _result(args, tables, tile: int, out: Path) -> dict:
+    """The experiment's result from its two run folders."""
+    from analysis.core.batches import Execution
+    from analysis.core.load import open_run
+
+    kind, mode, name = args.kind, args.mode, tables.tile_names[tile]
 
     base_run, treated_run = open_run(out / BASELINE), open_run(out / INTERVENTION)
     rows, present, changed = analyse_experiment(
@@ -553,15 +618,4 @@ def run_experiment(args) -> int:
         "presence": present,
         "rows": rows,
     }
-    # NaN (an interval from fewer than two pairs) is not JSON: write null.
-    clean_rows = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
-    text = json.dumps(result | {"rows": clean_rows}, indent=2)
-    (out / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
-    (out / RESULT_MD).write_text(_markdown(result), encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(findings(result), indent=1) + "\n", encoding="utf-8")
-    print("\n".join(result_lines(result)))
-    print(
-        f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
-    )
-    return 0
+    return result

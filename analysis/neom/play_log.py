@@ -8,7 +8,7 @@ the file ends with each player's final money, score breakdown (SCORE_KEYS) and c
 
 import json
 
-from sim.core.errors import UserError
+from sim.core.outputs import write_file
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
@@ -37,11 +37,7 @@ def show_game(args, data, rules: dict, specs) -> int:
     for line in story.lines():
         print(line)
     if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as handle:
-                json.dump(story.as_json(), handle, indent=1)
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: cannot write: {exc.strerror}") from None
+        write_file(args.json, json.dumps(story.as_json(), indent=1), "--json")
     return 0
 
 

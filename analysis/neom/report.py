@@ -23,7 +23,6 @@ from analysis.core.report import (
     p_cell,
     pct,
     pts,
-    run_label,
     share_ci,
 )
 from analysis.core.stats import spearman_interval
@@ -31,6 +30,7 @@ from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements
 from analysis.neom import cornerstones, flow, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
+from analysis.neom.next_step import next_steps
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_above_expected_drafted"
@@ -178,6 +178,7 @@ def _cornerstone_section(report: Report, run: Run) -> None:
     report.table("cornerstones", table)
     report.add_items("cornerstone", table, CS_METRIC)
     report.findings.append(_flag_finding(table, "cornerstones", report))
+    report.findings.extend(next_steps(report, "cornerstone", table, run))
     has_pick = "mean_pick" in table.columns
     columns = [
         ("cornerstone", lambda r: r["tile_name"]),
@@ -236,6 +237,7 @@ def _tile_section(report: Report, run: Run) -> None:
     report.table("tiles", table)
     report.add_items("tile", table, TILE_METRIC)
     report.findings.append(_flag_finding(table, "generation tiles", report))
+    report.findings.extend(next_steps(report, "tile", table, run))
     tested = table.filter(~pl.col("small") & pl.col("effect").is_not_nan())
     shown = pl.concat(
         [
@@ -521,7 +523,7 @@ def add_combined(report: Report, runs: list[Run]) -> None:
         report.table(f"combined_{kind}s", wide)
         shown = wide.filter(flagged_any) if wide.height > 40 else wide
         columns = [(kind, lambda r: r["tile_name"])] + [
-            (run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
+            (report.run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
             for i, run in enumerate(runs)
         ]
         report.sections[-1][2].extend(

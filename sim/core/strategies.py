@@ -13,13 +13,15 @@ A set's spec string is its base's canonical spec, so runs record exactly what wa
 """
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import UserError, check_nesting, decode_text, read_input
+from sim.core.errors import UserError, check_text, decode_text, read_input
+from sim.core.fields import STRATEGY_FILE_HEADER, check_kind
 from sim.core.game import StrategyInfo, StrategyRegistry
 
 MAX_STRATEGY_FILE_BYTES = 1_000_000
@@ -88,6 +90,24 @@ def parse_strategy(registry: StrategyRegistry, spec: str) -> StrategySpec:
     return StrategySpec(name, info.id, params, canonical)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def set_name_problem(registry: StrategyRegistry, name: str, bare: bool = False) -> str:
+    """Why ``name`` cannot name a set of a strategy file ("" if it can): empty, a built-in
+    strategy's name, or holding ':' or ',' (a strategy spec's separators); with ``bare``,
+    anything but letters, digits, '_' and '-' (a TOML bare key: what ``neom tune`` writes)."""
+    if not name.strip():
+        return "a set name may not be empty"
+    if name in registry.by_name():
+        return f"{name!r} is a built-in strategy; choose another name"
+    if ":" in name or "," in name:
+        return "a set name may not contain ':' or ','"
+    if bare and not _BARE_KEY.fullmatch(name):
+        return "a set name is letters, digits, '_' and '-' only"
+    return ""
+
+
 def load_strategy_file(registry: StrategyRegistry, path) -> dict[str, StrategySpec]:
     """Named parameter sets of a strategy file; UserError naming the file and set on any
     mistake (unknown base, unknown parameter, value not a finite number, a strategy's name)."""
@@ -97,11 +117,12 @@ def load_strategy_file(registry: StrategyRegistry, path) -> dict[str, StrategySp
     # Size before reading, nesting before parsing (sim.core.errors).
     shown = f"strategy file {path}"
     text = decode_text(read_input(path, "strategy file", MAX_STRATEGY_FILE_BYTES, shown), shown)
-    check_nesting(text, "toml", shown)
+    check_text(text, "toml", shown)
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UserError(f"strategy file {path} is not valid TOML: {exc}") from None
+    check_kind(data, STRATEGY_FILE_HEADER, shown)
     sets = data.get("sets")
     if not isinstance(sets, dict) or not sets:
         raise UserError(f"strategy file {path}: expected at least one [sets.NAME] table")
@@ -112,10 +133,9 @@ def load_strategy_file(registry: StrategyRegistry, path) -> dict[str, StrategySp
     named = {}
     for name, fields in sets.items():
         where = f"strategy file {path}, [sets.{name}]"
-        if name in known:
-            raise UserError(f"{where}: {name!r} is a built-in strategy; choose another name")
-        if ":" in name or "," in name:
-            raise UserError(f"{where}: a set name may not contain ':' or ','")
+        problem = set_name_problem(registry, name)
+        if problem:
+            raise UserError(f"{where}: {problem}")
         if not isinstance(fields, dict):
             raise UserError(f"{where}: expected a table")
         base = fields.get("base")

@@ -39,6 +39,16 @@ def worker_setup(parent: tuple[str, int]) -> None:
     _watchdog.start()
 
 
+def worker_start(parent: tuple[str, int]) -> None:
+    """The initializer of every worker process the command starts (loky): if the command's
+    process is already gone (killed while this worker started), end at once; else watch it
+    (:func:`worker_setup`)."""
+    host, pid = parent
+    if pid and socket.gethostname() == host and os.getppid() != pid:
+        os._exit(1)
+    worker_setup(parent)
+
+
 def available_cores() -> int:
     """Cores this process may run on (its CPU affinity, e.g. a container's or taskset's)."""
     try:

@@ -14,14 +14,15 @@ compares values, so one weight sets the scale.
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from sim.core.errors import UserError
-from sim.core.strategies import StrategySpec, split_strategies
+from sim.core.strategies import StrategySpec, set_name_problem, split_strategies
+from sim.core.strategy_writer import claim_set, write_set
 from sim.neom.catalog import load_catalog
 from strategies.neom.registry import (
+    REGISTRY,
     STRATEGIES,
     load_strategy_file,
     parse_strategy,
@@ -54,7 +55,14 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=1, help="master seed of the deals")
     parser.add_argument("--workers", type=int, default=1, help="threads playing games")
     parser.add_argument("--name", help="name of the tuned set (default tuned_BASE)")
-    parser.add_argument("--out", help="strategy TOML file to write (default: print it)")
+    parser.add_argument(
+        "--out",
+        help="strategy TOML file to write the set into (default: print it); an existing "
+        "strategy file keeps its other sets",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a set of the same name in --out"
+    )
     parser.add_argument("--strategy-file", help="named sets usable as base or opponents")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -187,6 +195,14 @@ def run(args) -> int:
         raise UserError(f"--players must be 2 to 5, got {args.players}")
     if args.budget < 100:
         raise UserError(f"--budget must be at least 100 games, got {args.budget}")
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: must be at least 1")
+    # The set's name and the output file are checked before the budget is spent.
+    name = args.name if args.name is not None else f"tuned_{args.base.partition(':')[0]}"
+    problem = set_name_problem(REGISTRY, name, bare=True)
+    if problem:
+        raise UserError(f"--name {name!r}: {problem}")
+    existing = claim_set(REGISTRY, args.out, name, args.overwrite) if args.out else None
     named = load_strategy_file(args.strategy_file) if args.strategy_file else {}
     base = resolve_strategy(args.base, named)
     if not STRATEGIES[base.name].param_names:
@@ -205,7 +221,6 @@ def run(args) -> int:
         args.workers,
         progress=not args.no_progress,
     )
-    name = args.name or f"tuned_{args.base.partition(':')[0]}"
     comment = (
         f"neom tune --base {args.base} --opponents {args.opponents} --players {args.players} "
         f"--budget {args.budget} --seed {args.seed}: win share {result.tuned_share:.3f} "
@@ -213,7 +228,7 @@ def run(args) -> int:
     )
     text = strategy_toml(name, result.spec, comment)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_set(REGISTRY, args.out, name, text, existing)
         print(f"wrote {args.out}: set {name!r}; {comment}")
     else:
         print(text, end="")
