@@ -34,6 +34,7 @@ from analysis.core.tabulate import (
 )
 from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates, with_vs_median
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, SCORE_COLUMNS
+from analysis.neom.next_step import next_step
 from analysis.neom.report import CS_METRIC, TILE_METRIC
 from analysis.neom.scores import QUANTILES
 from analysis.neom.tiles import (
@@ -113,6 +114,7 @@ def report_tables(
         out["closeness"] = result[0]
     out["cornerstones"] = cornerstone_table(run, *args)
     report.add_items("cornerstone", out["cornerstones"], CS_METRIC)
+    _next_steps(report, "cornerstone", out["cornerstones"], run)
     per_strategy = cornerstones_by_strategy(run, *args)
     if per_strategy["strategy_name"].n_unique() > 1:
         out["cornerstones_by_strategy"] = per_strategy
@@ -124,6 +126,7 @@ def report_tables(
     if table is not None:
         out["tiles"] = table
         report.add_items("tile", table, TILE_METRIC)
+        _next_steps(report, "tile", table, run)
         per_strategy = tiles_by_strategy(run, *args)
         if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
             out["tiles_by_strategy"] = per_strategy
@@ -145,6 +148,35 @@ def report_tables(
     if report.data_label:
         out = {k: v.with_columns(pl.lit(report.data_label).alias("data")) for k, v in out.items()}
     return out, report.items
+
+
+def win_share_per_vp(run) -> float:
+    seats = seat_outcomes(run).select("residual", "score_diff").drop_nulls().collect()
+    if seats.height < 3:
+        return math.nan
+    x = seats["score_diff"].to_numpy().astype(np.float64)
+    y = seats["residual"].to_numpy().astype(np.float64)
+    var = float(np.var(x))
+    return float(np.mean((x - x.mean()) * (y - y.mean())) / var) if var > 0 else math.nan
+
+
+def _next_steps(report, kind, table, run) -> None:
+    """findings.json's next step of each flagged item (issue 26; the text is the package's
+    ``next_step``, the exchange rate this whole-table computation)."""
+    flagged = table.filter(pl.col("flag") != "")
+    if flagged.height == 0:
+        return
+    per_vp = win_share_per_vp(run)
+    texts = {}
+    for row in flagged.iter_rows(named=True):
+        vp = float(row["effect"]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
+        texts[str(row["tile_name"])] = (
+            next_step(kind, row, run, per_vp),
+            round(vp, 2) if math.isfinite(vp) else None,
+        )
+    for item in report.items:
+        if item["kind"] == kind and "strategy" not in item and item["name"] in texts:
+            item["next_step"], item["vp_equivalent"] = texts[item["name"]]
 
 
 # --- core: tabulate, strategies, seats, closeness ---------------------------------------

@@ -455,3 +455,59 @@ class VectorClusterMoments:
             part["q"] - np.outer(d, part["b"]) - np.outer(part["b"], d) + part["c"] * np.outer(d, d)
         )
         return mean, spread * (g / (g - 1) if g > 1 else np.nan) / n**2, n, g
+
+
+@dataclass(frozen=True)
+class CoMoments:
+    """Per group of ``keys``: a pair of values (x, y) with their count, sums and co-moments
+    about the means (``n``, ``sx``, ``sy``, ``cxx``, ``cxy``, ``cyy``), merged by the parallel
+    covariance formula (each part centred on its own means): a least-squares slope or a
+    correlation, over the whole run."""
+
+    frame: pl.DataFrame
+    keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, keys, x: str, y: str) -> "CoMoments":
+        keys = tuple([keys] if isinstance(keys, str) else keys)
+        rows = frame.select(
+            *keys, pl.col(x).cast(pl.Float64).alias("_x"), pl.col(y).cast(pl.Float64).alias("_y")
+        ).drop_nulls(["_x", "_y"])
+        dx, dy = pl.col("_x") - pl.col("_x").mean(), pl.col("_y") - pl.col("_y").mean()
+        aggregations = [
+            pl.len().cast(pl.Int64).alias("n"),
+            pl.col("_x").sum().alias("sx"),
+            pl.col("_y").sum().alias("sy"),
+            (dx * dx).sum().alias("cxx"),
+            (dx * dy).sum().alias("cxy"),
+            (dy * dy).sum().alias("cyy"),
+        ]
+        table = rows.group_by(keys).agg(aggregations) if keys else rows.select(aggregations)
+        return cls(table, keys)
+
+    @classmethod
+    def merge_all(cls, parts: list["CoMoments"]) -> "CoMoments":
+        first = parts[0]
+        if len(parts) == 1:
+            return first
+        keys = list(first.keys)
+        frame = _concat([p.frame for p in parts]).filter(pl.col("n") > 0)
+        totals = [pl.col(c).sum().alias(f"_{c}") for c in ("n", "sx", "sy")]
+        if keys:
+            frame = frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
+                               nulls_equal=True)  # fmt: skip
+        else:
+            frame = frame.with_columns(totals)
+        n = pl.col("n").cast(pl.Float64)
+        dx = pl.col("sx") / n - pl.col("_sx") / pl.col("_n")
+        dy = pl.col("sy") / n - pl.col("_sy") / pl.col("_n")
+        aggregations = [
+            pl.col("n").sum(),
+            pl.col("sx").sum(),
+            pl.col("sy").sum(),
+            (pl.col("cxx") + n * dx * dx).sum().alias("cxx"),
+            (pl.col("cxy") + n * dx * dy).sum().alias("cxy"),
+            (pl.col("cyy") + n * dy * dy).sum().alias("cyy"),
+        ]
+        frame = frame.group_by(keys).agg(aggregations) if keys else frame.select(aggregations)
+        return cls(frame, first.keys)

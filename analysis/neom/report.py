@@ -30,7 +30,7 @@ from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements
 from analysis.neom import cornerstones, flow, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
-from analysis.neom.next_step import next_steps
+from analysis.neom.next_step import VP_RATE, next_steps
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_above_expected_drafted"
@@ -39,7 +39,7 @@ TILE_METRIC = "win_share_above_expected_selected"
 
 def reductions(run: Run) -> list:
     """What NEOM's sections read, chunk by chunk (``analysis.core.batches``)."""
-    out = [cornerstones.CORNERSTONES, flow.FLOW, scores.SCORES]
+    out = [cornerstones.CORNERSTONES, flow.FLOW, scores.SCORES, VP_RATE]
     return out + ([tiles.TILES] if run.events is not None else [])
 
 
