@@ -255,27 +255,41 @@ def _merged(parts: dict) -> dict:
     return {name: merge_stats(bucket) for name, bucket in parts.items()}
 
 
-_ALLOCATOR_TUNED = False
+_LIBC: list = []
 
 
-def keep_freed_memory() -> None:
-    """Let this process's C allocator keep up to a few hundred MB of freed memory instead of
-    returning it to the system after every chunk: each chunk's NumPy temporaries (a few MB
-    each) would otherwise be mapped afresh and zeroed by the kernel every time, which cost a
-    quarter of the CPU time of a report (glibc only; elsewhere nothing changes)."""
-    global _ALLOCATOR_TUNED
-    if _ALLOCATOR_TUNED:
+def _libc():
+    """glibc, or None elsewhere."""
+    if not _LIBC:
+        try:
+            import ctypes
+
+            _LIBC.append(ctypes.CDLL("libc.so.6"))
+            _LIBC[0].mallopt  # noqa: B018 (glibc's, not another C library's)
+        except (OSError, AttributeError):
+            _LIBC[:] = [None]
+    return _LIBC[0]
+
+
+@contextmanager
+def keep_freed_memory():
+    """While a task's chunks are reduced, let the C allocator keep up to a few hundred MB of
+    freed memory instead of returning it to the system after every chunk: each chunk's NumPy
+    temporaries (a few MB each) would otherwise be mapped afresh and zeroed by the kernel
+    every time, a quarter of the CPU time of a report. At the end of the task the memory is
+    given back, so a worker's size between tasks stays what it was after its first (which
+    joblib's workers watch for leaks). glibc only; elsewhere nothing changes."""
+    libc = _libc()
+    if libc is None:
+        yield
         return
-    _ALLOCATOR_TUNED = True
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    libc.mallopt(m_mmap_threshold, 32 * 2**20)
+    libc.mallopt(m_trim_threshold, 256 * 2**20)
     try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
-        libc.mallopt(m_mmap_threshold, 32 * 2**20)
-        libc.mallopt(m_trim_threshold, 256 * 2**20)
-    except (OSError, AttributeError):
-        pass
+        yield
+    finally:
+        libc.malloc_trim(0)
 
 
 def reduce_task(parent, infos, specs, reductions, values) -> tuple[int, int, dict]:
@@ -285,20 +299,22 @@ def reduce_task(parent, infos, specs, reductions, values) -> tuple[int, int, dic
     from sim.core.workers import worker_setup
 
     worker_setup(parent)
-    keep_freed_memory()
     parts: dict = {}
     games = batches = 0
-    for spec_group in specs:
-        read = {table for r in reductions for table in r.tables}
-        chunks = [
-            load_chunk(info, spec, given, read)
-            for info, spec, given in zip(infos, spec_group, values, strict=True)
-        ]
-        argument = chunks[0] if len(chunks) == 1 else tuple(chunks)
-        _fold(parts, reductions, {r.name: r.reduce(argument) for r in reductions})
-        games += spec_group[0].games
-        batches += len(spec_group[0].files["games"])
-    return games, batches, _merged(parts)
+    read = {table for r in reductions for table in r.tables}
+    with keep_freed_memory():
+        for spec_group in specs:
+            chunks = [
+                load_chunk(info, spec, given, read)
+                for info, spec, given in zip(infos, spec_group, values, strict=True)
+            ]
+            argument = chunks[0] if len(chunks) == 1 else tuple(chunks)
+            _fold(parts, reductions, {r.name: r.reduce(argument) for r in reductions})
+            games += spec_group[0].games
+            batches += len(spec_group[0].files["games"])
+            del chunks, argument
+        merged = _merged(parts)
+    return games, batches, merged
 
 
 def _worker_count(execution: Execution, n_games: int) -> int:
