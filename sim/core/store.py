@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +41,7 @@ import pyarrow.parquet as pq
 from sim.core.batch import BatchOutput, records, used_event_rows
 from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.core.game import Game
-from sim.core.outputs import WRITER
+from sim.core.outputs import WRITER, file_digest, file_problem
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -65,7 +64,6 @@ _COMPRESSION = "zstd"
 _BATCH_FILE = re.compile(r"batch-(\d{6,})\.parquet")
 _TEMPORARY = re.compile(r"\.(.+)\.\d+\.tmp")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_HASH_CHUNK = 1 << 20
 
 
 def batch_file_name(index: int) -> str:
@@ -176,14 +174,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def _write_error(path: Path, exc: OSError, what: str = "write") -> UserError:
     reason = exc.strerror or str(exc)
     return UserError(f"{path}: cannot {what} ({reason})")
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def listed_names(names: list[str], limit: int = 3) -> str:
@@ -417,24 +407,7 @@ class RunFolder:
         """Why the file ``rel`` is not as listed ("" if it is)."""
         if entry is None:
             return NEVER_WRITTEN
-        path = self.path / rel
-        try:
-            info = path.lstat()
-        except FileNotFoundError:
-            return "missing"
-        except OSError as exc:
-            return f"unreadable ({exc.strerror})"
-        if not stat.S_ISREG(info.st_mode):
-            return "not a regular file"
-        if info.st_size != entry["bytes"]:
-            return f"{info.st_size} bytes, the run wrote {entry['bytes']}"
-        try:
-            digest = _sha256_file(path)
-        except OSError as exc:
-            return f"unreadable ({exc.strerror})"
-        if digest != entry["sha256"]:
-            return "content differs from what the run wrote (sha256)"
-        return ""
+        return file_problem(self.path / rel, entry)
 
     def snapshot_problem(self, manifest: dict, files: dict | None) -> str:
         """Why the data snapshot differs from the data the run used ("" if it does not): its
@@ -453,7 +426,7 @@ class RunFolder:
         if not isinstance(digest, str) or not digest or not snapshot.is_file():
             return ""
         try:
-            same = _sha256_file(snapshot) == digest
+            same = file_digest(snapshot) == digest
         except OSError as exc:
             return f"{name}: unreadable ({exc.strerror})"
         return "" if same else f"{name}: content differs from the data the run used (sha256)"
@@ -606,7 +579,7 @@ def owned_files(folder: RunFolder, manifest: dict, files: dict | None) -> set[st
         snapshot = folder.path / name
         if name and snapshot.is_file() and not snapshot.is_symlink():
             try:
-                if _sha256_file(snapshot) == digest:
+                if file_digest(snapshot) == digest:
                     owned.add(name)
             except OSError:
                 pass
