@@ -353,34 +353,20 @@ def _results(tasks: list, workers: int, execution: Execution) -> Iterator:
     if workers == 1 or len(tasks) == 1:
         yield (reduce_task(*task) for task in tasks)
         return
-    import warnings
+    from sim.core.workers import loky_results
 
-    import joblib
-    from joblib.externals.loky.process_executor import BrokenProcessPool
-
-    from sim.core.workers import sigint_ignored, worker_start
-
-    # As simulate's workers: each watches this process from the moment it starts.
-    parent = tasks[0][0]
-    with joblib.parallel_config(backend="loky", initializer=worker_start, initargs=(parent,)):
-        parallel = joblib.Parallel(
-            n_jobs=workers,
-            return_as="generator_unordered",
-            pre_dispatch="2 * n_jobs",  # a task in flight per worker beyond the one it reduces
-            batch_size=1,
-        )
-    with sigint_ignored(), _one_polars_thread():
-        results = parallel(joblib.delayed(reduce_task)(*task) for task in tasks)
-    try:
+    # As simulate's workers: each watches this process from the moment it starts; each uses
+    # one polars thread (the workers already share the cores).
+    with loky_results(
+        reduce_task,
+        tasks,
+        workers=workers,
+        parent=tasks[0][0],
+        in_flight=2,  # a task in flight per worker beyond the one it reduces
+        died="a worker process died (killed, or out of memory)",
+        starting=_one_polars_thread(),
+    ) as results:
         yield results
-    except BrokenProcessPool:
-        raise UserError("a worker process died (killed, or out of memory)") from None
-    finally:
-        with warnings.catch_warnings():
-            # Stopped early (Ctrl-C, an error): joblib warns about tasks that went unused.
-            warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
-            warnings.filterwarnings("ignore", "(?s).*still being processed by the workers")
-            results.close()
 
 
 @contextmanager

@@ -10,7 +10,7 @@ Every session (the first run and each ``--resume``) is recorded in the manifest 
 and wall time, including a session cut short by Ctrl-C or an error; a session killed outright
 is recovered from the run folder's journal when the run is resumed (``sim.core.store``).
 Worker processes exit when the command's process dies, watching it from the moment they start
-(:func:`_worker_start`, :func:`_worker_setup`).
+(:func:`sim.core.workers.worker_start`, :func:`_worker_setup`).
 """
 
 import json
@@ -21,7 +21,6 @@ import socket
 import sys
 import time
 import uuid
-import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -29,9 +28,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-import joblib
 import numpy as np
-from joblib.externals.loky.process_executor import BrokenProcessPool
 from tqdm import tqdm
 
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
@@ -65,10 +62,9 @@ from sim.core.store import (
     remove_run_folder,
 )
 from sim.core.strategies import seat_strategies
-from sim.core.workers import available_cores
+from sim.core.workers import available_cores, loky_results
 from sim.core.workers import sigint_ignored as _sigint_ignored
 from sim.core.workers import worker_setup as _worker_setup
-from sim.core.workers import worker_start as _worker_start
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -429,32 +425,15 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
     if workers == 1:
         yield (play_and_encode(plan, index) for index in todo)
         return
-    # Each worker watches the command's process from the moment it starts (loky runs the
-    # initializer first in every new worker), not from its first batch: a command killed
-    # while its workers start leaves none behind.
-    with joblib.parallel_config(backend="loky", initializer=_worker_start, initargs=(plan.parent,)):
-        parallel = joblib.Parallel(
-            n_jobs=workers,
-            return_as="generator_unordered",
-            pre_dispatch=f"{IN_FLIGHT_PER_WORKER} * n_jobs",
-            batch_size=1,  # one run batch per dispatch, so in-flight memory stays bounded
-        )
-    # Workers start here (they ignore Ctrl-C: see _sigint_ignored) and stop with this command.
-    with _sigint_ignored():
-        results = parallel(joblib.delayed(play_and_encode)(plan, index) for index in todo)
-    try:
+    with loky_results(
+        play_and_encode,
+        ((plan, index) for index in todo),
+        workers=workers,
+        parent=plan.parent,
+        in_flight=IN_FLIGHT_PER_WORKER,
+        died="a worker process died (killed, or out of memory); continue the run with --resume",
+    ) as results:
         yield results
-    except BrokenProcessPool:
-        raise UserError(
-            "a worker process died (killed, or out of memory); continue the run with --resume"
-        ) from None
-    finally:
-        with warnings.catch_warnings():
-            # Stopped early (Ctrl-C, an error): joblib warns that finished batches went unused
-            # or that batches in flight were cancelled; both are played again on --resume.
-            warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
-            warnings.filterwarnings("ignore", "(?s).*still being processed by the workers")
-            results.close()
 
 
 @contextmanager

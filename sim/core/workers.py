@@ -6,7 +6,10 @@ import signal
 import socket
 import threading
 import time
-from contextlib import contextmanager
+import warnings
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+
+from sim.core.errors import UserError
 
 # How often a worker checks that the command's process is still its parent.
 PARENT_CHECK_S = 0.5
@@ -71,3 +74,46 @@ def sigint_ignored():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def loky_results(
+    function,
+    tasks,
+    *,
+    workers: int,
+    parent: tuple[str, int],
+    in_flight: int,
+    died: str,
+    starting: AbstractContextManager | None = None,
+):
+    """``function(*task)`` for each of ``tasks`` in ``workers`` loky processes, yielded in the
+    order they finish; ``in_flight`` tasks per worker dispatched ahead, one task per dispatch,
+    so memory in flight stays bounded. Each worker watches the command's process from the
+    moment it starts (loky runs the initializer first), so a command killed while its workers
+    start leaves none behind; they ignore Ctrl-C (:func:`sigint_ignored`). ``starting`` is
+    entered while they start (for example an environment they inherit). A dead worker is one
+    line, ``died``."""
+    import joblib
+    from joblib.externals.loky.process_executor import BrokenProcessPool
+
+    with joblib.parallel_config(backend="loky", initializer=worker_start, initargs=(parent,)):
+        parallel = joblib.Parallel(
+            n_jobs=workers,
+            return_as="generator_unordered",
+            pre_dispatch=f"{in_flight} * n_jobs",
+            batch_size=1,
+        )
+    with sigint_ignored(), starting or nullcontext():
+        results = parallel(joblib.delayed(function)(*task) for task in tasks)
+    try:
+        yield results
+    except BrokenProcessPool:
+        raise UserError(died) from None
+    finally:
+        with warnings.catch_warnings():
+            # Stopped early (Ctrl-C, an error): joblib warns that finished tasks went unused or
+            # that tasks in flight were cancelled (a run plays them again on --resume).
+            warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
+            warnings.filterwarnings("ignore", "(?s).*still being processed by the workers")
+            results.close()
