@@ -15,18 +15,19 @@ from sim.core.cli import main
 
 CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
 SECTIONS = (
-    "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead", "flow",
-    "scores", "disasters",
+    "glance", "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead",
+    "economy", "disasters", "flow", "scores",
 )  # fmt: skip
 FIGURES = (
     "strategy_win_share", "strategy_matrix", "seat_win_share", "margin_of_victory",
     "cornerstone_effects", "tile_effects", "coins_by_generation", "score_distributions",
-    "score_breakdown",
+    "score_breakdown", "findings", "economy", "action_mix",
 )  # fmt: skip
 TABLES = (
     "strategies", "strategy_effects", "head_to_head", "ratings", "seats", "seat_balance",
     "closeness", "cornerstones", "cornerstones_by_strategy", "tiles", "tiles_by_strategy",
     "dead_tiles", "coins_by_generation", "scores", "disasters", "disaster_frequency",
+    "goods_by_generation", "goods", "action_mix", "dominated_tiles", "disaster_effects",
 )  # fmt: skip
 
 
@@ -65,7 +66,11 @@ def test_report_opens_with_identity_and_headlines(report, run_path):
     assert re.search(r"greedy wins \d+\.\d% \[\d+\.\d, \d+\.\d\] of 4-player games", text)
     assert re.search(r"Seats in 4-player games: χ²\(3\) = \d+\.\d\d, p = 0\.\d+", text)
     boosted = open_run(run_path).tile_name(3)
-    assert re.search(rf"cornerstones? flagged strong: {re.escape(boosted)} \(\+\d+\.\d", text)
+    assert re.search(
+        rf"cornerstones? flagged strong against the median cornerstone: {re.escape(boosted)} "
+        r"\(\+\d+\.\d",
+        text,
+    )
 
 
 def test_report_html_needs_nothing_external(report):
