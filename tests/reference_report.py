@@ -1212,9 +1212,9 @@ def paired_by_group(base, cand, group: str, games):
 
 
 def goods_by_generation(run: Run, by_strategy: bool = False) -> pl.DataFrame | None:
-    """Per good and generation, the cities producing it at the end of the generation: the
-    City Center's goods, then per square the last placement, cornerstone or sacrifice logged
-    before the generation's end (a sacrifice empties the square), any tile producing it."""
+    """Per good and generation, the cities producing it at the end of the generation: per
+    square the last of the City Center (before the first turn), placements, cornerstones and
+    sacrifices logged before the generation's end (a sacrifice empties the square)."""
     if run.events is None or run.tables is None:
         return None
     tables = run.tables
@@ -1222,22 +1222,32 @@ def goods_by_generation(run: Run, by_strategy: bool = False) -> pl.DataFrame | N
     produces = pl.Series("p", tables.tiles[:, K.C_PRODUCES].astype(np.int64))
     center = tables.board_center.astype(np.int64)
     seats = run.players.select(
-        "game_id", "seat", "strategy_name",
-        pl.col("board").fill_null(0).cast(pl.Int64).clip(0, len(center) - 1)
-        .map_elements(lambda b: int(produces[int(center[b])]), return_dtype=pl.Int64)
-        .alias("center_goods"),
+        "game_id", pl.col("seat").cast(pl.Int64), "strategy_name",
+        pl.col("board").fill_null(0).cast(pl.Int64).clip(0, len(center) - 1).alias("board"),
     ).collect()  # fmt: skip
+    # The City Center stands on the centre square before the first turn, like a placement.
+    centers = seats.select(
+        pl.lit(-1, pl.Int64).alias("order"), "game_id", "seat",
+        pl.lit(K.CENTER_CELL, pl.Int64).alias("cell"), pl.lit(-1, pl.Int64).alias("turn"),
+        pl.col("board").map_elements(lambda b: int(center[b]), return_dtype=pl.Int64)
+        .alias("occupant"),
+    )  # fmt: skip
     builds = (
         run.events.filter(
             pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE, EV_DISASTER_SACRIFICE])
             & (pl.col("player") >= 0) & (pl.col("cell") >= 0)
         )
         .with_row_index("order")
-        .select("order", "game_id", pl.col("player").cast(pl.Int64).alias("seat"), "cell", "turn",
+        .select(pl.col("order").cast(pl.Int64), "game_id",
+                pl.col("player").cast(pl.Int64).alias("seat"), pl.col("cell").cast(pl.Int64),
+                pl.col("turn").cast(pl.Int64),
                 pl.when(pl.col("kind") == EV_DISASTER_SACRIFICE).then(-1)
                 .otherwise(pl.col("tile")).cast(pl.Int64).alias("occupant"))
         .collect()
     )  # fmt: skip
+    builds = pl.concat(
+        [centers, builds.with_columns(pl.col("game_id").cast(centers["game_id"].dtype))]
+    )
     rows = []
     for gen in range(1, N_GENERATIONS + 1):
         last = (
@@ -1256,9 +1266,8 @@ def goods_by_generation(run: Run, by_strategy: bool = False) -> pl.DataFrame | N
         for good in range(n_goods):
             bit = 1 << good
             made = city.group_by("game_id", "seat", "strategy_name").agg(
-                (((pl.col("center_goods").first() & bit) != 0)
-                 | ((pl.col("goods").fill_null(0) & bit) != 0).any()).alias("made")
-            )  # fmt: skip
+                ((pl.col("goods").fill_null(0) & bit) != 0).any().alias("made")
+            )
             rows.append(
                 made.group_by("strategy_name")
                 .agg(

@@ -2,9 +2,9 @@
 selections, which tiles a sale beats, and how tiles depend on one another.
 
 - :func:`goods_by_generation`: per good, the share of cities producing it at the end of each
-  generation. A city is rebuilt from the log (its City Center, then every placement and
-  cornerstone on its square, a sacrifice emptying it); at the end of generation 3 it is the
-  players table's ``goods_mask`` (tested).
+  generation. A city is rebuilt from the log (its City Center until a tile replaces it, then
+  every placement and cornerstone on its square, a sacrifice emptying it); at the end of
+  generation 3 it is the players table's ``goods_mask`` (tested).
 - :func:`good_chains`: per good, its producers, the tiles that need it, and the link of its
   production chain that fails first (the most upstream good or tile that is rare while what
   it needs is there).
@@ -63,7 +63,7 @@ def city_goods_by_generation(chunk, tables) -> tuple[np.ndarray, np.ndarray]:
     board = np.clip(players["board"].fill_null(0).to_numpy().astype(np.int64), 0, len(center) - 1)
     center_goods = np.zeros(n_slots, dtype=np.int64)
     center_goods[slots] = produces[center[board]]
-    goods = np.repeat(center_goods[:, None], N_GENERATIONS, axis=1)
+    goods = np.zeros((n_slots, N_GENERATIONS), dtype=np.int64)
     events = chunk.events
     kind = events["kind"].to_numpy()
     player = events["player"].to_numpy().astype(np.int64)
@@ -72,7 +72,7 @@ def city_goods_by_generation(chunk, tables) -> tuple[np.ndarray, np.ndarray]:
     build &= (player >= 0) & (cell >= 0)
     rows = np.nonzero(build)[0]
     if rows.size == 0:
-        return slots, goods[slots]
+        return slots, np.repeat(center_goods[slots, None], N_GENERATIONS, axis=1)
     g = game_rows(chunk, events["game_id"].to_numpy()[rows]).astype(np.int64)
     key = (g * MAX_SEATS + player[rows]) * K.N_CELLS + cell[rows]
     tile = events["tile"].to_numpy().astype(np.int64)[rows]
@@ -88,7 +88,10 @@ def city_goods_by_generation(chunk, tables) -> tuple[np.ndarray, np.ndarray]:
         held = np.where(o >= 0, produces[np.clip(o, 0, None)], 0)
         mask = np.zeros(n_slots, dtype=np.int64)
         np.bitwise_or.at(mask, k // K.N_CELLS, held)
-        goods[:, gen - 1] |= mask
+        # The City Center produces until a tile replaces it (or a Disaster takes it).
+        built_over = np.zeros(n_slots, dtype=bool)
+        built_over[k[k % K.N_CELLS == K.CENTER_CELL] // K.N_CELLS] = True
+        goods[:, gen - 1] = mask | np.where(built_over, 0, center_goods)
     return slots, goods[slots]
 
 

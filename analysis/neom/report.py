@@ -551,10 +551,14 @@ def _economy_section(report: Report, run: Run) -> None:
         named=True))  # fmt: skip
     first_failures = list(dict.fromkeys(f.split(":")[0] for f in failing["fails_at"] if f))
     if failing.height:
+        shares = ", ".join(
+            f"{r['good_name']} {pct(r[f'share_gen{N_GENERATIONS}'])}"
+            for r in failing.sort(f"share_gen{N_GENERATIONS}").iter_rows(named=True)
+        )
         report.glance.append(
             f"Economy: {failing.height} of {chains.height} goods ({tier_words}) are produced by "
-            f"fewer than {pct(economy.LOW_SHARE)} of cities at the end; their chains fail first "
-            f"at {', '.join(first_failures[:5])}"
+            f"fewer than {pct(economy.LOW_SHARE)} of cities at the end ({shares}); their chains "
+            f"fail first at {', '.join(first_failures[:5])}"
             + (f" and {len(first_failures) - 5} more" if len(first_failures) > 5 else "")
             + "."
         )
