@@ -6,6 +6,7 @@ import html
 import importlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +39,7 @@ th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 .flag-weak { color: #3465a4; font-weight: bold; } img { max-width: 100%; }
 .note { color: #555; font-size: 0.9rem; } nav a { margin-right: 0.8rem; }
 tr.small td { color: #999; } ol.ranked li { margin: 0.2rem 0; }
-th { font-weight: 600; } td { overflow-wrap: anywhere; }
+th { font-weight: 600; } td { overflow-wrap: break-word; } td.text { text-align: left; }
 .glance { font-size: 1.05rem; } .glance li { margin: 0.3rem 0; }
 .robust { color: #4e9a06; font-weight: bold; } .fragile { color: #ce5c00; font-weight: bold; }
 .reversed { color: #75507b; font-weight: bold; }
@@ -112,10 +113,20 @@ def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
             text = str(cell(row))
             flag = row.get("flag")
             css = f' class="flag-{flag}"' if flag and text == flag else ""
+            if not css and _is_words(text):
+                css = ' class="text"'
             cells.append(f"<td{css}>{html.escape(text)}</td>")
         css_row = ' class="small"' if row.get("small") else ""
         rows.append(f"<tr{css_row}>{''.join(cells)}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+_NUMBER = re.compile(r"^[\s+\-−–±≤≥(\[~]*(\d|nan|inf|–$)")
+
+
+def _is_words(text: str) -> bool:
+    """A cell of words (names, reasons, lists), left-aligned; numbers stay right-aligned."""
+    return len(text) > 12 and not _NUMBER.match(text)
 
 
 # How each metric of findings.json reads in the report.
@@ -783,9 +794,8 @@ def _html(run: Run, report: Report) -> str:
         f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">'
         f'<details class="identity"><summary>The run: {html.escape(_identity_line(run))} '
         f"(details)</summary>{identity}</details></section>"
-        f'<h2 id="glance">At a glance</h2>{report.fields_html}'
-        f'<ul class="glance">{glance}</ul>{_findings_figure(report)}'
-        f"{''.join(report.glance_html)}"
+        f'<h2 id="glance">At a glance</h2>{report.fields_html}{_findings_figure(report)}'
+        f'<ul class="glance">{glance}</ul>{"".join(report.glance_html)}'
         f'<h2 id="findings">Headline findings</h2>{headline(report)}{_steps_html(report)}'
         f'<nav>{nav}<a href="#words">All findings in words</a></nav>{body}'
         f'<h2 id="words">All findings in words</h2><ul class="findings">{findings}</ul>'
@@ -938,12 +948,20 @@ def _check_shared(report: Report, run: Run, check: Run) -> None:
     flagged = ranked(report)
     count = {m: sum(item.get("robustness") == m for item in flagged)
              for m in (ROBUST, FRAGILE, REVERSED)}  # fmt: skip
+    unmarked = len(flagged) - sum(count.values())
     other = report.other_field or f"the {check.path.name} run"
-    report.glance.insert(
-        0,
+    words = (
         f"Robustness against {other}: of the {len(flagged)} findings flagged in either field, "
-        f"{count[ROBUST]} are robust, {count[FRAGILE]} fragile and {count[REVERSED]} reversed.",
-    )
+        f"{count[ROBUST]} are robust, {count[FRAGILE]} fragile and {count[REVERSED]} reversed"
+        + (f"; {unmarked} could not be compared (absent or too small in one field)"
+           if unmarked else "")
+        + "."
+    )  # fmt: skip
+    for mark in (ROBUST, REVERSED):
+        names = [f"{i['name']} ({i['kind']})" for i in flagged if i.get("robustness") == mark]
+        if names:
+            words += f" {mark.capitalize()}: {', '.join(names)}."
+    report.glance.insert(0, words)
 
 
 def run_label(run: Run) -> str:

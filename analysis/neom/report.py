@@ -601,7 +601,8 @@ def _economy_section(report: Report, run: Run) -> None:
                 ),  # fmt: skip
                 ("made by (placements)", lambda r: r["producers"] or "–"),
                 ("needed by", lambda r: _needed_by(r)),
-                ("chain that fails first", lambda r: r["chain"] or "–"),
+                ("its chain, upstream", lambda r: r["chain"] or "–"),
+                ("fails first at, and why", lambda r: r["fails_at"] or "–"),
             ],
         ),
     ]
