@@ -247,3 +247,39 @@ def test_dead_tiles_say_never_placed_and_not_dealt_apart(no_good):
         f"never placed ({never})" in text
         or f"dealt at this player count and never placed ({never})" in text
     )
+
+
+def test_strategies_named_by_their_parameters_get_short_names(tmp_path):
+    """A strategy labelled by its whole parameter string is shown by a short name on the page,
+    in the summary and in the figures, and listed once with its whole label; the CSV tables
+    keep the whole label."""
+    from analysis.core import figures
+    from analysis.core.report import short_names
+
+    long = "greedy:money_weight=0.123456,goods_weight=1.5,vp_weight=2.25"
+    assert short_names(["greedy", long, long + ",x=1"]) == {
+        long: "greedy#1",
+        long + ",x=1": "greedy#2",
+    }
+    run = write_run(tmp_path / "run", n_games=300, strategies={long: 0.2, "random": 0.0},
+                    catalog_path=CATALOG)  # fmt: skip
+    out = tmp_path / "out"
+    build_report(run, out)
+    text = (out / "index.html").read_text(encoding="utf-8")
+    assert text.count(long) == 1 and "greedy#1" in text
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.count(long) == 1 and "greedy#1" in summary
+    assert long in pl.read_csv(out / "tables" / "strategies.csv")["strategy_name"].to_list()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.bar([long, "random"], [0.3, 0.2])
+    ax.set_yticks([0.1, 0.2], [long, "b"])
+    figures.rename_texts(fig, {long: "greedy#1"})
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    assert "greedy#1" in shown and long not in shown

@@ -376,3 +376,28 @@ def stacked_shares(frame: pl.DataFrame, x: str, parts: dict[str, str], title: st
     ax.set_title(title, fontsize=11)
     fig.legend(fontsize=8, loc="outside right upper")
     return fig
+
+
+def rename_texts(fig: Figure, names: dict[str, str]) -> None:
+    """Show every text of ``fig`` that is a key of ``names`` as its value: tick labels (fixed
+    or categorical), legend entries, titles. Long strategy labels become their short names."""
+    if not names:
+        return
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    def renamed(formatter):
+        return FuncFormatter(lambda x, pos=None: (lambda t: names.get(t, t))(formatter(x, pos)))
+
+    fig.canvas.draw()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, (FixedFormatter, FuncFormatter, StrCategoryFormatter)):
+                # Tick labels are drawn anew from the formatter: rename what it gives.
+                axis.set_major_formatter(renamed(formatter))
+    for text in fig.findobj(Text):
+        label = text.get_text()
+        if label in names:
+            text.set_text(names[label])

@@ -129,6 +129,46 @@ def _is_words(text: str) -> bool:
     return len(text) > 12 and not _NUMBER.match(text)
 
 
+LONG_NAME = 24  # a strategy label longer than this, with parameters, gets a short name
+
+
+def short_names(labels) -> dict[str, str]:
+    """Each strategy label that spells out parameters (``base:param=value,...``) and is longer
+    than LONG_NAME characters, by a short name: its base strategy and a number, ``greedy#1``,
+    numbered in the order given."""
+    out: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for label in dict.fromkeys(labels):
+        base, colon, _ = label.partition(":")
+        if colon and len(label) > LONG_NAME:
+            counts[base] = counts.get(base, 0) + 1
+            out[label] = f"{base}#{counts[base]}"
+    return out
+
+
+def _shorten(text: str, names: dict[str, str], escaped: bool = True) -> str:
+    """``text`` with every long strategy label replaced by its short name (longest first, so
+    a label that contains another is replaced whole)."""
+    for label in sorted(names, key=len, reverse=True):
+        text = text.replace(html.escape(label) if escaped else label, names[label])
+    return text
+
+
+def _names_legend(names: dict[str, str]) -> str:
+    if not names:
+        return ""
+    rows = "".join(
+        f'<tr><td>{html.escape(short)}</td><td class="text"><code>{html.escape(label)}</code>'
+        "</td></tr>"
+        for label, short in names.items()
+    )
+    return (
+        '<p class="note">Strategies named by their parameters are shown by a short name:</p>'
+        f"<table><tr><th>short name</th><th>strategy (as in the tables/*.csv files)</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 # How each metric of findings.json reads in the report.
 METRIC_WORDS = {
     "win_share_above_expected_drafted": "drafters' win share above expected",
@@ -192,6 +232,9 @@ class Report:
     fields_html: str = ""
     other_field: str = ""
     cache: dict = field(default_factory=dict)  # a game's tables derived once per run
+    # Strategies named by their whole parameter string, by their short names (the page shows
+    # the short name and lists both once; CSV tables and findings.json keep the whole label).
+    short_names: dict = field(default_factory=dict)
 
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
@@ -209,6 +252,7 @@ class Report:
         frame.write_csv(self.out / "tables" / f"{name}.csv")
 
     def figure(self, name: str, fig, alt: str) -> str:
+        figures.rename_texts(fig, self.short_names)
         data = figures.png_bytes(fig, self.data_label)
         (self.out / "figures" / f"{name}.png").write_bytes(data)
         encoded = base64.b64encode(data).decode("ascii")
@@ -787,13 +831,13 @@ def _html(run: Run, report: Report) -> str:
         for key, title, parts in report.sections
     )
     title = f"{run.game.title} balance report: {run.data_name}, {run.manifest['games']} games"
-    return (
+    page = (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
         f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">'
         f'<details class="identity"><summary>The run: {html.escape(_identity_line(run))} '
-        f"(details)</summary>{identity}</details></section>"
+        f"(details)</summary>{identity}</details>NAMES_LEGEND</section>"
         f'<h2 id="glance">At a glance</h2>{report.fields_html}{_findings_figure(report)}'
         f'<ul class="glance">{glance}</ul>{"".join(report.glance_html)}'
         f'<h2 id="findings">Headline findings</h2>{headline(report)}{_steps_html(report)}'
@@ -801,6 +845,8 @@ def _html(run: Run, report: Report) -> str:
         f'<h2 id="words">All findings in words</h2><ul class="findings">{findings}</ul>'
         "</body></html>"
     )
+    page = _shorten(page, report.short_names)
+    return page.replace("NAMES_LEGEND", _names_legend(report.short_names), 1)
 
 
 def _summary_md(run: Run, report: Report) -> str:
@@ -821,7 +867,12 @@ def _summary_md(run: Run, report: Report) -> str:
     lines += ["", "## All findings in words", ""] + [f"- {f}" for f in report.findings]
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
               "full report: `index.html`."]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    text = _shorten("\n".join(lines), report.short_names, escaped=False)
+    if report.short_names:
+        text += "\n\nStrategies named by their parameters, by their short names:\n\n" + "\n".join(
+            f"- {short}: `{label}`" for label, short in report.short_names.items()
+        )
+    return text + "\n"
 
 
 def _plain(text: str) -> str:
@@ -884,6 +935,8 @@ def build_report(
     report = Report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
+    every = [*runs, check_run] if check_run is not None else runs
+    report.short_names = short_names(name for run in every for name in run.strategy_names)
     if len(runs) > 1:
         report.labels = run_labels(runs)
         report.combined_label = combined_data_label(runs)
