@@ -73,6 +73,15 @@ def test_report_opens_with_identity_and_headlines(report, run_path):
     )
 
 
+def test_win_share_columns_say_so(report):
+    """Issue 27: the cornerstone table's placed / drafted-not-placed / not-drafted columns are
+    win shares, and their headers say it."""
+    text = report.read_text(encoding="utf-8")
+    section = text[text.index('id="cornerstones"') : text.index('id="tiles"')]
+    for header in ("win share: placed", "win share: drafted, not placed", "win share: not drafted"):
+        assert f"<th>{header}" in section, header
+
+
 def test_report_html_needs_nothing_external(report):
     text = report.read_text(encoding="utf-8")
     assert not re.search(r"<(link|script)\b", text)
