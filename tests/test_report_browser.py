@@ -57,3 +57,14 @@ def test_a_broken_page_is_caught(report, tmp_path):
     assert any("did not load: planted" in p for p in problems), problems
     assert any("#nowhere leads nowhere" in p for p in problems), problems
     assert any("in #planted is" in p for p in problems), problems
+
+
+def test_the_command_takes_a_relative_folder(report, tmp_path, monkeypatch, capsys):
+    from analysis.tools.browser_check import main
+
+    monkeypatch.chdir(report.parent)
+    assert main([report.name, "--screenshots", str(tmp_path / "shots")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("screenshot top: ") and "ok: " in out
+    assert main(["nothing-here"]) == 1
+    assert "no report there" in capsys.readouterr().err

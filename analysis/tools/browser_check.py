@@ -105,7 +105,7 @@ def _console_errors(stderr: str) -> list[str]:
 def check_report(report: Path, screenshots: Path | None = None, width: int = WIDTH) -> dict:
     """Load ``report/index.html`` in headless Chromium: ``problems`` (empty when it passes),
     ``images`` counted, the page's ``height``, and ``screenshots`` written (name -> path)."""
-    index = Path(report) / "index.html"
+    index = (Path(report) / "index.html").resolve()
     if not index.is_file():
         raise FileNotFoundError(f"{index}: no report there")
     text = index.read_text(encoding="utf-8")
