@@ -280,7 +280,9 @@ ROBUSTNESS_WORDS = {
 }
 
 
-def findings_forest(rows: list[dict], title: str, xlabel: str, other: str = "") -> Figure:
+def findings_forest(
+    rows: list[dict], title: str, xlabel: str, other: str = "", band: float = 0.0
+) -> Figure:
     """The ranked findings at a glance: one row per finding (``label``, ``effect``, ``lo``,
     ``hi`` in the unit of ``xlabel``, ``robustness``), this field's estimate as a dot with its
     95% interval and, when ``other`` names a second field, that field's (``effect_check``,
@@ -300,6 +302,8 @@ def findings_forest(rows: list[dict], title: str, xlabel: str, other: str = "") 
             ax.scatter([row["effect_check"]], [yy], facecolors="white", edgecolors=color,
                        marker="s", s=18, zorder=3)  # fmt: skip
     ax.axvline(0.0, color="#888a85", linestyle="--", linewidth=1)
+    if band:  # the practical band: a flag's whole interval lies outside it
+        ax.axvspan(-band, band, color="#d3d7cf", alpha=0.35, linewidth=0)
     ax.set_yticks(y, [row["label"] for row in rows], fontsize=8)
     ax.set_ylim(y[-1] - 0.8 if len(rows) else -1, 0.6)
     ax.set_xlabel(xlabel)

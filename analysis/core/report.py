@@ -768,8 +768,9 @@ def _findings_figure(report: Report) -> str:
         figures.findings_forest(
             rows,
             f"Flagged findings, ranked as the table below{shown} (95% CI)",
-            "effect (pct-pts of win share)",
+            f"effect (pct-pts of win share; grey: the ±{100 * report.band:g} pct-pts band)",
             report.other_field,
+            100 * report.band,
         ),
         "forest plot of the flagged findings, coloured by robustness",
     )
