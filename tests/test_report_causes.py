@@ -283,3 +283,24 @@ def test_strategies_named_by_their_parameters_get_short_names(tmp_path):
     fig.canvas.draw()
     shown = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
     assert "greedy#1" in shown and long not in shown
+
+
+def test_a_failing_good_always_names_the_link_that_fails():
+    """A good in too few cities fails at its producer when that producer is placed often enough
+    but by too few cities, else further up its chain; a good in enough cities does not fail."""
+    tables = load_catalog(CATALOG)
+    good = next(g for g in range(len(tables.goods_tier)) if economy.producers(tables, g))
+    producer = max(economy.producers(tables, good))
+    n_goods = len(tables.goods_tier)
+    rows = [(gen, g, 0.5) for gen in range(1, N_GENERATIONS + 1) for g in range(n_goods)]
+    goods = pl.DataFrame(rows, schema=["generation", "good", "share"], orient="row")
+    few = goods.with_columns(
+        pl.when(pl.col("good") == good).then(0.01).otherwise(pl.col("share")).alias("share")
+    )
+    placed = {producer: 100}
+    chains = economy.good_chains(few, placed, 1000, tables, {})
+    row = chains.filter(pl.col("good") == good).row(0, named=True)
+    assert row["fails_at"] == f"{tables.tile_names[producer]}: placed by too few cities"
+    assert tables.good_names[good] in row["chain"]
+    fine = economy.good_chains(goods, placed, 1000, tables, {})
+    assert (fine["fails_at"] == "").all()

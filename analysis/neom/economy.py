@@ -324,7 +324,9 @@ def good_chains(
         best = max(made_by, key=placed_share)
         words = f"made by {name[best]} (placed in {100 * placed_share(best):.1f}% of games)"
         if placed_share(best) >= RARE_PLACED:
-            return "", [link, words]
+            # Placed often enough in games, yet by too few of their cities: the producer
+            # itself is the link a designer moves.
+            return f"{name[best]}: placed by too few cities", [link, words]
         # Its inputs: each option's scarcest good; the chain goes on up the best of them.
         scarcest = [
             min(_goods_of(tables, mask), key=lambda g: final[g], default=-1)
