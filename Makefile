@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PY_DIRS := sim strategies analysis tests
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: install run test test-slow bench bench-compile bench-report lint clean-cache clean
+.PHONY: install run browser test test-slow bench bench-compile bench-report lint clean-cache clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,17 +16,37 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job: simulate the default field, then write its design report.
+# The main job: simulate the default field and the strong field (the verified tuned sets) on
+# the same catalogue, then write the design report with every finding marked robust, fragile
+# or reversed (neom report --check). Both fields play the same number of games: their effects'
+# intervals are then about as wide (the report quotes both), on the same deals (same seed).
+# RUN_CHECK_STRATEGIES= skips it.
 RUN_NAME ?= default
 RUN_PLAYERS ?= 4
 RUN_GAMES ?= 20000
 RUN_STRATEGIES ?= greedy,builder,merchant,industrialist
 RUN_SEED ?= 1
+RUN_CHECK_STRATEGIES ?= strong
+RUN_CHECK_GAMES ?= $(RUN_GAMES)
+RUN_CHECK_SEED ?= $(RUN_SEED)
+RUN_CHECK := $(if $(strip $(RUN_CHECK_STRATEGIES)),--check runs/$(RUN_NAME)-check)
 
 run: $(STAMP)
 	$(BIN)/neom simulate --players $(RUN_PLAYERS) --games $(RUN_GAMES) \
 		--strategies $(RUN_STRATEGIES) --seed $(RUN_SEED) --events --overwrite --out runs/$(RUN_NAME)
-	$(BIN)/neom report runs/$(RUN_NAME) --out reports/$(RUN_NAME)
+ifneq ($(strip $(RUN_CHECK_STRATEGIES)),)
+	$(BIN)/neom simulate --players $(RUN_PLAYERS) --games $(RUN_CHECK_GAMES) \
+		--strategies $(RUN_CHECK_STRATEGIES) --seed $(RUN_CHECK_SEED) --events --overwrite \
+		--out runs/$(RUN_NAME)-check
+endif
+	$(BIN)/neom report runs/$(RUN_NAME) $(RUN_CHECK) --out reports/$(RUN_NAME)
+
+# The report of `make run` in headless Chromium: loads with no error, every image and internal
+# link resolves, no table wider than the page; screenshots of its top, economy and robustness
+# sections in reports/$(RUN_NAME)-browser/.
+browser: $(STAMP)
+	$(BIN)/python -m analysis.tools.browser_check reports/$(RUN_NAME) \
+		--screenshots reports/$(RUN_NAME)-browser
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -32,10 +32,12 @@ from analysis.core.tabulate import (
     with_wilson,
     with_win_share,
 )
-from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates, with_vs_median
+from analysis.neom import disasters as package_disasters
+from analysis.neom import economy as package_economy
+from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates, with_median_flags
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, SCORE_COLUMNS
 from analysis.neom.next_step import next_step
-from analysis.neom.report import CS_METRIC, TILE_METRIC
+from analysis.neom.report import CS_METRIC, DISASTER_METRIC, TILE_METRIC
 from analysis.neom.scores import QUANTILES
 from analysis.neom.tiles import (
     MIN_PLAYERS_DEALT,
@@ -60,6 +62,7 @@ from sim.neom.records import (
     EV_BUY,
     EV_CORNERSTONE,
     EV_DISASTER_PAY,
+    EV_DISASTER_SACRIFICE,
     EV_DISASTER_SELECT,
     EV_DISCARD,
     EV_DRAFT_PICK,
@@ -113,30 +116,67 @@ def report_tables(
     if result is not None:
         out["closeness"] = result[0]
     out["cornerstones"] = cornerstone_table(run, *args)
-    report.add_items("cornerstone", out["cornerstones"], CS_METRIC)
-    _next_steps(report, "cornerstone", out["cornerstones"], run)
+    report.add_items("cornerstone", out["cornerstones"], CS_METRIC, effect="vs_median")
+    _links(report, "cornerstone", out["cornerstones"], run, None)
+    _next_steps(report, "cornerstone", out["cornerstones"], run, "vs_median")
     per_strategy = cornerstones_by_strategy(run, *args)
     if per_strategy["strategy_name"].n_unique() > 1:
         out["cornerstones_by_strategy"] = per_strategy
-        report.add_items("cornerstone", per_strategy, CS_METRIC, strategy="strategy_name")
+        report.add_items("cornerstone", per_strategy, CS_METRIC, strategy="strategy_name",
+                         effect="vs_median")  # fmt: skip
         out["cornerstones_strategy_disagreements"] = sign_disagreements(
             per_strategy, "tile_name", correction, level, min_n
         )
-    table = tile_table(run, *args)
-    if table is not None:
+    whole = tile_table(run, *args)
+    if whole is not None:
+        table, chooser = _split_disasters(whole, run, args)
+        goods = goods_by_generation(run)
+        final = goods.filter(pl.col("generation") == N_GENERATIONS)
+        good_share = dict(zip(final["good"].to_list(), final["share"].to_list(), strict=True))
+        _links(report, "cornerstone", out["cornerstones"], run, good_share)
         out["tiles"] = table
         report.add_items("tile", table, TILE_METRIC)
+        _links(report, "tile", table, run, good_share)
         _next_steps(report, "tile", table, run)
         per_strategy = tiles_by_strategy(run, *args)
+        if per_strategy is not None:
+            per_strategy = _split_disasters(per_strategy, run, args)[0]
         if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
             out["tiles_by_strategy"] = per_strategy
             report.add_items("tile", per_strategy, TILE_METRIC, strategy="strategy_name")
             out["tiles_strategy_disagreements"] = sign_disagreements(
                 per_strategy, "tile_name", correction, level, min_n
             )
-        dead = dead_tiles(run, table)
+        dead = dead_tiles(run, whole)
         if dead is not None:
             out["dead_tiles"] = dead
+        out["goods_by_generation"] = goods
+        out["goods_by_generation_by_strategy"] = goods_by_generation(run, True)
+        placed = dict(zip(whole["tile"].to_list(), whole["placed"].to_list(), strict=True))
+        why = dict(zip(dead["tile"].to_list(), dead["why"].to_list(), strict=True))
+        for row in out["cornerstones"].iter_rows(named=True):
+            placed[int(row["tile"])] = int(row["placed"])
+            why[int(row["tile"])] = (
+                f"a cornerstone placed in {pct(row['placed_rate'])} of its drafts "
+                f"(drafted in {pct(row['drafted_rate'])} of games)"
+            )
+        n_games = run.games.select(pl.len()).collect().item()
+        out["goods"] = package_economy.good_chains(goods, placed, n_games, run.tables, why)
+        out["action_mix"] = action_mix(run)
+        out["dominated_tiles"] = package_economy.dominated_tiles(run.tables).join(
+            whole.select(pl.col("tile").cast(pl.Int64), "selected", "placed", "sell_rate",
+                         "sell_rate_lo", "sell_rate_hi"), on="tile", how="left",
+        )  # fmt: skip
+        victims = disaster_victims(run)
+        if chooser.height:
+            effects = chooser.join(victims.with_columns(pl.col("tile").cast(chooser["tile"].dtype)),
+                                   on="tile", how="left")  # fmt: skip
+            effects = effects.with_columns(pl.Series(
+                "levers", [package_disasters.levers(run, n) for n in effects["tile_name"]],
+                dtype=pl.Utf8))  # fmt: skip
+            out["disaster_effects"] = effects
+            report.add_items("disaster", effects, DISASTER_METRIC)
+            _next_steps(report, "disaster", effects, run)
     vp, coins = vp_by_generation(run), coins_by_generation(run)
     if vp is not None:
         out["vp_by_generation"] = vp
@@ -147,6 +187,8 @@ def report_tables(
     out["disaster_frequency"] = disaster_frequency(run)
     if report.data_label:
         out = {k: v.with_columns(pl.lit(report.data_label).alias("data")) for k, v in out.items()}
+    for item in report.items:
+        item.setdefault("robustness", None)
     return out, report.items
 
 
@@ -160,7 +202,31 @@ def win_share_per_vp(run) -> float:
     return float(np.mean((x - x.mean()) * (y - y.mean())) / var) if var > 0 else math.nan
 
 
-def _next_steps(report, kind, table, run) -> None:
+def _split_disasters(table: pl.DataFrame, run: Run, args) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The tiles without the Disasters and the Disasters, each flagged on its own."""
+    kinds = run.tables.tiles[:, K.C_DISASTER]
+    chosen = pl.Series([bool(kinds[int(t)] != K.DIS_NONE) for t in table["tile"]])
+    return (
+        with_band_flags(table.filter(~chosen), *args),
+        with_band_flags(table.filter(chosen), *args),
+    )
+
+
+def pct(x) -> str:
+    from analysis.core.report import pct as package_pct
+
+    return package_pct(x)
+
+
+def _links(report, kind, table, run, good_share) -> None:
+    """findings.json's links of each flagged item (the package's words from the catalogue)."""
+    for row in table.filter(pl.col("flag") != "").iter_rows(named=True):
+        for item in report.items:
+            if item["kind"] == kind and "strategy" not in item and item["name"] == row["tile_name"]:
+                item["links"] = package_economy.links(run.tables, int(row["tile"]), good_share)
+
+
+def _next_steps(report, kind, table, run, effect: str = "effect") -> None:
     """findings.json's next step of each flagged item (issue 26; the text is the package's
     ``next_step``, the exchange rate this whole-table computation)."""
     flagged = table.filter(pl.col("flag") != "")
@@ -169,9 +235,9 @@ def _next_steps(report, kind, table, run) -> None:
     per_vp = win_share_per_vp(run)
     texts = {}
     for row in flagged.iter_rows(named=True):
-        vp = float(row["effect"]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
+        vp = float(row[effect]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
         texts[str(row["tile_name"])] = (
-            next_step(kind, row, run, per_vp),
+            next_step(kind, row, run, per_vp, effect),
             round(vp, 2) if math.isfinite(vp) else None,
         )
     for item in report.items:
@@ -494,12 +560,12 @@ def cornerstone_table(
         (total["all_wins"].item() - pl.col("wins_drafted")).alias("wins_not_drafted"),
     )
     frame = _add_rates(frame)
-    effects = with_band_flags(effect_table(long, ["tile"]), method, level, band, min_n)
+    effects = effect_table(long, ["tile"])
     leads = effect_table(long, ["tile"], "score_diff", None, name="score_diff").select(
         "tile", "score_diff", "score_diff_lo", "score_diff_hi"
     )
     frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
-    frame = with_vs_median(frame).drop("wins_drafted")
+    frame = with_median_flags(frame, method, level, band, min_n).drop("wins_drafted")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
 
@@ -513,7 +579,7 @@ def cornerstones_by_strategy(
 ) -> pl.DataFrame:
     long = drafted_long(run)
     table = effect_table(long, ["tile", "strategy_name"])
-    table = with_band_flags(table, method, level, band, min_n)
+    table = with_median_flags(table, method, level, band, min_n, by=("strategy_name",))
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
@@ -1140,3 +1206,212 @@ def paired_by_group(base, cand, group: str, games):
             on=group,
         )
     return out.sort(group)
+
+
+# --- NEOM: the economy and the Disasters (issue 27) ---------------------------------------------
+
+
+def goods_by_generation(run: Run, by_strategy: bool = False) -> pl.DataFrame | None:
+    """Per good and generation, the cities producing it at the end of the generation: per
+    square the last of the City Center (before the first turn), placements, cornerstones and
+    sacrifices logged before the generation's end (a sacrifice empties the square)."""
+    if run.events is None or run.tables is None:
+        return None
+    tables = run.tables
+    n_goods = len(tables.goods_tier)
+    produces = pl.Series("p", tables.tiles[:, K.C_PRODUCES].astype(np.int64))
+    center = tables.board_center.astype(np.int64)
+    seats = run.players.select(
+        "game_id", pl.col("seat").cast(pl.Int64), "strategy_name",
+        pl.col("board").fill_null(0).cast(pl.Int64).clip(0, len(center) - 1).alias("board"),
+    ).collect()  # fmt: skip
+    # The City Center stands on the centre square before the first turn, like a placement.
+    centers = seats.select(
+        pl.lit(-1, pl.Int64).alias("order"), "game_id", "seat",
+        pl.lit(K.CENTER_CELL, pl.Int64).alias("cell"), pl.lit(-1, pl.Int64).alias("turn"),
+        pl.col("board").map_elements(lambda b: int(center[b]), return_dtype=pl.Int64)
+        .alias("occupant"),
+    )  # fmt: skip
+    builds = (
+        run.events.filter(
+            pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE, EV_DISASTER_SACRIFICE])
+            & (pl.col("player") >= 0) & (pl.col("cell") >= 0)
+        )
+        .with_row_index("order")
+        .select(pl.col("order").cast(pl.Int64), "game_id",
+                pl.col("player").cast(pl.Int64).alias("seat"), pl.col("cell").cast(pl.Int64),
+                pl.col("turn").cast(pl.Int64),
+                pl.when(pl.col("kind") == EV_DISASTER_SACRIFICE).then(-1)
+                .otherwise(pl.col("tile")).cast(pl.Int64).alias("occupant"))
+        .collect()
+    )  # fmt: skip
+    builds = pl.concat(
+        [centers, builds.with_columns(pl.col("game_id").cast(centers["game_id"].dtype))]
+    )
+    rows = []
+    for gen in range(1, N_GENERATIONS + 1):
+        last = (
+            builds.filter(pl.col("turn") < gen * TURNS_PER_GENERATION)
+            .sort("order")
+            .group_by("game_id", "seat", "cell")
+            .agg(pl.col("occupant").last())
+            .filter(pl.col("occupant") >= 0)
+            .with_columns(
+                pl.col("occupant").map_elements(lambda t: int(produces[t]), return_dtype=pl.Int64)
+                .alias("goods")
+            )
+        )  # fmt: skip
+        city = seats.join(last.select("game_id", "seat", "goods"), on=["game_id", "seat"],
+                          how="left")  # fmt: skip
+        for good in range(n_goods):
+            bit = 1 << good
+            made = city.group_by("game_id", "seat", "strategy_name").agg(
+                ((pl.col("goods").fill_null(0) & bit) != 0).any().alias("made")
+            )
+            rows.append(
+                made.group_by("strategy_name")
+                .agg(
+                    pl.col("made").sum().cast(pl.Int64).alias("cities"),
+                    pl.len().cast(pl.Int64).alias("seats"),
+                )
+                .with_columns(
+                    pl.lit(gen, pl.Int32).alias("generation"), pl.lit(good, pl.Int32).alias("good")
+                )  # fmt: skip
+            )
+    frame = pl.concat(rows)
+    keys = ["generation", "good"]
+    if by_strategy:
+        keys = ["strategy_name", *keys]
+    else:
+        frame = frame.group_by(keys).agg(pl.col("cities", "seats").sum())
+    tier_names = {v: k for k, v in K.TIER_NAMES.items()}
+    frame = frame.with_columns(
+        pl.col("good").map_elements(lambda i: tables.good_names[i], return_dtype=pl.Utf8)
+        .alias("good_name"),
+        pl.col("good").map_elements(lambda i: tier_names[int(tables.goods_tier[i])],
+                                    return_dtype=pl.Utf8).alias("tier"),
+    )  # fmt: skip
+    frame = with_wilson(frame, "cities", "seats", "share")
+    return frame.select(
+        *keys[:-1], "good", "good_name", "tier", "cities", "seats", "share", "share_lo",
+        "share_hi",
+    ).sort(keys)  # fmt: skip
+
+
+def action_mix(run: Run) -> pl.DataFrame | None:
+    """Per strategy (and all) and generation: selections and what they became, per seat."""
+    if run.events is None or run.tables is None:
+        return None
+    keys = ["game_id", "turn", "player"]
+    events = run.events.filter((pl.col("player") >= 0) & (pl.col("turn") >= 0)).with_columns(
+        (pl.col("turn") // TURNS_PER_GENERATION + 1).cast(pl.Int32).alias("generation")
+    ).filter(pl.col("generation") <= N_GENERATIONS)  # fmt: skip
+    select = events.filter(pl.col("kind") == EV_SELECT)
+    chosen = events.filter(pl.col("kind") == EV_DISASTER_SELECT)
+    taken = pl.concat([select, chosen.join(select, on=keys, how="anti")]).with_columns(
+        pl.lit("selections").alias("what")
+    )
+    named = {EV_PLACE: "placed", EV_SELL: "sold", EV_CORNERSTONE: "for_cornerstone",
+             EV_DISASTER_SELECT: "disaster"}  # fmt: skip
+    acts = events.filter(pl.col("kind").is_in(list(named))).with_columns(
+        pl.col("kind").replace_strict(named, return_dtype=pl.Utf8).alias("what")
+    )
+    who = run.players.select("game_id", pl.col("seat").alias("player"), "strategy_name")
+    counted = (
+        pl.concat([taken, acts])
+        .join(who, on=["game_id", "player"], how="inner")
+        .group_by("strategy_name", "generation", "what")
+        .agg(pl.len().cast(pl.Int64).alias("count"))
+        .collect()
+        .pivot(on="what", index=["strategy_name", "generation"], values="count")
+    )
+    columns = ["selections", "placed", "sold", "for_cornerstone", "disaster"]
+    names = run.players.select(pl.col("strategy_name").unique()).collect()["strategy_name"]
+    grid = pl.DataFrame({"strategy_name": names}).join(
+        pl.DataFrame({"generation": list(range(1, N_GENERATIONS + 1))},
+                     schema={"generation": pl.Int32}), how="cross")  # fmt: skip
+    counted = grid.join(counted, on=["strategy_name", "generation"], how="left").with_columns(
+        *(pl.col(c).fill_null(0) if c in counted.columns else pl.lit(0, pl.Int64).alias(c)
+          for c in columns)
+    )  # fmt: skip
+    seats = run.players.group_by("strategy_name").agg(pl.len().alias("seats")).collect()
+    pooled = (
+        counted.group_by("generation")
+        .agg(pl.col(columns).sum())
+        .with_columns(
+            pl.lit("all").alias("strategy_name"), pl.lit(int(seats["seats"].sum())).alias("seats")
+        )
+    )
+    frame = pl.concat([counted.join(seats, on="strategy_name"), pooled], how="diagonal_relaxed")
+    actions = columns[1:]
+    return frame.select(
+        "strategy_name", "generation", "seats",
+        (pl.col("selections") / pl.col("seats")).alias("selections_per_seat"),
+        *((pl.col(a) / pl.col("seats")).alias(f"{a}_per_seat") for a in actions),
+        *((pl.col(a) / pl.col("selections")).alias(f"{a}_share") for a in actions),
+    ).sort(pl.col("strategy_name") == "all", "strategy_name", "generation")  # fmt: skip
+
+
+def disaster_victims(run: Run) -> pl.DataFrame | None:
+    """Per Disaster tile: the seats it hit (one per seat and generation), their effect and
+    score lead (cluster-robust over deals), payments and sacrifices. The Disaster of a
+    generation is the one selected, else the catalogue's of the logged kind in that deck."""
+    if run.events is None or run.tables is None:
+        return None
+    tables = run.tables
+    by_kind = {}
+    for tile in range(tables.n_tiles):
+        kind, deck = int(tables.tiles[tile, K.C_DISASTER]), int(tables.tiles[tile, K.C_DECK])
+        if kind != K.DIS_NONE and 1 <= deck <= N_GENERATIONS:
+            by_kind.setdefault((deck, kind), tile)
+    gen = (pl.col("turn") // TURNS_PER_GENERATION).clip(0, N_GENERATIONS - 1) + 1
+    events = run.events.filter(pl.col("turn") >= 0).with_columns(gen.alias("gen"))
+    chosen = (
+        events.filter((pl.col("kind") == EV_DISASTER_SELECT) & (pl.col("tile") >= 0))
+        .group_by("game_id", "gen").agg(pl.col("tile").last().alias("chosen"))
+    )  # fmt: skip
+    hits = (
+        events.filter(pl.col("kind").is_in([EV_DISASTER_PAY, EV_DISASTER_SACRIFICE])
+                      & (pl.col("player") >= 0))
+        .join(chosen, on=["game_id", "gen"], how="left")
+        .collect()
+    )  # fmt: skip
+    fallback = [by_kind.get((g, o), -1) for g, o in zip(hits["gen"], hits["other"], strict=True)]
+    hits = hits.with_columns(
+        pl.coalesce(pl.col("chosen").cast(pl.Int64), pl.Series(fallback, dtype=pl.Int64))
+        .alias("disaster"),
+        pl.col("player").cast(pl.Int64).alias("seat"),
+    ).filter(pl.col("disaster") >= 0)  # fmt: skip
+    outcomes = seat_outcomes(run).collect().with_columns(pl.col("seat").cast(pl.Int64))
+    hits = hits.join(outcomes.select("game_id", "seat"), on=["game_id", "seat"], how="semi")
+    victims = (
+        hits.group_by("game_id", "seat", "gen", "disaster")
+        .agg((pl.col("kind") == EV_DISASTER_PAY).any().alias("paid"))
+        .join(outcomes, on=["game_id", "seat"], how="left")
+        .rename({"disaster": "tile"})
+    )
+    effects = effect_table(victims, ["tile"], name="victim_effect")
+    leads = effect_table(victims, ["tile"], "score_diff", None, name="victim_lead")
+    counts = hits.group_by(pl.col("disaster").alias("tile")).agg(
+        (-pl.col("coins").filter(pl.col("kind") == EV_DISASTER_PAY)).sum().cast(pl.Int64)
+        .alias("coins_paid"),
+        (pl.col("kind") == EV_DISASTER_SACRIFICE).sum().cast(pl.Int64).alias("tiles_lost"),
+        pl.col("game_id").n_unique().cast(pl.Int64).alias("games_hit"),
+    ).join(victims.group_by("tile").agg(
+        pl.len().cast(pl.Int64).alias("victims"), pl.col("paid").sum().cast(pl.Int64)
+    ), on="tile")  # fmt: skip
+    frame = counts.select(
+        pl.col("tile").cast(pl.Int32), "victims", "paid", "coins_paid", "tiles_lost", "games_hit"
+    ).join(
+        effects.select(pl.col("tile").cast(pl.Int32), "victim_effect", "victim_effect_lo",
+                       "victim_effect_hi"), on="tile", how="left",
+    ).join(
+        leads.select(pl.col("tile").cast(pl.Int32), "victim_lead", "victim_lead_lo",
+                     "victim_lead_hi"), on="tile", how="left",
+    )  # fmt: skip
+    sacrificed = pl.col("victims") - pl.col("paid")
+    return frame.with_columns(
+        (pl.col("paid") / pl.col("victims")).alias("paid_share"),
+        (pl.col("coins_paid") / pl.col("paid")).alias("coins_per_payment"),
+        (pl.col("tiles_lost") / sacrificed).alias("tiles_per_sacrifice"),
+    )

@@ -176,14 +176,18 @@ def test_findings_json_has_the_issue_shape(tmp_path):
     items = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert isinstance(items, list) and items
     kinds = {item["kind"] for item in items}
-    assert kinds == {"cornerstone", "tile", "seat", "strategy"}
+    assert kinds == {"cornerstone", "tile", "disaster", "seat", "strategy"}
     for item in items:
         # A flagged cornerstone or tile also says what to do about it (issue 26, part 3).
         next_step = (
             {"next_step", "vp_equivalent"} if item["flag"] and "strategy" not in item else set()
         )
-        assert FINDING_KEYS <= set(item) <= FINDING_KEYS | {"strategy", "data"} | next_step
-        assert next_step <= set(item) or item["kind"] not in ("cornerstone", "tile")
+        optional = {"strategy", "data", "links"} | next_step
+        keys = FINDING_KEYS | {"robustness"}
+        assert keys <= set(item) <= keys | optional
+        # No second field: no robustness mark (issue 27, part 1).
+        assert item["robustness"] is None
+        assert next_step <= set(item) or item["kind"] not in ("cornerstone", "tile", "disaster")
         assert item["flag"] in ("strong", "weak", None)
         assert item["data"].startswith("synthetic")  # the run is marked a reconstruction
     per_strategy = [item for item in items if "strategy" in item]
@@ -246,7 +250,7 @@ def test_several_runs_and_the_skill_check_sections(tmp_path):
     combined = pl.read_csv(out / "tables" / "combined_cornerstones.csv")
     assert {"effect_0", "effect_1"} <= set(combined.columns)
     correlation = pl.read_csv(out / "tables" / "check_correlation.csv")
-    assert set(correlation["kind"]) == {"cornerstone", "tile"}
+    assert set(correlation["kind"]) == {"cornerstone", "tile", "disaster"}
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Skill check (cornerstones, vs strong): Spearman" in summary
 

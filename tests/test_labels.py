@@ -78,3 +78,31 @@ def test_tileset_witness_names_its_tile_set(capsys, monkeypatch):
     assert main(["tileset", "witness"]) == 1  # no tiling found (the search is stubbed)
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("# tile set: ") and RECONSTRUCTED in first
+
+
+def test_every_parquet_file_names_its_data(tmp_path):
+    """The Parquet tables themselves carry the data's label, not only the manifest: a table
+    copied out of its run still says it describes a reconstruction, or a file's own claim."""
+    from run_helpers import small_run
+
+    from sim.core.store import file_data_label
+
+    copy = tmp_path / DEFAULT_TILESET.name
+    copy.write_text(claims_real(DEFAULT_TILESET), encoding="utf-8")
+    cases = (
+        ("neom", ("random", "random"), None, True),
+        ("tangram", ("random", "random"), None, True),
+        ("tangram", ("random", "random"), copy, True),  # a copy claiming real is still one
+        ("tangram", ("random", "random"), _changed_tileset(tmp_path), False),
+    )
+    for index, (game, strategies, data, reconstructed) in enumerate(cases):
+        out = tmp_path / f"run{index}"
+        small_run(out, game, strategies, 2, 4, 1, events=True, data=data)
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        files = sorted(out.glob("*/*.parquet"))
+        assert {p.parent.name for p in files} == {"games", "players", "events"}
+        for path in files:
+            label = file_data_label(path)
+            assert label == (manifest["data"]["label"], reconstructed), (game, path)
+        if reconstructed:
+            assert RECONSTRUCTED in manifest["data"]["label"]

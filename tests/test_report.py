@@ -15,18 +15,19 @@ from sim.core.cli import main
 
 CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
 SECTIONS = (
-    "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead", "flow",
-    "scores", "disasters",
+    "glance", "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead",
+    "economy", "disasters", "flow", "scores",
 )  # fmt: skip
 FIGURES = (
     "strategy_win_share", "strategy_matrix", "seat_win_share", "margin_of_victory",
     "cornerstone_effects", "tile_effects", "coins_by_generation", "score_distributions",
-    "score_breakdown",
+    "score_breakdown", "findings", "economy", "action_mix",
 )  # fmt: skip
 TABLES = (
     "strategies", "strategy_effects", "head_to_head", "ratings", "seats", "seat_balance",
     "closeness", "cornerstones", "cornerstones_by_strategy", "tiles", "tiles_by_strategy",
     "dead_tiles", "coins_by_generation", "scores", "disasters", "disaster_frequency",
+    "goods_by_generation", "goods", "action_mix", "dominated_tiles", "disaster_effects",
 )  # fmt: skip
 
 
@@ -65,7 +66,20 @@ def test_report_opens_with_identity_and_headlines(report, run_path):
     assert re.search(r"greedy wins \d+\.\d% \[\d+\.\d, \d+\.\d\] of 4-player games", text)
     assert re.search(r"Seats in 4-player games: χ²\(3\) = \d+\.\d\d, p = 0\.\d+", text)
     boosted = open_run(run_path).tile_name(3)
-    assert re.search(rf"cornerstones? flagged strong: {re.escape(boosted)} \(\+\d+\.\d", text)
+    assert re.search(
+        rf"cornerstones? flagged strong against the median cornerstone: {re.escape(boosted)} "
+        r"\(\+\d+\.\d",
+        text,
+    )
+
+
+def test_win_share_columns_say_so(report):
+    """Issue 27: the cornerstone table's placed / drafted-not-placed / not-drafted columns are
+    win shares, and their headers say it."""
+    text = report.read_text(encoding="utf-8")
+    section = text[text.index('id="cornerstones"') : text.index('id="tiles"')]
+    for header in ("win share: placed", "win share: drafted, not placed", "win share: not drafted"):
+        assert f"<th>{header}" in section, header
 
 
 def test_report_html_needs_nothing_external(report):
@@ -111,3 +125,22 @@ def test_flags_respect_the_false_discovery_rate(tmp_path):
     strong = open_run(write_run(tmp_path / "strong", n_games=800, boosts={11: 1.0}, events=False))
     table = cornerstone_table(strong)
     assert table.filter(pl.col("flag") == "strong")["tile"].to_list() == [11]
+
+
+def test_make_run_reports_the_default_field_checked_against_the_strong_field():
+    """Issue 27, part 1: ``make run`` plays the strong field too (as many games, on the same
+    deals) and the report marks every finding against it; RUN_CHECK_STRATEGIES= skips it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    dry = subprocess.run(["make", "-n", "-s", "-C", str(root), "run", "RUN_GAMES=300"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    lines = [line for line in dry.replace("\\\n", " ").splitlines() if "neom " in line]
+    simulate = [line for line in lines if " simulate " in line]
+    assert len(simulate) == 2 and "--strategies strong" in simulate[1]
+    assert all("--games 300" in line and "--seed 1" in line for line in simulate)
+    out = simulate[1].split("--out ")[1].split()[0]
+    assert f"--check {out}" in lines[-1] and " report " in lines[-1]
+    plain = subprocess.run(["make", "-n", "-s", "-C", str(root), "run", "RUN_CHECK_STRATEGIES="],
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "--check" not in plain and plain.count(" simulate ") == 1

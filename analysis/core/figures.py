@@ -264,3 +264,144 @@ def lines_by(frame: pl.DataFrame, x: str, y: str, series: str, title: str, xlabe
     ax.grid(alpha=0.3)
     fig.legend(title=series.replace("_", " "), fontsize=8, loc="outside right upper")
     return fig
+
+
+ROBUSTNESS_COLORS = {
+    "robust": "#4e9a06",
+    "reversed": "#75507b",
+    "fragile": "#ce5c00",
+    None: "#555753",
+}
+ROBUSTNESS_WORDS = {
+    "robust": "robust (same flag in both fields)",
+    "reversed": "reversed (sign flips, both significant)",
+    "fragile": "fragile (flagged in one field)",
+    None: "no second field to compare",
+}
+
+
+def findings_forest(
+    rows: list[dict], title: str, xlabel: str, other: str = "", band: float = 0.0
+) -> Figure:
+    """The ranked findings at a glance: one row per finding (``label``, ``effect``, ``lo``,
+    ``hi`` in the unit of ``xlabel``, ``robustness``), this field's estimate as a dot with its
+    95% interval and, when ``other`` names a second field, that field's (``effect_check``,
+    ``lo_check``, ``hi_check``) as a hollow square just below; coloured by robustness."""
+    rows = rows[:MAX_FOREST_ROWS]
+    fig = _figure(1.5 + ROW_HEIGHT * 1.3 * max(len(rows), 3))
+    ax = fig.add_subplot()
+    y = -np.arange(len(rows), dtype=float)
+    for i, row in enumerate(rows):
+        color = ROBUSTNESS_COLORS.get(row.get("robustness"), ROBUSTNESS_COLORS[None])
+        ax.hlines(y[i], row["lo"], row["hi"], colors=color, linewidth=2)
+        ax.scatter([row["effect"]], [y[i]], color=color, s=24, zorder=3)
+        if other and row.get("effect_check") is not None:
+            yy = y[i] - 0.32
+            ax.hlines(yy, row["lo_check"], row["hi_check"], colors=color, linewidth=1,
+                      linestyles=":")  # fmt: skip
+            ax.scatter([row["effect_check"]], [yy], facecolors="white", edgecolors=color,
+                       marker="s", s=18, zorder=3)  # fmt: skip
+    ax.axvline(0.0, color="#888a85", linestyle="--", linewidth=1)
+    if band:  # the practical band: a flag's whole interval lies outside it
+        ax.axvspan(-band, band, color="#d3d7cf", alpha=0.35, linewidth=0)
+    ax.set_yticks(y, [row["label"] for row in rows], fontsize=8)
+    ax.set_ylim(y[-1] - 0.8 if len(rows) else -1, 0.6)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    used = list(dict.fromkeys(row.get("robustness") for row in rows))
+    handles = [
+        ax.scatter([], [], color=ROBUSTNESS_COLORS[m], s=24, label=ROBUSTNESS_WORDS[m])
+        for m in used
+    ]
+    if other:
+        handles.append(ax.scatter([], [], color="#555753", s=24, label="this field (dot)"))
+        handles.append(ax.scatter([], [], facecolors="white", edgecolors="#555753", marker="s",
+                                  s=18, label=f"{other} (square)"))  # fmt: skip
+    if handles:
+        fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=2)
+    return fig
+
+
+def share_grid(frame: pl.DataFrame, row: str, column: str, value: str, title: str,
+               xlabel: str, groups: str | None = None) -> Figure:  # fmt: skip
+    """A heat map of shares (0-1) with each cell written in percent: one row per ``row``
+    (in the frame's order; ``groups`` names a column whose changes draw a separating line),
+    one column per ``column``."""
+    rows = list(dict.fromkeys(frame[row].to_list()))
+    columns = sorted(frame[column].unique().to_list())
+    matrix = np.full((len(rows), len(columns)), np.nan)
+    for r, c, v in frame.select(row, column, value).iter_rows():
+        matrix[rows.index(r), columns.index(c)] = v
+    fig = _figure(1.3 + 0.26 * max(len(rows), 3))
+    ax = fig.add_subplot()
+    image = ax.imshow(matrix, cmap="YlGn", vmin=0.0, vmax=max(0.05, float(np.nanmax(matrix))),
+                      aspect="auto")  # fmt: skip
+    for i in range(len(rows)):
+        for j in range(len(columns)):
+            if not np.isnan(matrix[i, j]):
+                share = 100 * matrix[i, j]
+                text = f"{share:.1f}%" if share < 10 else f"{share:.0f}%"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                        color="#a40000" if share < 1 else "black")  # fmt: skip
+    if groups is not None:
+        kinds = [frame.filter(pl.col(row) == r)[groups][0] for r in rows]
+        for i in range(1, len(rows)):
+            if kinds[i] != kinds[i - 1]:
+                ax.axhline(i - 0.5, color="black", linewidth=1)
+        rows = [f"{r} ({k})" for r, k in zip(rows, kinds, strict=True)]
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_xticks(range(len(columns)), [str(c) for c in columns])
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    fig.colorbar(image, ax=ax, label="share of cities")
+    return fig
+
+
+def stacked_shares(frame: pl.DataFrame, x: str, parts: dict[str, str], title: str,
+                   xlabel: str) -> Figure:  # fmt: skip
+    """Bars of ``frame[x]`` stacked from the share columns ``parts`` (column -> label), each
+    segment labelled in percent."""
+    fig = _figure(3.2)
+    ax = fig.add_subplot()
+    labels = [str(v) for v in frame[x].to_list()]
+    bottom = np.zeros(frame.height)
+    for index, (column, label) in enumerate(parts.items()):
+        values = frame[column].to_numpy().astype(np.float64)
+        ax.bar(labels, values, bottom=bottom, label=label, color=COLORS[index % len(COLORS)])
+        for i, v in enumerate(values):
+            if v >= 0.04:
+                ax.text(i, bottom[i] + v / 2, f"{100 * v:.0f}%", ha="center", va="center",
+                        fontsize=8, color="white")  # fmt: skip
+        bottom += values
+    ax.set_ylim(0, max(1.0, float(bottom.max(initial=0.0))))
+    ax.set_ylabel("share of selections")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11)
+    fig.legend(fontsize=8, loc="outside right upper")
+    return fig
+
+
+def rename_texts(fig: Figure, names: dict[str, str]) -> None:
+    """Show every text of ``fig`` that is a key of ``names`` as its value: tick labels (fixed
+    or categorical), legend entries, titles. Long strategy labels become their short names."""
+    if not names:
+        return
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    def renamed(formatter):
+        return FuncFormatter(lambda x, pos=None: (lambda t: names.get(t, t))(formatter(x, pos)))
+
+    fig.canvas.draw()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, (FixedFormatter, FuncFormatter, StrCategoryFormatter)):
+                # Tick labels are drawn anew from the formatter: rename what it gives.
+                axis.set_major_formatter(renamed(formatter))
+    for text in fig.findobj(Text):
+        label = text.get_text()
+        if label in names:
+            text.set_text(names[label])

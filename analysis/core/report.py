@@ -6,6 +6,7 @@ import html
 import importlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,13 @@ th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 .flag-weak { color: #3465a4; font-weight: bold; } img { max-width: 100%; }
 .note { color: #555; font-size: 0.9rem; } nav a { margin-right: 0.8rem; }
 tr.small td { color: #999; } ol.ranked li { margin: 0.2rem 0; }
+th { font-weight: 600; } td { overflow-wrap: break-word; } td.text { text-align: left; }
+.glance { font-size: 1.05rem; } .glance li { margin: 0.3rem 0; }
+.robust { color: #4e9a06; font-weight: bold; } .fragile { color: #ce5c00; font-weight: bold; }
+.reversed { color: #75507b; font-weight: bold; }
+.fields { background: #f4f6f9; padding: 0.6rem 1rem; }
+details.identity summary { cursor: pointer; color: #555; } .steps li { margin: 0.35rem 0; }
+code { font-size: 0.85em; background: #f3f3f3; padding: 0 0.2em; overflow-wrap: anywhere; }
 """
 
 
@@ -105,16 +113,68 @@ def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
             text = str(cell(row))
             flag = row.get("flag")
             css = f' class="flag-{flag}"' if flag and text == flag else ""
+            if not css and _is_words(text):
+                css = ' class="text"'
             cells.append(f"<td{css}>{html.escape(text)}</td>")
         css_row = ' class="small"' if row.get("small") else ""
         rows.append(f"<tr{css_row}>{''.join(cells)}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
+_NUMBER = re.compile(r"^[\s+\-−–±≤≥(\[~]*(\d|nan|inf|–$)")
+
+
+def _is_words(text: str) -> bool:
+    """A cell of words (names, reasons, lists), left-aligned; numbers stay right-aligned."""
+    return len(text) > 12 and not _NUMBER.match(text)
+
+
+LONG_NAME = 24  # a strategy label longer than this, with parameters, gets a short name
+
+
+def short_names(labels) -> dict[str, str]:
+    """Each strategy label that spells out parameters (``base:param=value,...``) and is longer
+    than LONG_NAME characters, by a short name: its base strategy and a number, ``greedy#1``,
+    numbered in the order given."""
+    out: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for label in dict.fromkeys(labels):
+        base, colon, _ = label.partition(":")
+        if colon and len(label) > LONG_NAME:
+            counts[base] = counts.get(base, 0) + 1
+            out[label] = f"{base}#{counts[base]}"
+    return out
+
+
+def _shorten(text: str, names: dict[str, str], escaped: bool = True) -> str:
+    """``text`` with every long strategy label replaced by its short name (longest first, so
+    a label that contains another is replaced whole)."""
+    for label in sorted(names, key=len, reverse=True):
+        text = text.replace(html.escape(label) if escaped else label, names[label])
+    return text
+
+
+def _names_legend(names: dict[str, str]) -> str:
+    if not names:
+        return ""
+    rows = "".join(
+        f'<tr><td>{html.escape(short)}</td><td class="text"><code>{html.escape(label)}</code>'
+        "</td></tr>"
+        for label, short in names.items()
+    )
+    return (
+        '<p class="note">Strategies named by their parameters are shown by a short name:</p>'
+        f"<table><tr><th>short name</th><th>strategy (as in the tables/*.csv files)</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 # How each metric of findings.json reads in the report.
 METRIC_WORDS = {
     "win_share_above_expected_drafted": "drafters' win share above expected",
+    "win_share_vs_median_cornerstone_drafted": "drafters' win share against the median cornerstone",
     "win_share_above_expected_selected": "selectors' win share above expected",
+    "win_share_above_expected_chosen": "choosers' win share above expected",
     "win_share_minus_fair": "win share above the fair share",
 }
 
@@ -165,6 +225,16 @@ class Report:
     labels: dict = field(default_factory=dict)
     combined_label: str = ""
     other_runs: list[tuple[str, str]] = field(default_factory=list)
+    # The page's top (pictures first): short sentences, figures (HTML), and, with a second
+    # field (``--check``), the paragraph saying what the two fields were and its name.
+    glance: list[str] = field(default_factory=list)
+    glance_html: list[str] = field(default_factory=list)
+    fields_html: str = ""
+    other_field: str = ""
+    cache: dict = field(default_factory=dict)  # a game's tables derived once per run
+    # Strategies named by their whole parameter string, by their short names (the page shows
+    # the short name and lists both once; CSV tables and findings.json keep the whole label).
+    short_names: dict = field(default_factory=dict)
 
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
@@ -182,6 +252,7 @@ class Report:
         frame.write_csv(self.out / "tables" / f"{name}.csv")
 
     def figure(self, name: str, fig, alt: str) -> str:
+        figures.rename_texts(fig, self.short_names)
         data = figures.png_bytes(fig, self.data_label)
         (self.out / "figures" / f"{name}.png").write_bytes(data)
         encoded = base64.b64encode(data).decode("ascii")
@@ -217,6 +288,24 @@ class Report:
             if self.data_label:
                 item["data"] = self.data_label
             self.items.append(item)
+
+    def mark(self, kind: str, marks: pl.DataFrame, key: str = "tile_name") -> None:
+        """Give the pooled findings of ``kind`` their ``robustness`` (and ``check``: the same
+        finding in the other field) from an :func:`analysis.core.robustness.marks` table."""
+        by_name = {str(row[key]): row for row in marks.iter_rows(named=True)}
+        for item in self.items:
+            if item["kind"] != kind or "strategy" in item or item["name"] not in by_name:
+                continue
+            row = by_name[item["name"]]
+            item["robustness"] = row["robustness"]
+            if row.get("n_check") is not None:
+                item["check"] = {
+                    "effect": clean(row["effect_check"]),
+                    "lo": clean(row["lo_check"]),
+                    "hi": clean(row["hi_check"]),
+                    "n": clean(row["n_check"]),
+                    "flag": row["flag_check"] or None,
+                }
 
     def band_words(self) -> str:
         return (
@@ -316,6 +405,12 @@ def _strategy_section(report: Report, run: Run) -> None:
         report.findings.append(
             f"{best['strategy_name']} wins {share_ci('share')(best)} of {n_players}-player "
             f"games (fair share {pct(best['fair'])})."
+        )
+        worst = part.sort("share").row(0, named=True)
+        report.glance.append(
+            f"Strategies ({n_players} players): {best['strategy_name']} wins most, "
+            f"{pct(best['share'])} of games; {worst['strategy_name']} least, "
+            f"{pct(worst['share'])} (fair share {pct(best['fair'])})."
         )
     parts = [
         "<p>Win share: a sole win counts 1, a k-way shared win 1/k. Intervals are 95% Wilson "
@@ -433,6 +528,15 @@ def _seat_section(report: Report, run: Run) -> None:
             f"Seats in {row['n_players']}-player games: {test}: {verdict}; balance "
             f"{row['balance']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]."
         )
+        report.glance.append(
+            f"Seats ({row['n_players']} players): "
+            + (
+                f"the seat matters (p = {row['p']:.2g}): seat {row['best_seat']} wins most, "
+                f"seat {row['worst_seat']} least."
+                if row["significant"]
+                else "no evidence that the seat matters."
+            )
+        )
     parts = [
         "<p>The seat test: a Wald χ² test that every seat has the same mean win share, on each "
         "game's seat win shares (shared wins split) with a covariance that is cluster-robust "
@@ -497,6 +601,11 @@ def _closeness_section(report: Report, run: Run) -> None:
     table, margins = result
     report.table("closeness", table)
     for row in table.iter_rows(named=True):
+        report.glance.append(
+            f"Closeness ({row['n_players']} players): half the games are won by "
+            f"{num(row['median_margin'], 0)} VP or less; {pct(row['close_share'])} by 2 VP or "
+            "less."
+        )
         report.findings.append(
             f"{row['n_players']}-player games are won by {num(row['median_margin'], 0)} VP "
             f"(median margin; mean {num(row['mean_margin'])}); {pct(row['close_share'])} are "
@@ -534,42 +643,170 @@ def _closeness_section(report: Report, run: Run) -> None:
     report.section("closeness", "Closeness", parts)
 
 
-def headline(report: Report, limit: int = 15) -> str:
-    """The ranked top list: flagged findings (pooled, not per strategy), largest effect first,
-    each with its interval and n."""
-    flagged = [item for item in report.items if item["flag"] and "strategy" not in item]
-    flagged.sort(key=lambda item: -abs(item["effect"] or 0.0))
-    if not flagged:
-        return f"<p>No finding flagged ({html.escape(report.band_words())}).</p>"
-    rows = "".join(
-        f'<tr><td>{rank}</td><td class="flag-{item["flag"]}">{item["flag"]}</td>'
-        f"<td>{html.escape(item['kind'])}</td><td>{html.escape(item['name'])}</td>"
-        f"<td>{html.escape(METRIC_WORDS.get(item['metric'], item['metric']))}</td>"
-        f"<td>{html.escape(cell_pts(item['effect'], item['lo'], item['hi']))}</td>"
-        f"<td>{item['n']}</td></tr>"
-        for rank, item in enumerate(flagged[:limit], start=1)
+def ranked(report: Report) -> list[dict]:
+    """The pooled findings flagged in this field or the other one, robust first (then
+    reversed, fragile, not compared), each group largest effect first."""
+    from analysis.core.robustness import RANK
+
+    flagged = [
+        item for item in report.items
+        if "strategy" not in item and (item["flag"] or (item.get("check") or {}).get("flag"))
+    ]  # fmt: skip
+    return sorted(
+        flagged,
+        key=lambda item: (RANK.get(item.get("robustness"), 3), -abs(item["effect"] or 0.0)),
     )
+
+
+def _side_cell(flag, effect, lo, hi) -> str:
+    text = cell_pts(effect, lo, hi)
+    return f"{flag} {text}" if flag else text
+
+
+def headline(report: Report, limit: int = 20) -> str:
+    """The ranked findings (:func:`ranked`): mark, kind, name, measure, the effect in this
+    field (and in the other one), its VP equivalent and its links."""
+    rows = ranked(report)
+    if not rows:
+        return f"<p>No finding flagged ({html.escape(report.band_words())}).</p>"
+    other = report.other_field
+    cells = []
+    for rank, item in enumerate(rows[:limit], start=1):
+        mark = item.get("robustness")
+        check = item.get("check") or {}
+        vp = item.get("vp_equivalent")
+        here = _side_cell(item["flag"], item["effect"], item["lo"], item["hi"])
+        row = [f"<td>{rank}</td>"]
+        if other:
+            row.append(f'<td class="{mark}">{mark or "not compared"}</td>')
+        row += [
+            f"<td>{html.escape(item['kind'])}</td>",
+            f"<td>{html.escape(item['name'])}</td>",
+            f"<td>{html.escape(METRIC_WORDS.get(item['metric'], item['metric']))}</td>",
+            f"<td>{html.escape(here)} (n = {item['n']})</td>",
+        ]
+        if other:
+            there = _side_cell(check.get("flag"), check.get("effect"), check.get("lo"),
+                               check.get("hi"))  # fmt: skip
+            row.append(f"<td>{html.escape(there)}" + (f" (n = {check['n']})" if check else "")
+                       + "</td>")  # fmt: skip
+        row += [
+            f"<td>{'–' if vp is None else f'{vp:+.1f}'}</td>",
+            f"<td>{html.escape(item.get('links') or '')}</td>",
+        ]
+        cells.append(f"<tr>{''.join(row)}</tr>")
     more = (
-        f'<p class="note">{len(flagged) - limit} more flagged findings in findings.json.</p>'
-        if len(flagged) > limit
+        f'<p class="note">{len(rows) - limit} more flagged findings in findings.json.</p>'
+        if len(rows) > limit
         else ""
     )
+    order = "robust findings first, then reversed, then fragile; " if other else ""
+    head = (
+        "<tr><th>#</th>"
+        + ("<th>robustness</th>" if other else "")
+        + "<th>kind</th><th>name</th><th>measured as</th>"
+        "<th>this field: flag, effect (pct-pts) [95% CI]</th>"
+        + (f"<th>{html.escape(other)}: flag, effect [95% CI]</th>" if other else "")
+        + "<th>VP equivalent</th><th>links</th></tr>"
+    )
     return (
-        f"<p>Ranked by the size of the effect; {html.escape(report.band_words())}.</p>"
-        "<table><tr><th>#</th><th>flag</th><th>kind</th><th>name</th><th>measured as</th>"
-        f"<th>effect, pct-pts [95% CI]</th><th>n</th></tr>{rows}</table>{more}"
+        f"<p>Ranked {order}by the size of the effect; {html.escape(report.band_words())}. "
+        "VP equivalent: the effect at this run's exchange rate between win share and score "
+        "lead (see <i>What to do next</i>).</p>"
+        f"<table>{head}{''.join(cells)}</table>{more}"
     )
 
 
-def headline_lines(report: Report, limit: int = 15) -> list[str]:
-    flagged = [item for item in report.items if item["flag"] and "strategy" not in item]
-    flagged.sort(key=lambda item: -abs(item["effect"] or 0.0))
-    return [
-        f"{rank}. {item['flag']} {item['kind']} {item['name']}: "
-        f"{pts(item['effect'], item['lo'], item['hi'])} "
-        f"({METRIC_WORDS.get(item['metric'], item['metric'])}; n = {item['n']})"
-        for rank, item in enumerate(flagged[:limit], start=1)
-    ]
+def headline_lines(report: Report, limit: int = 20) -> list[str]:
+    lines = []
+    for rank, item in enumerate(ranked(report)[:limit], start=1):
+        mark = f"[{item['robustness']}] " if report.other_field and item.get("robustness") else ""
+        check = item.get("check") or {}
+        there = ""
+        if report.other_field and check:
+            there = (
+                f"; {report.other_field}: {check.get('flag') or 'not flagged'} "
+                f"{pts(check.get('effect'), check.get('lo'), check.get('hi'))}"
+            )
+        lines.append(
+            f"{rank}. {mark}{item['flag'] or 'not flagged'} {item['kind']} {item['name']}: "
+            f"{pts(item['effect'], item['lo'], item['hi'])} "
+            f"({METRIC_WORDS.get(item['metric'], item['metric'])}; n = {item['n']}){there}"
+        )
+    return lines
+
+
+def _findings_figure(report: Report) -> str:
+    rows = []
+    for item in ranked(report):
+        check = item.get("check") or {}
+        if item["effect"] is None or item["lo"] is None:
+            continue
+        rows.append(
+            {
+                "label": f"{item['name']} ({item['kind']})",
+                "effect": 100 * item["effect"],
+                "lo": 100 * item["lo"],
+                "hi": 100 * item["hi"],
+                "robustness": item.get("robustness"),
+                **(
+                    {
+                        "effect_check": 100 * check["effect"],
+                        "lo_check": 100 * check["lo"],
+                        "hi_check": 100 * check["hi"],
+                    }
+                    if check.get("effect") is not None and check.get("lo") is not None
+                    else {}
+                ),
+            }
+        )
+    if not rows:
+        return ""
+    shown = "" if len(rows) <= figures.MAX_FOREST_ROWS else f", the first {figures.MAX_FOREST_ROWS}"
+    return report.figure(
+        "findings",
+        figures.findings_forest(
+            rows,
+            f"Flagged findings, ranked as the table below{shown} (95% CI)",
+            f"effect (pct-pts of win share; grey: the ±{100 * report.band:g} pct-pts band)",
+            report.other_field,
+            100 * report.band,
+        ),
+        "forest plot of the flagged findings, coloured by robustness",
+    )
+
+
+def _steps_html(report: Report) -> str:
+    """The next step of every ranked finding that has one, in the headline's order."""
+    items = [item for item in ranked(report) if item.get("next_step")]
+    if not items:
+        return ""
+    lines = []
+    for item in items:
+        mark = item.get("robustness")
+        tag = f'<span class="{mark}">{mark}</span>: ' if report.other_field and mark else ""
+        lines.append(f"<li>{tag}{_code_spans(item['next_step'])}</li>")
+    return (
+        '<h3 id="next">What to do next</h3><p class="note">For each flagged finding: its VP '
+        "equivalent and the commands that find a value bringing it into the band (<code>neom "
+        "balance</code>) and test it by playing with it forced or banned (<code>neom "
+        f'experiment</code>).</p><ul class="steps">{"".join(lines)}</ul>'
+    )
+
+
+def _code_spans(text: str) -> str:
+    """Escape ``text`` and show its `backquoted` parts as code."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _identity_line(run: Run) -> str:
+    m = run.manifest
+    strategies = ", ".join(s["name"] for s in m["strategies"])
+    return (
+        f"{m['games']} games · {m['players']} players · {strategies} · seed {m['seed']} · "
+        f"{run.data_name}"
+    )
 
 
 def _html(run: Run, report: Report) -> str:
@@ -587,6 +824,7 @@ def _html(run: Run, report: Report) -> str:
         ),
         [("", lambda r: r["key"]), ("", lambda r: r["value"])],
     )
+    glance = "".join(f"<li>{html.escape(line)}</li>" for line in report.glance)
     findings = "".join(f"<li>{html.escape(f)}</li>" for f in report.findings)
     nav = "".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title, _ in report.sections)
     body = "".join(
@@ -594,15 +832,22 @@ def _html(run: Run, report: Report) -> str:
         for key, title, parts in report.sections
     )
     title = f"{run.game.title} balance report: {run.data_name}, {run.manifest['games']} games"
-    return (
+    page = (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-        f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">{identity}</section>'
-        f'<h2 id="findings">Headline findings</h2>{headline(report)}'
-        f'<h3>In words</h3><ul class="findings">{findings}</ul>'
-        f"<nav>{nav}</nav>{body}</body></html>"
+        f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">'
+        f'<details class="identity"><summary>The run: {html.escape(_identity_line(run))} '
+        f"(details)</summary>{identity}</details>NAMES_LEGEND</section>"
+        f'<h2 id="glance">At a glance</h2>{report.fields_html}{_findings_figure(report)}'
+        f'<ul class="glance">{glance}</ul>{"".join(report.glance_html)}'
+        f'<h2 id="findings">Headline findings</h2>{headline(report)}{_steps_html(report)}'
+        f'<nav>{nav}<a href="#words">All findings in words</a></nav>{body}'
+        f'<h2 id="words">All findings in words</h2><ul class="findings">{findings}</ul>'
+        "</body></html>"
     )
+    page = _shorten(page, report.short_names)
+    return page.replace("NAMES_LEGEND", _names_legend(report.short_names), 1)
 
 
 def _summary_md(run: Run, report: Report) -> str:
@@ -610,13 +855,32 @@ def _summary_md(run: Run, report: Report) -> str:
     if run.reconstructed:
         lines += ["**RECONSTRUCTED data: findings describe the reconstruction.**", ""]
     lines += [f"- {key}: {value}" for key, value in _identity(run) + report.other_runs]
+    lines += ["", "## At a glance", ""]
+    if report.fields_html:
+        lines += [_plain(report.fields_html), ""]
+    lines += [f"- {line}" for line in report.glance]
     lines += ["", "## Headline findings", ""]
-    ranked = headline_lines(report)
-    lines += ranked or [f"No finding flagged ({report.band_words()})."]
-    lines += [""] + [f"- {f}" for f in report.findings]
+    ranked_lines = headline_lines(report)
+    lines += ranked_lines or [f"No finding flagged ({report.band_words()})."]
+    steps = [item["next_step"] for item in ranked(report) if item.get("next_step")]
+    if steps:
+        lines += ["", "## What to do next", ""] + [f"- {step}" for step in steps]
+    lines += ["", "## All findings in words", ""] + [f"- {f}" for f in report.findings]
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
               "full report: `index.html`."]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    text = _shorten("\n".join(lines), report.short_names, escaped=False)
+    if report.short_names:
+        text += "\n\nStrategies named by their parameters, by their short names:\n\n" + "\n".join(
+            f"- {short}: `{label}`" for label, short in report.short_names.items()
+        )
+    return text + "\n"
+
+
+def _plain(text: str) -> str:
+    """An HTML paragraph as plain text (tags dropped, entities read)."""
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
 
 
 CORE_REDUCTIONS = (strategies.STRATEGIES, seats.SEATS, games.CLOSENESS, EXPECTED)
@@ -672,6 +936,8 @@ def build_report(
     report = Report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
+    every = [*runs, check_run] if check_run is not None else runs
+    report.short_names = short_names(name for run in every for name in run.strategy_names)
     if len(runs) > 1:
         report.labels = run_labels(runs)
         report.combined_label = combined_data_label(runs)
@@ -694,11 +960,15 @@ def build_report(
         if hook is None:
             raise UserError(f"--check: {main.game.title} reports have no skill check")
         sections.append(("skill check", lambda: hook(report, main, check_run)))
+    if check_run is not None:
+        sections.append(("robustness", lambda: _check_shared(report, main, check_run)))
     with progress_bar(execution, len(sections), "section", "sections") as bar:
         for name, add in sections:
             bar.set_postfix_str(name)
             add()
             bar.update(1)
+    for item in report.items:
+        item.setdefault("robustness", None)
     (out / "findings.json").write_text(
         json.dumps(report.items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -706,6 +976,46 @@ def build_report(
     index = out / "index.html"
     index.write_text(_html(main, report), encoding="utf-8")
     return index
+
+
+def _check_shared(report: Report, run: Run, check: Run) -> None:
+    """Robustness of the sections every game shares: each seat's and each strategy's effect
+    against the same seat or strategy in the other field (strategies only match by name)."""
+    from analysis.core.robustness import marks
+
+    args = (report.correction, report.level)
+    for kind, key, name in (
+        ("seat", "seat", lambda f: "seat " + f["seat"].cast(pl.Utf8)),
+        ("strategy", "strategy_name", lambda f: f["strategy_name"]),
+    ):
+        frames = []
+        for each in (run, check):
+            table = _fair_share_effects(report, each, key)
+            frames.append(
+                table.with_columns(
+                    (name(table) + " (" + table["n_players"].cast(pl.Utf8) + "p)").alias("label")
+                )
+            )
+        report.mark(kind, marks(frames[0], frames[1], "label", *args, min_n=report.min_n), "label")
+    from analysis.core.robustness import FRAGILE, REVERSED, ROBUST
+
+    flagged = ranked(report)
+    count = {m: sum(item.get("robustness") == m for item in flagged)
+             for m in (ROBUST, FRAGILE, REVERSED)}  # fmt: skip
+    unmarked = len(flagged) - sum(count.values())
+    other = report.other_field or f"the {check.path.name} run"
+    words = (
+        f"Robustness against {other}: of the {len(flagged)} findings flagged in either field, "
+        f"{count[ROBUST]} are robust, {count[FRAGILE]} fragile and {count[REVERSED]} reversed"
+        + (f"; {unmarked} could not be compared (absent or too small in one field)"
+           if unmarked else "")
+        + "."
+    )  # fmt: skip
+    for mark in (ROBUST, REVERSED):
+        names = [f"{i['name']} ({i['kind']})" for i in flagged if i.get("robustness") == mark]
+        if names:
+            words += f" {mark.capitalize()}: {', '.join(names)}."
+    report.glance.insert(0, words)
 
 
 def run_label(run: Run) -> str:

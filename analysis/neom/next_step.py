@@ -19,7 +19,7 @@ from analysis.core.batches import Reduction, value
 from analysis.core.reduce import CoMoments
 from analysis.core.tabulate import EXPECTED, chunk_outcomes
 
-KIND_COMMAND = {"cornerstone": "cornerstone", "tile": "tile"}
+KIND_COMMAND = {"cornerstone": "cornerstone", "tile": "tile", "disaster": "tile"}
 
 
 def _rate_reduce(chunk) -> dict:
@@ -54,10 +54,12 @@ def _is_default(source: str) -> bool:
 
 
 def _field_options(run) -> str:
+    from analysis.core.robustness import named_field
+
     manifest = run.manifest
     options = [
         "--players", str(manifest.get("players", 4)),
-        "--strategies", ",".join(run.strategy_names),
+        "--strategies", named_field(run) or ",".join(run.strategy_names),
     ]  # fmt: skip
     source = str(manifest.get("data", {}).get("source", ""))
     if source and not _is_default(source):
@@ -65,11 +67,11 @@ def _field_options(run) -> str:
     return shlex.join(options)
 
 
-def next_step(kind: str, row: dict, run, per_vp: float) -> str:
-    """The "next step" text of a flagged ``kind`` (cornerstone or tile) finding, its table
-    row ``row`` (name, effect, flag; a cornerstone's ``score_diff``)."""
+def next_step(kind: str, row: dict, run, per_vp: float, effect: str = "effect") -> str:
+    """The "next step" text of a flagged ``kind`` (cornerstone, tile or disaster) finding, its
+    table row ``row`` (name, ``effect``, flag; a cornerstone's ``score_diff``)."""
     name = str(row["tile_name"])
-    effect = float(row["effect"])
+    effect = float(row[effect])
     words = "too strong" if effect > 0 else "too weak"
     vp = effect / per_vp if per_vp and math.isfinite(per_vp) and per_vp > 0 else math.nan
     parts = [f"{name}"]
@@ -85,26 +87,33 @@ def next_step(kind: str, row: dict, run, per_vp: float) -> str:
     options = _field_options(run)
     quoted = shlex.quote(name)
     mode = "ban" if effect > 0 else "force"
+    value = "the protection cost" if kind == "disaster" else "the value"
     parts.append(
-        f"- find the value that brings it into the band: `neom balance {quoted} {options}`; "
+        f"- find {value} that brings it into the band: `neom balance {quoted} {options}`; "
         f"test it: `neom experiment {KIND_COMMAND[kind]} {quoted} --mode {mode} {options}`"
     )
     return "Next step: " + " ".join(parts) + "."
 
 
-def next_steps(report, kind: str, table: pl.DataFrame, run) -> list[str]:
-    """The next-step lines of the flagged rows of an effect table, also added to their
-    findings.json objects (``next_step``, ``vp_equivalent``)."""
-    flagged = table.filter(pl.col("flag") != "")
+def next_steps(
+    report, kind: str, table: pl.DataFrame, run, effect: str = "effect", names=None
+) -> list[str]:
+    """The next-step lines of the flagged rows of an effect table (or of the rows named in
+    ``names``), also added to their findings.json objects (``next_step``,
+    ``vp_equivalent``)."""
+    if names is None:
+        flagged = table.filter(pl.col("flag") != "")
+    else:
+        flagged = table.filter(pl.col("tile_name").is_in(list(names)))
     if flagged.height == 0:
         return []
     per_vp = win_share_per_vp(run)
     lines = []
     texts = {}
     for row in flagged.iter_rows(named=True):
-        text = next_step(kind, row, run, per_vp)
+        text = next_step(kind, row, run, per_vp, effect)
         lines.append(text)
-        vp = float(row["effect"]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
+        vp = float(row[effect]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
         texts[str(row["tile_name"])] = (text, round(vp, 2) if math.isfinite(vp) else None)
     for item in report.items:
         if item["kind"] == kind and "strategy" not in item and item["name"] in texts:

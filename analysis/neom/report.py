@@ -1,7 +1,8 @@
 """NEOM's sections of the balance report (``Game.report_ref``): cornerstones, tiles, dead and
-rare tiles, game flow, score breakdown and disasters, after the sections every game shares
-(``analysis.core.report``); ``add_combined`` (several runs) and ``add_check`` (a stronger
-field on the same catalogue) are the optional hooks ``build_report`` looks up here."""
+rare tiles, the economy behind them, Disasters, game flow and scores, after the sections every
+game shares (``analysis.core.report``); ``add_combined`` (several runs) and ``add_check`` (a
+stronger field on the same catalogue: every finding marked robust, fragile or reversed) are
+the optional hooks ``build_report`` looks up here."""
 
 import html
 import math
@@ -25,30 +26,92 @@ from analysis.core.report import (
     pts,
     share_ci,
 )
+from analysis.core.robustness import FRAGILE, REVERSED, ROBUST, marks, named_field, verified_leads
 from analysis.core.stats import spearman_interval
 from analysis.core.strategies import run_games
-from analysis.core.tabulate import sign_disagreements
-from analysis.neom import cornerstones, flow, scores, tiles
+from analysis.core.tabulate import sign_disagreements, with_band_flags
+from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.next_step import VP_RATE, next_steps
+from sim.neom.constants import N_GENERATIONS
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
-CS_METRIC = "win_share_above_expected_drafted"
+CS_METRIC = "win_share_vs_median_cornerstone_drafted"
 TILE_METRIC = "win_share_above_expected_selected"
+DISASTER_METRIC = "win_share_above_expected_chosen"
+RARELY_BUILT = 0.05  # a cornerstone placed in fewer of its drafts is "rarely built"
+KINDS = ("cornerstone", "tile", "disaster")
 
 
 def reductions(run: Run) -> list:
     """What NEOM's sections read, chunk by chunk (``analysis.core.batches``)."""
     out = [cornerstones.CORNERSTONES, flow.FLOW, scores.SCORES, VP_RATE]
-    return out + ([tiles.TILES] if run.events is not None else [])
+    if run.events is not None:
+        out += [tiles.TILES, economy.ECONOMY, disasters.DISASTERS]
+    return out
 
 
 def add_sections(report: Report, run: Run) -> None:
     _cornerstone_section(report, run)
     _tile_section(report, run)
+    _economy_section(report, run)
+    _disaster_section(report, run)
     _flow_section(report, run)
     _score_section(report, run)
-    _disaster_section(report, run)
+
+
+# --- the tables every section and the skill check read, derived once per run ---------------
+
+
+def split_disasters(table: pl.DataFrame, run: Run, report: Report):
+    """The tile table without the Disasters and the Disasters' rows, each flagged on its own
+    (the correction runs across the tiles, and across the Disasters)."""
+    args = (report.correction, report.level, report.band, report.min_n)
+    chosen = pl.Series([disasters.is_disaster(run.tables, int(t)) for t in table["tile"]],
+                       dtype=pl.Boolean)  # fmt: skip
+    return (
+        with_band_flags(table.filter(~chosen), *args),
+        with_band_flags(table.filter(chosen), *args),
+    )
+
+
+def derived(report: Report, run: Run) -> dict:
+    """The run's cornerstone table, tile table (``tile``: Disasters apart, ``tile_all``: the
+    table as ``tiles.tile_table`` gives it), Disaster table, dead tiles and the goods produced
+    at the end (``good_share``: good -> share of cities), computed once per report."""
+    key = ("neom", id(run))
+    if key in report.cache:
+        return report.cache[key]
+    args = (report.correction, report.level, report.band, report.min_n)
+    out = {"cornerstone": cornerstones.cornerstone_table(run, *args)}
+    table = tiles.tile_table(run, *args)
+    if table is not None:
+        out["tile_all"] = table
+        out["tile"], out["disaster"] = split_disasters(table, run, report)
+        out["dead"] = tiles.dead_tiles(run, table)
+        goods = economy.goods_by_generation(run)
+        if goods is not None:
+            out["goods"] = goods
+            final = goods.filter(pl.col("generation") == N_GENERATIONS)
+            out["good_share"] = dict(zip(final["good"].to_list(), final["share"].to_list(),
+                                         strict=True))  # fmt: skip
+    report.cache[key] = out
+    return out
+
+
+def _links(report: Report, run: Run, tile: int) -> str:
+    if run.tables is None:
+        return ""
+    return economy.links(run.tables, tile, derived(report, run).get("good_share"))
+
+
+def _add_links(report: Report, kind: str, table: pl.DataFrame, run: Run) -> None:
+    """Each flagged finding's links (prerequisites, what requires it, goods it needs)."""
+    flagged = {str(r["tile_name"]): int(r["tile"]) for r in table.iter_rows(named=True)
+               if r["flag"]}  # fmt: skip
+    for item in report.items:
+        if item["kind"] == kind and "strategy" not in item and item["name"] in flagged:
+            item["links"] = _links(report, run, flagged[item["name"]])
 
 
 def _effect_cell(report: Report, column: str = "effect"):
@@ -63,58 +126,87 @@ def _effect_cell(report: Report, column: str = "effect"):
     return cell
 
 
-def _flag_finding(frame: pl.DataFrame, what: str, report: Report) -> str:
-    def named(flag):
-        rows = frame.filter(pl.col("flag") == flag).sort(pl.col("effect").abs(), descending=True)
-        return [
-            f"{r['tile_name']} ({pts(r['effect'], r['effect_lo'], r['effect_hi'])}, n = {r['n']})"
-            for r in rows.iter_rows(named=True)
-        ]
+def _named(frame: pl.DataFrame, flag: str, effect: str = "effect") -> list[str]:
+    rows = frame.filter(pl.col("flag") == flag).sort(pl.col(effect).abs(), descending=True)
+    return [
+        f"{r['tile_name']} ({pts(r[effect], r[f'{effect}_lo'], r[f'{effect}_hi'])}, n = {r['n']})"
+        for r in rows.iter_rows(named=True)
+    ]
 
-    strong, weak = named("strong"), named("weak")
+
+def _flag_finding(frame: pl.DataFrame, what: str, report: Report, effect: str = "effect",
+                  against: str = "") -> str:  # fmt: skip
+    strong, weak = _named(frame, "strong", effect), _named(frame, "weak", effect)
     small = int(frame["small"].sum()) if "small" in frame.columns else 0
     tail = f" {small} with fewer than {report.min_n} seats were not tested." if small else ""
     if not strong and not weak:
-        return f"No {what} flagged ({report.band_words()}).{tail}"
+        return f"No {what} flagged{against} ({report.band_words()}).{tail}"
     text = []
     if strong:
-        text.append(f"{len(strong)} {what} flagged strong: {', '.join(strong)}")
+        text.append(f"{len(strong)} {what} flagged strong{against}: {', '.join(strong)}")
     if weak:
         text.append(f"{len(weak)} flagged weak: {', '.join(weak)}")
     return "; ".join(text) + f".{tail}"
 
 
-def _flag_columns(report: Report, what: str) -> list[tuple[str, object]]:
+def _glance_flags(frame: pl.DataFrame, what: str, against: str = "") -> str:
+    """A short sentence: how many of ``what`` are flagged each way, naming a few."""
+
+    def few(flag):
+        names = frame.filter(pl.col("flag") == flag)["tile_name"].to_list()
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return len(names), shown
+
+    n_strong, strong = few("strong")
+    n_weak, weak = few("weak")
+    if not n_strong and not n_weak:
+        return f"{what.capitalize()}: none flagged{against}."
+    parts = []
+    if n_strong:
+        parts.append(f"{n_strong} too strong ({strong})")
+    if n_weak:
+        parts.append(f"{n_weak} too weak ({weak})")
+    return f"{what.capitalize()}{against}: " + "; ".join(parts) + "."
+
+
+def _flag_columns(report: Report, what: str, effect: str = "effect") -> list[tuple[str, object]]:
     return [
         ("flag", lambda r: r["flag"]),
-        (f"win share above expected ({what}), pct-pts [95% CI]", _effect_cell(report)),
+        (what, _effect_cell(report, effect)),
         ("n", lambda r: r["n"]),
-        ("q (band test)", p_cell("effect_q")),
+        ("q (band test)", p_cell(f"{effect}_q")),
     ]
 
 
-def forest_effect(table: pl.DataFrame, title: str, min_n: int = 0):
+def _links_column(report: Report, run: Run):
+    return ("links (flagged rows)", lambda r: _links(report, run, int(r["tile"])) if r["flag"]
+            else "")  # fmt: skip
+
+
+def forest_effect(table: pl.DataFrame, title: str, min_n: int = 0, effect: str = "effect",
+                  xlabel: str = "win share above expected (pct-pts)"):  # fmt: skip
     shown = table.filter(pl.col("n") >= min_n) if "n" in table.columns else table
     return figures.forest(
         shown.with_columns(
-            (pl.col("effect") * 100).alias("effect"),
-            (pl.col("effect_lo") * 100).alias("effect_lo"),
-            (pl.col("effect_hi") * 100).alias("effect_hi"),
+            (pl.col(effect) * 100).alias("effect"),
+            (pl.col(f"{effect}_lo") * 100).alias("effect_lo"),
+            (pl.col(f"{effect}_hi") * 100).alias("effect_hi"),
         ),
         "tile_name",
         "effect",
         title,
-        "win share above expected (pct-pts)",
+        xlabel,
     )
 
 
 def _strategy_breakdown(
-    report: Report, name: str, table: pl.DataFrame, what: str, kind: str, metric: str
-) -> list[str]:
+    report: Report, name: str, table: pl.DataFrame, what: str, kind: str, metric: str,
+    effect: str = "effect",
+) -> list[str]:  # fmt: skip
     """The per-strategy effects as a wide table (one column per strategy) and the items on
     which strategies disagree in sign (significantly, corrected across all cells)."""
     report.table(f"{name}_by_strategy", table)
-    report.add_items(kind, table, metric, strategy="strategy_name")
+    report.add_items(kind, table, metric, strategy="strategy_name", effect=effect)
     disagree = sign_disagreements(table, "tile_name", report.correction, report.level, report.min_n)
     report.table(f"{name}_strategy_disagreements", disagree)
     for row in disagree.iter_rows(named=True):
@@ -125,18 +217,21 @@ def _strategy_breakdown(
         )
     names = sorted(table["strategy_name"].unique().to_list())
     cells = table.with_columns(
-        pl.struct("effect", "effect_lo", "effect_hi", "n", "flag")
+        pl.struct(
+            pl.col(effect).alias("e"), pl.col(f"{effect}_lo").alias("lo"),
+            pl.col(f"{effect}_hi").alias("hi"), "n", "flag",
+        )
         .map_elements(
             lambda r: (
-                f"({100 * r['effect']:+.1f}, n={r['n']})"
+                f"({100 * r['e']:+.1f}, n={r['n']})"
                 if r["n"] < report.min_n
-                else f"{cell_pts(r['effect'], r['effect_lo'], r['effect_hi'])}"
+                else f"{cell_pts(r['e'], r['lo'], r['hi'])}"
                 + (f" {r['flag']}" if r["flag"] else "")
             ),
             return_dtype=pl.Utf8,
         )
         .alias("cell")
-    )
+    )  # fmt: skip
     wide = cells.pivot(on="strategy_name", index="tile_name", values="cell").sort("tile_name")
     wide = wide.join(
         disagree.select("tile_name", pl.lit("yes").alias("disagree")), on="tile_name", how="left"
@@ -150,7 +245,7 @@ def _strategy_breakdown(
         spread = (
             table.filter(pl.col("n") >= report.min_n)
             .group_by("tile_name")
-            .agg((pl.col("effect").max() - pl.col("effect").min()).alias("spread"))
+            .agg((pl.col(effect).max() - pl.col(effect).min()).alias("spread"))
         )
         shown = (
             wide.join(spread, on="tile_name", how="left")
@@ -162,69 +257,114 @@ def _strategy_breakdown(
             f'<p class="note">Showing the {shown.height} {what}s on which strategies disagree '
             f"or differ most; tables/{name}_by_strategy.csv has all {wide.height}.</p>"
         )
+    reference = "the strategy's median cornerstone" if effect == "vs_median" else "expected"
     return [
-        f"<h3>By strategy</h3><p>The same effect within each strategy (the expected share is "
-        f"already the strategy's own). In brackets: fewer than {report.min_n} seats, not "
-        "tested. <i>Strategies disagree</i>: one strategy significantly above and another "
-        "significantly below expected (zero-tests adjusted across every cell).</p>",
+        f"<h3>By strategy</h3><p>The same effect within each strategy, against {reference} "
+        f"(the expected share is already the strategy's own). In brackets: fewer than "
+        f"{report.min_n} seats, not tested. <i>Strategies disagree</i>: one strategy "
+        "significantly above and another significantly below expected (zero-tests adjusted "
+        "across every cell).</p>",
         html_table(shown, columns),
         note,
     ]
 
 
+# --- cornerstones and tiles ---------------------------------------------------------------------
+
+
+def _never_built(table: pl.DataFrame) -> tuple[list[str], list[str]]:
+    """(cornerstones drafted but never placed, those placed in under RARELY_BUILT of their
+    drafts), each with its draft rate."""
+    drafted = table.filter(pl.col("drafted") > 0)
+    never = drafted.filter(pl.col("placed") == 0).sort("drafted", descending=True)
+    rare = drafted.filter((pl.col("placed") > 0) & (pl.col("placed_rate") < RARELY_BUILT)).sort(
+        "placed_rate"
+    )
+    return (
+        [f"{r['tile_name']} (drafted in {pct(r['drafted_rate'])} of games)"
+         for r in never.iter_rows(named=True)],
+        [f"{r['tile_name']} ({pct(r['placed_rate'])} of its drafts)"
+         for r in rare.iter_rows(named=True)],
+    )  # fmt: skip
+
+
 def _cornerstone_section(report: Report, run: Run) -> None:
     args = (report.correction, report.level, report.band, report.min_n)
-    table = cornerstones.cornerstone_table(run, *args)
+    table = derived(report, run)["cornerstone"]
     report.table("cornerstones", table)
-    report.add_items("cornerstone", table, CS_METRIC)
-    report.findings.append(_flag_finding(table, "cornerstones", report))
-    report.findings.extend(next_steps(report, "cornerstone", table, run))
+    report.add_items("cornerstone", table, CS_METRIC, effect="vs_median")
+    _add_links(report, "cornerstone", table, run)
+    against = " against the median cornerstone"
+    report.findings.append(_flag_finding(table, "cornerstones", report, "vs_median", against))
+    report.glance.append(_glance_flags(table, "cornerstones", against))
+    next_steps(report, "cornerstone", table, run, effect="vs_median")
+    never, rare = _never_built(table)
+    if never or rare:
+        line = (f"Drafted, never built: {', '.join(never)}" if never else "") + (
+            f"{'; r' if never else 'R'}arely built (under {pct(RARELY_BUILT)} of drafts): "
+            f"{', '.join(rare)}" if rare else ""
+        )  # fmt: skip
+        report.findings.append(line + ".")
+        names = [n.split(" (")[0] for n in never]
+        report.glance.append(
+            f"Drafted, never built: {', '.join(names)}." if names else line.split(": ", 1)[0]
+            + f": {len(rare)} cornerstones."
+        )  # fmt: skip
     has_pick = "mean_pick" in table.columns
     columns = [
         ("cornerstone", lambda r: r["tile_name"]),
-        *_flag_columns(report, "drafted"),
-        ("vs median cornerstone, pct-pts", lambda r: cell_pts(r["vs_median"])),
+        *_flag_columns(report, "vs median cornerstone (flagged), pct-pts [95% CI]", "vs_median"),
+        ("above expected, pct-pts [95% CI]", _effect_cell(report)),
         ("drafted (games)", lambda r: pct(r["drafted_rate"])),
         ("kept when dealt", share_ci("kept")),
         *([("mean pick", lambda r: num(r["mean_pick"], 2))] if has_pick else []),
         ("placed when drafted", lambda r: pct(r["placed_rate"])),
         ("mean gen placed", lambda r: num(r["mean_gen"], 2)),
-        ("win share placed", share_ci("win_placed")),
-        ("drafted, not placed", share_ci("win_unplaced")),
-        ("not drafted", lambda r: pct(r["win_not_drafted"])),
+        ("win share: placed", share_ci("win_placed")),
+        ("win share: drafted, not placed", share_ci("win_unplaced")),
+        ("win share: not drafted", lambda r: pct(r["win_not_drafted"])),
         ("score lead (VP) [95% CI]", lead_ci("score_diff")),
+        _links_column(report, run),
     ]
     parts = [
         "<p>Effect: the drafting seats' mean win share minus the mean win share of their "
         "strategy at their player count, in percentage points (pct-pts), with a 95% interval "
-        "that is cluster-robust over deals. "
-        f"Flags: {html.escape(report.band_words())}; red = strong, blue = weak; grey rows "
-        "have too few drafters to test. <b>Effects are zero-sum</b>: every seat drafts exactly "
-        "three cornerstones, so a few strong ones push every other one below expected; "
-        "<i>vs median cornerstone</i> reads each effect against the median cornerstone's "
-        "instead. Score lead: the owner's score minus the mean of the other seats of the same "
+        "that is cluster-robust over deals. <b>Effects are zero-sum</b>: every seat drafts "
+        "exactly three cornerstones, so a few strong ones push every other one below "
+        "expected. The flag therefore reads each effect <i>against the median cornerstone</i> "
+        "(the median moves by at most one rank when one cornerstone dominates, so a dominant "
+        "cornerstone flags itself and not the rest; it is also what <code>neom balance</code> "
+        "brings a cornerstone back to): "
+        f"{html.escape(report.band_words())}; red = strong, blue = weak; grey rows have too few "
+        "drafters to test. The effect against the expected share is shown beside it. Win "
+        "shares: of the seats that placed it, drafted it and never placed it, did not draft "
+        "it. Score lead: the owner's score minus the mean of the other seats of the same "
         "game. Observational: see docs/reports.md.</p>",
         report.figure(
             "cornerstone_effects",
-            forest_effect(table, "Cornerstones: drafters' win share above expected (95% CI)"),
+            forest_effect(
+                table,
+                "Cornerstones: drafters' win share against the median cornerstone (95% CI)",
+                effect="vs_median",
+                xlabel="win share against the median cornerstone (pct-pts)",
+            ),
             "cornerstone forest plot",
-        ),
+        ),  # fmt: skip
         html_table(table, columns),
     ]
     if not has_pick:
         parts.append('<p class="note">No event log: draft pick numbers not available.</p>')
     per_strategy = cornerstones.by_strategy(run, *args)
     if per_strategy["strategy_name"].n_unique() > 1:
-        parts += _strategy_breakdown(
-            report, "cornerstones", per_strategy, "cornerstone", "cornerstone", CS_METRIC
-        )
+        parts += _strategy_breakdown(report, "cornerstones", per_strategy, "cornerstone",
+                                     "cornerstone", CS_METRIC, effect="vs_median")  # fmt: skip
     report.section("cornerstones", "Cornerstones", parts)
 
 
 def _tile_section(report: Report, run: Run) -> None:
     args = (report.correction, report.level, report.band, report.min_n)
-    table = tiles.tile_table(run, *args)
-    if table is None:
+    found = derived(report, run)
+    if "tile" not in found:
         report.section(
             "tiles",
             "Tiles",
@@ -234,10 +374,13 @@ def _tile_section(report: Report, run: Run) -> None:
             ],
         )
         return
+    table = found["tile"]
     report.table("tiles", table)
     report.add_items("tile", table, TILE_METRIC)
+    _add_links(report, "tile", table, run)
     report.findings.append(_flag_finding(table, "generation tiles", report))
-    report.findings.extend(next_steps(report, "tile", table, run))
+    report.glance.append(_glance_flags(table, "generation tiles"))
+    next_steps(report, "tile", table, run)
     tested = table.filter(~pl.col("small") & pl.col("effect").is_not_nan())
     shown = pl.concat(
         [
@@ -249,7 +392,8 @@ def _tile_section(report: Report, run: Run) -> None:
         "<p>Tiles are measured where the decision is made: when a seat <i>selects</i> a tile "
         "from its hand (the way 17Lands measures cards). Effect: the selecting seats' win share "
         "above their expected share, pct-pts, cluster-robust 95% interval; "
-        f"{html.escape(report.band_words())}. Placing a tile needs coins and goods, so the "
+        f"{html.escape(report.band_words())}. Disasters are apart (their own section). "
+        "Placing a tile needs coins and goods, so the "
         "win share of placers mostly measures who could pay: it is shown, never flagged. "
         "<i>Passed over</i>: seats that held the tile and took another (rebuilt from the "
         "hands, 3+ players); <i>selected vs passed</i>: the selector's minus the passers' "
@@ -269,22 +413,22 @@ def _tile_section(report: Report, run: Run) -> None:
             shown,
             [
                 ("tile", lambda r: r["tile_name"]),
-                *_flag_columns(report, "selected"),
+                *_flag_columns(report, "win share above expected (selected), pct-pts [95% CI]"),
                 ("taken when seen", share_ci("taken_rate")),
                 ("mean turn taken (1-7)", lambda r: num(r["mean_turn"], 1)),
                 ("sold when selected", share_ci("sell_rate")),
-                ("win share selected", share_ci("win_selected")),
+                ("win share: selected", share_ci("win_selected")),
                 (
-                    "win share placed (n)",
+                    "win share: placed (n)",
                     lambda r: f"{pct(r.get('win_placed'))} ({r.get('placed_seats') or 0})",
                 ),  # fmt: skip
                 (
-                    "win share passed over (n)",
+                    "win share: passed over (n)",
                     lambda r: f"{pct(r.get('win_passed'))} ({r.get('passed_seats') or 0})",
                 ),  # fmt: skip
                 (
                     "selected vs passed, pct-pts [95% CI]",
-                    lambda r: pts(
+                    lambda r: cell_pts(
                         r.get("sel_vs_passed"), r.get("sel_vs_passed_lo"), r.get("sel_vs_passed_hi")
                     ),
                 ),  # fmt: skip
@@ -296,41 +440,51 @@ def _tile_section(report: Report, run: Run) -> None:
                         else "–"
                     ),
                 ),
+                _links_column(report, run),
             ],
         ),
     ]
     per_strategy = tiles.by_strategy(run, *args)
     if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
+        chosen = pl.Series([disasters.is_disaster(run.tables, int(t))
+                            for t in per_strategy["tile"]], dtype=pl.Boolean)  # fmt: skip
+        per_strategy = with_band_flags(per_strategy.filter(~chosen), *args)
         parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC)
     report.section("tiles", "Tiles", parts)
-    _dead_section(report, run, table)
+    _dead_section(report, run, found["dead"])
 
 
-def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
-    dead = tiles.dead_tiles(run, table)
+def _dead_section(report: Report, run: Run, dead: pl.DataFrame | None) -> None:
     if dead is None:
         return
     report.table("dead_tiles", dead)
-    n_dead = int(dead["dead"].sum())
     in_play = dead.filter(~pl.col("why").str.starts_with("never dealt"))
     never_dealt = dead.height - in_play.height
     n_games = run_games(run)
+    n_dead = int(in_play["dead"].sum())
+    n_rare = int((~in_play["dead"]).sum())
+    dealt_words = f"; {never_dealt} more are not dealt at this player count" if never_dealt else ""
     report.findings.append(
-        f"{int(in_play['dead'].sum())} generation tiles in play were never placed in {n_games} "
-        f"games and {int((~in_play['dead']).sum())} more were placed in fewer than "
-        f"{100 * tiles.RARE_SHARE:g}% of games (dead and rare tiles table)"
-        + (f"; {never_dealt} are not dealt at this player count." if never_dealt else ".")
+        f"{n_dead} generation tiles in play were never placed in {n_games} games and {n_rare} "
+        f"more were placed in fewer than {100 * tiles.RARE_SHARE:g}% of games (dead and rare "
+        f"tiles table){dealt_words}."
+    )
+    report.glance.append(
+        f"Dead tiles: {n_dead} of the generation tiles dealt were never placed, {n_rare} more "
+        f"rarely{dealt_words}."
     )
     parts = [
-        f"<p>Generation tiles (Disasters aside) never placed, or placed in fewer than "
-        f"{100 * tiles.RARE_SHARE:g}% of the {n_games} games ({n_dead} never placed). "
-        "<i>Why</i> is read from the log: never dealt (not in the deck at this player count, "
-        "or left in the box); dealt but always passed over; or, of the selections that were "
-        "not placed, the commonest ending: a "
-        "prerequisite tile missing from the seller's city, unaffordable (the seller's coins, "
-        "rebuilt from the log, below the tile's cheapest coin cost), sold though affordable "
+        f"<p>Generation tiles (Disasters aside) dealt at this player count and never placed "
+        f"({n_dead}), or placed in fewer than {100 * tiles.RARE_SHARE:g}% of the {n_games} games "
+        f"({n_rare}){dealt_words} (listed below the table). "
+        "<i>Why</i> is read from the log: dealt but always passed over; or, of the selections "
+        "that were not placed, the commonest ending: a "
+        "prerequisite tile missing from the seller's city, a required good no city of the game "
+        "produced, unaffordable (the seller's coins, rebuilt from the log, below the tile's "
+        "cheapest coin cost), sold though affordable "
         "in coins (selling paid more, or the goods or a legal square were lacking), or spent "
-        "on a cornerstone. It describes these strategies: a stronger field may place them "
+        "on a cornerstone. The economy section below says which goods are missing and why. It "
+        "describes these strategies: a stronger field may place them "
         "(see <code>neom report RUN --check RUN2</code>).</p>",
         html_table(
             in_play.sort("placed", "selected"),
@@ -344,13 +498,359 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
                 ("sold", lambda r: r["sold"]),
                 ("for a cornerstone", lambda r: r["for_cornerstone"]),
                 ("why", lambda r: r["why"]),
+                ("links", lambda r: _links(report, run, int(r["tile"]))),
             ],
         ),
     ]
     if never_dealt:
         names = ", ".join(dead.filter(pl.col("why").str.starts_with("never dealt"))["tile_name"])
-        parts.append(f'<p class="note">Not dealt at this player count: {html.escape(names)}.</p>')
+        parts.append(
+            f'<p class="note">Not dealt at this player count ({never_dealt}): '
+            f"{html.escape(names)}.</p>"
+        )
     report.section("dead", "Dead and rare tiles", parts)
+
+
+# --- the economy: goods, the action mix, dominated tiles -------------------------------------
+
+
+def _placements(report: Report, run: Run) -> tuple[dict[int, int], dict[int, str]]:
+    """(tile -> placements in the run, tile -> why it is rarely placed) for generation tiles
+    and cornerstones."""
+    found = derived(report, run)
+    placed = dict(zip(found["tile_all"]["tile"].to_list(), found["tile_all"]["placed"].to_list(),
+                      strict=True))  # fmt: skip
+    why = {}
+    if found.get("dead") is not None:
+        why = dict(zip(found["dead"]["tile"].to_list(), found["dead"]["why"].to_list(),
+                       strict=True))  # fmt: skip
+    for row in found["cornerstone"].iter_rows(named=True):
+        placed[int(row["tile"])] = int(row["placed"])
+        why[int(row["tile"])] = (
+            f"a cornerstone placed in {pct(row['placed_rate'])} of its drafts "
+            f"(drafted in {pct(row['drafted_rate'])} of games)"
+        )
+    return placed, why
+
+
+def _economy_section(report: Report, run: Run) -> None:
+    found = derived(report, run)
+    goods = found.get("goods")
+    if goods is None:
+        return
+    tables = run.tables
+    n_games = run_games(run)
+    report.table("goods_by_generation", goods)
+    report.table("goods_by_generation_by_strategy", economy.goods_by_generation(run, True))
+    placed, why = _placements(report, run)
+    chains = economy.good_chains(goods, placed, n_games, tables, why)
+    report.table("goods", chains)
+    failing = chains.filter(pl.col(f"share_gen{N_GENERATIONS}") < economy.LOW_SHARE)
+    tiers = failing.group_by("tier").len()
+    tier_words = ", ".join(f"{r['len']} {r['tier']}" for r in tiers.sort("tier").iter_rows(
+        named=True))  # fmt: skip
+    first_failures = list(dict.fromkeys(f.split(":")[0] for f in failing["fails_at"] if f))
+    if failing.height:
+        shares = ", ".join(
+            f"{r['good_name']} {pct(r[f'share_gen{N_GENERATIONS}'])}"
+            for r in failing.sort(f"share_gen{N_GENERATIONS}").iter_rows(named=True)
+        )
+        report.glance.append(
+            f"Economy: {failing.height} of {chains.height} goods ({tier_words}) are produced by "
+            f"fewer than {pct(economy.LOW_SHARE)} of cities at the end ({shares}); their chains "
+            f"fail first at {', '.join(first_failures[:5])}"
+            + (f" and {len(first_failures) - 5} more" if len(first_failures) > 5 else "")
+            + "."
+        )
+        report.findings.append(
+            "Goods almost never produced (share of cities at the end): "
+            + "; ".join(
+                f"{r['good_name']} {pct(r[f'share_gen{N_GENERATIONS}'])}, fails at {r['fails_at']}"
+                for r in failing.iter_rows(named=True)
+            )
+            + "."
+        )
+    chart = report.figure(
+        "economy",
+        figures.share_grid(
+            goods.sort("tier", "good"), "good_name", "generation", "share",
+            "Goods: share of cities producing each at the end of each generation",
+            "end of generation", groups="tier",
+        ),
+        "economy chart: share of cities producing each good by generation",
+    )  # fmt: skip
+    report.glance_html.append(chart)
+    parts = [
+        "<p>Which goods the cities produce: per good, the share of all cities (seats) whose "
+        "city produces it at the end of each generation (rebuilt from the log: the City "
+        "Center, every placement, a sacrificed tile removed). A good produced by fewer than "
+        f"{pct(economy.LOW_SHARE)} of cities at the end <i>fails</i>; its chain is followed "
+        "upstream (the producer placed most, then the scarcest good of its cheapest-to-meet "
+        "requirement) to the first link that fails while what it needs is there: that is "
+        "where a designer should look. <i>Needed by</i>: tiles whose every requirement option "
+        "needs the good (one option: in brackets). The chart is at the top of the report "
+        '(<a href="#glance">at a glance</a>).</p>',
+        html_table(
+            chains,
+            [
+                ("good", lambda r: r["good_name"]),
+                ("tier", lambda r: r["tier"]),
+                *(
+                    (f"end of gen {g}", lambda r, g=g: pct(r[f"share_gen{g}"]))
+                    for g in range(1, N_GENERATIONS + 1)
+                ),  # fmt: skip
+                ("made by (placements)", lambda r: r["producers"] or "–"),
+                ("needed by", lambda r: _needed_by(r)),
+                ("its chain, upstream", lambda r: r["chain"] or "–"),
+                ("fails first at, and why", lambda r: r["fails_at"] or "–"),
+            ],
+        ),
+    ]
+    mix = economy.action_mix(run)
+    if mix is not None:
+        report.table("action_mix", mix)
+        pooled = mix.filter(pl.col("strategy_name") == "all")
+        per_game = {a: float(pooled[f"{a}_per_seat"].sum()) for a in economy.ACTIONS}
+        selections = float(pooled["selections_per_seat"].sum())
+        report.glance.append(
+            f"Actions: a seat sells {per_game['sold']:.1f} of its {selections:.0f} selections, "
+            f"places {per_game['placed']:.1f} and discards {per_game['for_cornerstone']:.1f} "
+            "to build cornerstones."
+        )
+        report.findings.append(
+            "A seat's selections over the game: "
+            + ", ".join(f"{per_game[a]:.2f} {economy.ACTION_WORDS[a]}" for a in economy.ACTIONS)
+            + f" of {selections:.1f} (per generation: action_mix table)."
+        )
+        parts += [
+            "<h3>What seats do with their selections</h3><p>Each turn a seat selects one tile "
+            "and places it, sells it for 5 coins, discards it to build a cornerstone, or (a "
+            "Disaster) chooses the Disaster. Shares of the selections per generation, all "
+            "strategies; the table gives each strategy's means per seat.</p>",
+            report.figure(
+                "action_mix",
+                figures.stacked_shares(
+                    pooled,
+                    "generation",
+                    {f"{a}_share": economy.ACTION_WORDS[a] for a in economy.ACTIONS},
+                    "What the selections became, per generation",
+                    "generation",
+                ),
+                "action mix by generation",
+            ),  # fmt: skip
+            html_table(
+                mix,
+                [
+                    STRATEGY_COLUMN,
+                    ("generation", lambda r: r["generation"]),
+                    *(
+                        (
+                            f"{economy.ACTION_WORDS[a]} (per seat)",
+                            lambda r, a=a: (
+                                num(r[f"{a}_per_seat"], 2) + f" ({pct(r[f'{a}_share'])})"
+                            ),
+                        )
+                        for a in economy.ACTIONS
+                    ),  # fmt: skip
+                ],
+            ),
+        ]
+    parts += _dominated_parts(report, run)
+    report.section("economy", "Economy: goods, actions, dominated tiles", parts)
+
+
+def _needed_by(row: dict) -> str:
+    every, some = row["needed_by_every_option"], row["needed_by_some_option"]
+    text = every or ""
+    if some:
+        text += f" ({some})" if text else f"({some})"
+    return text or "–"
+
+
+def _dominated_parts(report: Report, run: Run) -> list[str]:
+    table = economy.dominated_tiles(run.tables)
+    measured = derived(report, run)["tile_all"].select(
+        pl.col("tile").cast(pl.Int64),
+        "selected",
+        "placed",
+        "sell_rate",
+        "sell_rate_lo",
+        "sell_rate_hi",
+    )
+    table = table.join(measured, on="tile", how="left")
+    report.table("dominated_tiles", table)
+    dominated = table.filter(pl.col("dominated"))
+    if dominated.height:
+        names = dominated["tile_name"].to_list()
+        report.glance.append(
+            f"Dominated: selling beats placing {len(names)} tiles even at their best "
+            f"({', '.join(names[:4])}" + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            + ")."
+        )  # fmt: skip
+        report.findings.append(
+            f"{len(names)} tiles whose whole value is coins and printed VP are worth less placed "
+            f"than sold, even placed on the first turn of their generation: "
+            + ", ".join(
+                f"{r['tile_name']} ({r['value']} coins vs {r['sale']}; not at income "
+                f"{r['income_needed']}+"
+                + (f" or cost {r['max_cost']}-" if r["max_cost"] >= 0 else "")
+                + ")"
+                for r in dominated.iter_rows(named=True)
+            )
+            + "."
+        )
+    return [
+        "<h3>Dominated tiles: when the sale beats placing</h3><p>For each generation tile "
+        "whose whole value is coins and printed VP (no effects, goods, power, protection nor "
+        "Neighborhoods), its value placed at its best: on the first turn of its generation, so "
+        "it collects every income left (one at the end of each generation from its own), "
+        "paying its cheapest option's coins with the goods at hand, printed VP counted at the "
+        "end-game rate of 2 coins per VP. <i>Dominated</i>: the 5-coin sale is worth more. "
+        "The last columns say at which income, or up to which cost, it would not be. Not "
+        "valued: what placing it does for other tiles' effects that count its type, and the "
+        f"square it takes. {dominated.height} of {table.height} such tiles are dominated; "
+        "tables/dominated_tiles.csv has them all.</p>",
+        html_table(
+            table.filter(pl.col("dominated") | (pl.col("value") <= 2 * pl.col("sale"))),
+            [
+                ("tile", lambda r: r["tile_name"]),
+                ("gen", lambda r: r["generation"]),
+                ("income × incomes", lambda r: f"{r['income']} × {r['incomes']}"),
+                ("coins on placement", lambda r: r["coins_on_place"]),
+                ("cost", lambda r: r["cost"]),
+                ("VP", lambda r: r["vp"]),
+                ("value placed (coins)", lambda r: r["value"]),
+                ("dominated by the sale", lambda r: "yes" if r["dominated"] else "no"),
+                ("not dominated at income", lambda r: f"≥ {r['income_needed']}"),
+                ("or at cost", lambda r: f"≤ {r['max_cost']}" if r["max_cost"] >= 0 else "none"),
+                ("sold when selected", share_ci("sell_rate")),
+                ("placed", lambda r: r["placed"] if r["placed"] is not None else "–"),
+            ],
+        ),
+    ]
+
+
+# --- Disasters --------------------------------------------------------------------------------
+
+
+def _disaster_section(report: Report, run: Run) -> None:
+    found = derived(report, run)
+    summary = scores.disaster_summary(run)
+    frequency = scores.disaster_frequency(run)
+    report.table("disasters", summary)
+    report.table("disaster_frequency", frequency)
+    paid, suffered = summary["paid"].sum(), summary["suffered"].sum()
+    if suffered:
+        report.findings.append(
+            f"Disasters were suffered {suffered} times: paid {pct(paid / suffered)}, "
+            f"sacrificed tiles {pct(1 - paid / suffered)}."
+        )
+    parts = []
+    chooser = found.get("disaster")
+    if chooser is not None and chooser.height:
+        victims = disasters.victim_table(run)
+        table = chooser
+        if victims is not None:
+            table = chooser.join(victims.with_columns(pl.col("tile").cast(chooser["tile"].dtype)),
+                                 on="tile", how="left")  # fmt: skip
+        table = table.with_columns(
+            pl.Series("levers", [disasters.levers(run, name) for name in table["tile_name"]],
+                      dtype=pl.Utf8)
+        )  # fmt: skip
+        report.table("disaster_effects", table)
+        report.add_items("disaster", table, DISASTER_METRIC)
+        next_steps(report, "disaster", table, run)
+        for row in table.iter_rows(named=True):
+            words = _disaster_words(row, report)
+            report.findings.append(words)
+        report.glance.append(_glance_flags(table, "disasters (for the chooser)"))
+        parts += [
+            "<p>A Disaster is selected like a tile and never placed: its chooser is spared, "
+            "every other seat (but the insured) pays coins or sacrifices tiles. <i>Chooser</i>: "
+            "the selecting seats' win share above expected (flagged, "
+            f"{html.escape(report.band_words())}, corrected across the Disasters); a negative "
+            "effect means choosing it costs the chooser (the selection is not a tile for its "
+            "city). <i>Victims</i>: the seats it hit, win share above expected and score lead "
+            "(VP above the mean of the other seats of the game), with how they resolved it. "
+            "<i>Lever</i>: a Disaster's own numbers count for nothing, so what moves it is the "
+            "cost of the tiles that protect against it or insure it (<code>neom balance "
+            "NAME</code> searches them).</p>",
+            html_table(
+                table,
+                [
+                    ("Disaster", lambda r: r["tile_name"]),
+                    *_flag_columns(report, "chooser: win share above expected, pct-pts [95% CI]"),
+                    ("victims (seats hit)", lambda r: r.get("victims") or 0),
+                    (
+                        "victims: win share above expected, pct-pts [95% CI]",
+                        lambda r: cell_pts(
+                            r.get("victim_effect"),
+                            r.get("victim_effect_lo"),
+                            r.get("victim_effect_hi"),
+                        ),
+                    ),
+                    (
+                        "victims: score lead (VP) [95% CI]",
+                        lambda r: (
+                            lead_ci("victim_lead")(r) if r.get("victim_lead") is not None else "–"
+                        ),
+                    ),
+                    ("victims who paid", lambda r: pct(r.get("paid_share"))),
+                    ("coins per payment", lambda r: num(r.get("coins_per_payment"))),
+                    ("tiles per sacrifice", lambda r: num(r.get("tiles_per_sacrifice"), 2)),
+                    ("lever", lambda r: r["levers"] or "–"),
+                ],
+            ),  # fmt: skip
+        ]
+    gens = range(1, scores.N_GENERATIONS + 1)
+    parts += [
+        "<p>How often each generation's disaster happened (someone selected it, or it was "
+        "triggered at random in that variant):</p>",
+        html_table(
+            frequency,
+            [
+                PLAYERS_COLUMN,
+                GAMES_COLUMN,
+                *((f"gen {g}", share_ci(f"gen{g}")) for g in gens),
+            ],
+        ),
+        "<p>Per seat: disasters selected, and how the seats hit resolved them.</p>",
+        html_table(
+            summary,
+            [
+                PLAYERS_COLUMN,
+                STRATEGY_COLUMN,
+                ("selected / game", lambda r: num(r["selected_per_game"], 2)),
+                ("suffered / game", lambda r: num(r["suffered_per_game"], 2)),
+                ("paid [95% CI]", share_ci("paid_share")),
+                ("coins per payment", lambda r: num(r["coins_per_payment"])),
+                ("tiles per sacrifice", lambda r: num(r["tiles_per_sacrifice"], 2)),
+            ],
+        ),
+    ]
+    report.section("disasters", "Disasters", parts)
+
+
+def _disaster_words(row: dict, report: Report) -> str:
+    chooser = pts(row["effect"], row["effect_lo"], row["effect_hi"])
+    if row["small"]:
+        chooser = f"not tested (n = {row['n']} < {report.min_n})"
+    text = f"Disaster {row['tile_name']}: for the chooser {chooser}"
+    if row.get("flag"):
+        text += f" ({row['flag']})"
+    if row.get("victims"):
+        text += (
+            f"; for its {row['victims']} victims "
+            f"{pts(row['victim_effect'], row['victim_effect_lo'], row['victim_effect_hi'])} "
+            f"win share, {row['victim_lead']:+.2f} VP of score lead; they paid "
+            f"{pct(row['paid_share'])} of the time"
+        )
+    if row.get("levers"):
+        text += f"; lever: {row['levers']}"
+    return text + "."
+
+
+# --- game flow and scores ---------------------------------------------------------------------
 
 
 def _by_generation(
@@ -435,55 +935,16 @@ def _score_section(report: Report, run: Run) -> None:
     report.section("scores", "Scores", parts)
 
 
-def _disaster_section(report: Report, run: Run) -> None:
-    summary = scores.disaster_summary(run)
-    frequency = scores.disaster_frequency(run)
-    report.table("disasters", summary)
-    report.table("disaster_frequency", frequency)
-    paid, suffered = summary["paid"].sum(), summary["suffered"].sum()
-    if suffered:
-        report.findings.append(
-            f"Disasters were suffered {suffered} times: paid {pct(paid / suffered)}, "
-            f"sacrificed tiles {pct(1 - paid / suffered)}."
-        )
-    gens = range(1, scores.N_GENERATIONS + 1)
-    parts = [
-        "<p>How often each generation's disaster happened (someone selected it, or it was "
-        "triggered at random in that variant):</p>",
-        html_table(
-            frequency,
-            [
-                PLAYERS_COLUMN,
-                GAMES_COLUMN,
-                *((f"gen {g}", share_ci(f"gen{g}")) for g in gens),
-            ],
-        ),
-        "<p>Per seat: disasters selected, and how the seats hit resolved them.</p>",
-        html_table(
-            summary,
-            [
-                PLAYERS_COLUMN,
-                STRATEGY_COLUMN,
-                ("selected / game", lambda r: num(r["selected_per_game"], 2)),
-                ("suffered / game", lambda r: num(r["suffered_per_game"], 2)),
-                ("paid [95% CI]", share_ci("paid_share")),
-                ("coins per payment", lambda r: num(r["coins_per_payment"])),
-                ("tiles per sacrifice", lambda r: num(r["tiles_per_sacrifice"], 2)),
-            ],
-        ),
-    ]
-    report.section("disasters", "Disasters", parts)
-
-
 # --- several runs, and the skill check ------------------------------------------------------
 
 
-def _effects(report: Report, run: Run) -> dict[str, pl.DataFrame]:
-    args = (report.correction, report.level, report.band, report.min_n)
-    out = {"cornerstone": cornerstones.cornerstone_table(run, *args)}
-    table = tiles.tile_table(run, *args)
-    if table is not None:
-        out["tile"] = table
+def _effects(report: Report, run: Run) -> dict[str, tuple[pl.DataFrame, str]]:
+    """Each kind's effect table and the column its flag reads."""
+    found = derived(report, run)
+    out = {"cornerstone": (found["cornerstone"], "vs_median")}
+    for kind in ("tile", "disaster"):
+        if found.get(kind) is not None:
+            out[kind] = (found[kind], "effect")
     return out
 
 
@@ -495,21 +956,27 @@ def _cell(row: dict, suffix: str, min_n: int) -> str:
     if n < min_n:
         return f"({100 * effect:+.1f}, n={n})"
     flag = row.get(f"flag{suffix}") or ""
-    return cell_pts(effect, row[f"effect_lo{suffix}"], row[f"effect_hi{suffix}"]) + (
-        f" {flag}" if flag else ""
-    )
+    lo = row.get(f"effect_lo{suffix}", row.get(f"lo{suffix}"))
+    hi = row.get(f"effect_hi{suffix}", row.get(f"hi{suffix}"))
+    return cell_pts(effect, lo, hi) + (f" {flag}" if flag else "")
 
 
 def add_combined(report: Report, runs: list[Run]) -> None:
-    """Cornerstone and tile effects of every run side by side (one column per run)."""
-    keep = ["tile_name", "n", "effect", "effect_lo", "effect_hi", "flag"]
-    for kind in ("cornerstone", "tile"):
+    """Cornerstone, tile and Disaster effects of every run side by side (one column per run;
+    a cornerstone's against the median cornerstone, as it is flagged)."""
+    for kind in KINDS:
         frames = []
         for index, run in enumerate(runs):
-            table = _effects(report, run).get(kind)
-            if table is None:
+            found = _effects(report, run).get(kind)
+            if found is None:
                 continue
-            frames.append(table.select(keep).rename({c: f"{c}_{index}" for c in keep[1:]}))
+            table, effect = found
+            keep = table.select(
+                "tile_name", "n", pl.col(effect).alias("effect"),
+                pl.col(f"{effect}_lo").alias("effect_lo"),
+                pl.col(f"{effect}_hi").alias("effect_hi"), "flag",
+            )  # fmt: skip
+            frames.append(keep.rename({c: f"{c}_{index}" for c in keep.columns[1:]}))
         if len(frames) < 2:
             continue
         wide = frames[0]
@@ -540,10 +1007,70 @@ def add_combined(report: Report, runs: list[Run]) -> None:
         )
 
 
+def field_name(run: Run) -> str:
+    """How a run's field is named: the shipped field it played, else its strategies."""
+    named = named_field(run)
+    if named:
+        return f"the {named} field"
+    return f"the field {', '.join(dict.fromkeys(run.strategy_names))}"
+
+
+def _mean_score(run: Run) -> tuple[float, int]:
+    sums = scores.score_summary(run)
+    n = int(sums["n"].sum())
+    return float((sums["total"] * sums["n"]).sum() / n) if n else math.nan, n
+
+
+def _half_width(table: pl.DataFrame, effect: str) -> float:
+    tested = table.filter(~pl.col("small"))
+    if tested.height == 0:
+        return math.nan
+    return float(((tested[f"{effect}_hi"] - tested[f"{effect}_lo"]) / 2).median())
+
+
+def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict]) -> str:
+    here, there = field_name(run), field_name(check)
+    games, games_check = run_games(run), run_games(check)
+    size = (
+        f"The runs differ in size ({games:,} and {games_check:,} games), chosen for equal precision"
+        if games != games_check
+        else f"Both runs have {games:,} games"
+    )
+    widths = "; ".join(
+        f"{r['kind']}s ±{100 * r['here']:.2f} here, ±{100 * r['there']:.2f} there"
+        for r in precision
+    )
+    mean, mean_check = _mean_score(run)[0], _mean_score(check)[0]
+    leads = verified_leads(check)
+    strength = f"Its seats score {mean_check:.1f} VP per game on average against {mean:.1f} here. "
+    if leads:
+        low = min(leads, key=lambda r: r["lead"])
+        high = max(leads, key=lambda r: r["lead"])
+        strength += (
+            f"Each of its sets beat the archetype it replaces, seated in that field, by "
+            f"{low['lead']:+.3f} ({low['set']} over {low['replaces']}) to {high['lead']:+.3f} "
+            f"({high['set']} over {high['replaces']}) win share (neom verify, "
+            f"{leads[0]['games']:,} games per match; docs/strategies.md). "
+        )
+    return (
+        f'<p class="fields"><b>Two fields, one catalogue.</b> This run is {html.escape(here)} '
+        f"({games:,} games); the check run <code>{html.escape(str(check.path))}</code> is "
+        f"{html.escape(there)} ({games_check:,} games). {html.escape(strength)}"
+        f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
+        f"effects, in pct-pts, is {html.escape(widths)}. Every finding is marked "
+        '<span class="robust">robust</span> (the same flag in both fields), '
+        '<span class="fragile">fragile</span> (flagged in one field only) or '
+        '<span class="reversed">reversed</span> (the sign flips, significant in both). A '
+        "robust finding is about the catalogue; a fragile or reversed one is about the "
+        "players.</p>"
+    )
+
+
 def add_check(report: Report, run: Run, check: Run) -> None:
-    """Do the conclusions survive skill? The main run's cornerstone and tile findings beside a
-    run of a stronger field on the same catalogue: rank correlation of effects, findings that
-    change sign or flag, tiles this field never places that the other field does."""
+    """Do the conclusions survive skill? Every cornerstone, tile and Disaster finding of the
+    main run marked against a run of another field on the same catalogue (robust, fragile,
+    reversed: ``analysis.core.robustness``), the rank correlation of the effects, what changed,
+    and the tiles this field never places that the other field does."""
     from sim.core.errors import UserError
 
     if run.manifest["data"].get("digest") != check.manifest["data"].get("digest"):
@@ -551,62 +1078,90 @@ def add_check(report: Report, run: Run, check: Run) -> None:
             f"--check {check.path}: played on another catalogue than {run.path} (digests differ)"
         )
     main, other = _effects(report, run), _effects(report, check)
-    keep = ["tile_name", "n", "small", "effect", "effect_lo", "effect_hi", "flag"]
-    parts = [
-        f"<p>The findings of this run ({html.escape(', '.join(run.strategy_names))}) beside "
-        f"<code>{html.escape(str(check.path))}</code>, a run of another field "
-        f"({html.escape(', '.join(check.strategy_names))}) on the same catalogue. A finding "
-        "that holds for both fields is about the catalogue; one that changes is about the "
-        "players. Rank correlation: Spearman over the items tested in both runs, 95% interval "
-        "from Fisher's z (Bonett-Wright variance).</p>"
-    ]
-    rows = []
-    for kind, table in main.items():
+    there = field_name(check)
+    report.other_field = there
+    rows, precision, parts = [], [], []
+    for kind, (table, effect) in main.items():
         if kind not in other:
             continue
-        joined = table.select(keep).join(
-            other[kind].select(keep), on="tile_name", how="inner", suffix="_check"
-        )
-        both = joined.filter(~pl.col("small") & ~pl.col("small_check"))
+        other_table = other[kind][0]
+        marked = marks(table, other_table, "tile_name", report.correction, report.level,
+                       effect=effect, min_n=report.min_n)  # fmt: skip
+        report.mark(kind, marked)
+        report.table(f"check_{kind}s", marked)
+        precision.append({"kind": kind, "here": _half_width(table, effect),
+                          "there": _half_width(other_table, effect)})  # fmt: skip
+        both = marked.filter(
+            (pl.col("small") == False) & (pl.col("small_check") == False)  # noqa: E712
+        )  # fmt: skip
         rho = spearman_interval(both["effect"].to_numpy(), both["effect_check"].to_numpy())
         rows.append({"kind": kind, **rho})
-        changed = joined.filter(
-            (pl.col("flag") != pl.col("flag_check"))
-            | (
-                ~pl.col("small") & ~pl.col("small_check")
-                & (((pl.col("effect_lo") > 0) & (pl.col("effect_hi_check") < 0))
-                   | ((pl.col("effect_hi") < 0) & (pl.col("effect_lo_check") > 0)))
-            )
-        ).with_columns(
-            pl.when(pl.col("flag") != pl.col("flag_check"))
-            .then(pl.lit("flag changes"))
-            .otherwise(pl.lit("sign changes"))
-            .alias("change")
+        # A flag of the other field only: its next step and links come from that run.
+        only_there = marked.filter((pl.col("flag") == "") & (pl.col("flag_check") != ""))
+        next_steps(report, kind, other_table, check, effect=effect,
+                   names=only_there["tile_name"].to_list())  # fmt: skip
+        _add_links(report, kind, other_table.filter(
+            pl.col("tile_name").is_in(only_there["tile_name"].to_list())), check)  # fmt: skip
+        changed = marked.filter(
+            (pl.col("flag").fill_null("") != "") | (pl.col("flag_check").fill_null("") != "")
+            | (pl.col("robustness") == REVERSED)
+        ).sort(
+            pl.col("robustness").replace_strict({ROBUST: 0, REVERSED: 1, FRAGILE: 2},
+                                                default=3),
+            pl.col("effect").abs(), descending=[False, True],
         )  # fmt: skip
-        report.table(f"check_{kind}s", joined)
+        count = {m: int((changed["robustness"] == m).sum()) for m in (ROBUST, FRAGILE, REVERSED)}
         report.findings.append(
             f"Skill check ({kind}s, vs {check.path.name}): Spearman "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over "
-            f"{rho['n']} tested in both; {changed.height} change sign or flag."
+            f"{rho['n']} tested in both; of the {changed.height} flagged in either field or "
+            f"reversed, {count[ROBUST]} robust, {count[FRAGILE]} fragile, {count[REVERSED]} "
+            "reversed."
         )
         parts += [
-            f"<h3>{kind.capitalize()}s</h3><p>Spearman rank correlation of effects: "
+            f"<h3>{kind.capitalize()}s</h3><p>Spearman rank correlation of the effects: "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over {rho['n']} "
-            f"{kind}s tested in both runs. Findings that change sign (both intervals clear of "
-            f"0, on opposite sides) or flag: {changed.height}.</p>",
+            f"{kind}s tested in both runs. Flagged in either field, or reversed: "
+            f"{changed.height} ({count[ROBUST]} robust, {count[FRAGILE]} fragile, "
+            f"{count[REVERSED]} reversed).</p>",
             html_table(
                 changed,
                 [
                     (kind, lambda r: r["tile_name"]),
-                    ("change", lambda r: r["change"]),
-                    ("this run", lambda r: _cell(r, "", report.min_n)),
-                    ("check run", lambda r: _cell(r, "_check", report.min_n)),
+                    ("robustness", lambda r: r["robustness"] or "not compared"),
+                    ("what changed", lambda r: r["why"]),
+                    ("this field, pct-pts [95% CI]", lambda r: _cell(r, "", report.min_n)),
+                    (f"{there}, pct-pts [95% CI]", lambda r: _cell(r, "_check", report.min_n)),
                 ],
-            ),
+            ),  # fmt: skip
         ]
+    report.fields_html = _fields_paragraph(report, run, check, precision)
+    intro = [
+        f"<p>The findings of this run ({html.escape(field_name(run))}) beside "
+        f"<code>{html.escape(str(check.path))}</code> ({html.escape(there)}) on the same "
+        f"catalogue: {run_games(run):,} and {run_games(check):,} games"
+        + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
+        + ". <i>Robust</i>: the same flag in both fields; <i>fragile</i>: flagged in one "
+        "only; <i>reversed</i>: the sign flips and both are significant (flagged, or "
+        f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
+        "correction across the items of the kind). A cornerstone is compared against each "
+        "field's median cornerstone, as it is flagged. Rank correlation: Spearman over the "
+        "items tested in both runs, 95% interval from Fisher's z (Bonett-Wright variance).</p>",
+        html_table(
+            pl.DataFrame(precision),
+            [
+                ("kind", lambda r: r["kind"]),
+                ("median 95% half-width here, pct-pts", lambda r: f"±{100 * r['here']:.2f}"),
+                (f"in {there}, pct-pts", lambda r: f"±{100 * r['there']:.2f}"),
+            ],
+        ),
+    ]
+    parts = intro + parts
     if run.events is not None and check.events is not None:
-        dead = tiles.dead_tiles(run, main.get("tile"))
-        placed_other = other["tile"].select("tile_name", pl.col("placed").alias("placed_check"))
+        dead = derived(report, run)["dead"]
+        placed_other = derived(report, check)["tile_all"].select(
+            "tile_name", pl.col("placed").alias("placed_check")
+        )
         n_check = run_games(check)
         revived = (
             dead.filter(pl.col("dead"))
@@ -639,4 +1194,4 @@ def add_check(report: Report, run: Run, check: Run) -> None:
             ),
         ]
     report.table("check_correlation", pl.DataFrame(rows))
-    report.section("check", "Do the conclusions survive skill?", parts)
+    report.section("check", "Robustness: do the conclusions survive skill?", parts)

@@ -273,7 +273,7 @@ def write_run(
         if event_array is not None:
             part_events = event_array[part.start * block : part.stop * block]
         output = BatchOutput(games[part], players[part], part_events)
-        files = encode_batch(GAME, output, names)
+        files = encode_batch(GAME, output, names, ("synthetic", True))
         folder.write_batch(index, files)
         listing |= batch_entries(index, files)
     data = {"name": "synthetic", "label": "synthetic", "reconstructed": True, "digest": ""}

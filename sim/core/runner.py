@@ -151,6 +151,7 @@ class BatchPlan:
     rules: np.ndarray
     events: bool
     parent: tuple[str, int] = ("", 0)  # (host, pid) of the command's process
+    data_label: tuple[str, bool] = ("", False)  # (label, reconstructed), in every Parquet file
 
     @property
     def n_batches(self) -> int:
@@ -186,7 +187,7 @@ def play_and_encode(plan: BatchPlan, index: int) -> tuple[int, dict[str, bytes]]
     """Play batch ``index`` and return its Parquet files (the unit of work of every backend)."""
     _worker_setup(plan.parent)
     output = play_games(plan, plan.game_ids(index))
-    return index, encode_batch(get_game(plan.game), output, plan.strategy_names)
+    return index, encode_batch(get_game(plan.game), output, plan.strategy_names, plan.data_label)
 
 
 def worker_count(config: "RunConfig") -> int:
@@ -271,6 +272,7 @@ def make_plan(config: RunConfig):
         rules=rules,
         events=config.events,
         parent=(socket.gethostname(), os.getpid()),
+        data_label=(data.label, bool(data.reconstructed)),
     )
     parameters = {
         "game": game.name,

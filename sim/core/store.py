@@ -113,16 +113,46 @@ def batch_tables(game: Game, output: BatchOutput, strategy_names) -> dict[str, p
     return tables
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
+# Every Parquet file names the data its games were played on (key-value metadata), so a table
+# copied out of its run folder still says whether it describes a reconstruction.
+DATA_LABEL_KEY = b"neom-sim.data"
+RECONSTRUCTED_KEY = b"neom-sim.reconstructed"
+
+
+def data_metadata(label: str, reconstructed: bool) -> dict[bytes, bytes]:
+    """The key-value metadata naming a batch's data (empty when there is no label)."""
+    if not label:
+        return {}
+    return {
+        DATA_LABEL_KEY: label.encode("utf-8"),
+        RECONSTRUCTED_KEY: b"true" if reconstructed else b"false",
+    }
+
+
+def file_data_label(path) -> tuple[str, bool] | None:
+    """(label, reconstructed) stored in a Parquet file, or None when it names no data."""
+    metadata = pq.read_schema(path).metadata or {}
+    if DATA_LABEL_KEY not in metadata:
+        return None
+    return metadata[DATA_LABEL_KEY].decode("utf-8"), metadata.get(RECONSTRUCTED_KEY) == b"true"
+
+
+def parquet_bytes(table: pa.Table, metadata: dict[bytes, bytes] | None = None) -> bytes:
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression=_COMPRESSION)
     return sink.getvalue().to_pybytes()
 
 
-def encode_batch(game: Game, output: BatchOutput, strategy_names) -> dict[str, bytes]:
-    """The Parquet files of one batch, by table name (events only when recorded)."""
+def encode_batch(
+    game: Game, output: BatchOutput, strategy_names, data_label: tuple[str, bool] = ("", False)
+) -> dict[str, bytes]:
+    """The Parquet files of one batch, by table name (events only when recorded), each naming
+    its data (``data_label``: the data's label and whether it is a reconstruction)."""
+    metadata = data_metadata(*data_label)
     return {
-        name: parquet_bytes(table)
+        name: parquet_bytes(table, metadata)
         for name, table in batch_tables(game, output, strategy_names).items()
     }
 

@@ -1,0 +1,161 @@
+"""Do the findings survive skill? Each finding of a run marked against the same finding in a
+run of another (stronger) field on the same data:
+
+- **robust**: the same flag in both fields (flagged alike, or flagged in neither);
+- **reversed**: the sign flips and both are significant (each flagged, or its zero test
+  significant after the run's correction across the items of its kind);
+- **fragile**: flagged in one field only (and not reversed);
+- null: the item was not tested in both (too few seats, or absent from one field).
+
+A finding that holds for both fields is about the game's data; one that changes is about the
+players.
+"""
+
+import numpy as np
+import polars as pl
+
+from analysis.core.stats import adjust, t_two_sided_p
+from sim.core.errors import UserError
+
+ROBUST, FRAGILE, REVERSED = "robust", "fragile", "reversed"
+RANK = {ROBUST: 0, REVERSED: 1, FRAGILE: 2, None: 3}
+SIDE = ("n", "small", "flag", "effect", "lo", "hi", "significant")
+
+
+def significant(frame: pl.DataFrame, effect: str, correction: str, level: float) -> np.ndarray:
+    """Per row: flagged, or its effect significantly different from 0 (two-sided t on
+    clusters - 1 degrees of freedom, adjusted by ``correction`` across the tested rows); the
+    standard error is ``{effect}_se``, else ``effect_se``."""
+    small = frame["small"].to_numpy().astype(bool)
+    mean = frame[effect].to_numpy().astype(np.float64)
+    # A shifted effect (a cornerstone against the median) keeps the effect's standard error.
+    se_column = f"{effect}_se" if f"{effect}_se" in frame.columns else "effect_se"
+    se = frame[se_column].to_numpy().astype(np.float64)
+    df = frame["clusters"].to_numpy().astype(np.float64) - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        statistic = np.where(se > 0, np.abs(mean) / np.where(se > 0, se, 1.0), np.inf)
+    p = np.where(small | np.isnan(mean), np.nan, t_two_sided_p(statistic, df))
+    q = adjust(p, correction)
+    flagged = frame["flag"].fill_null("").to_numpy() != ""
+    return flagged | (q < level)
+
+
+def _side(frame: pl.DataFrame, key: str, effect: str, correction: str, level: float):
+    return frame.select(
+        pl.col(key),
+        pl.col("n").cast(pl.Int64),
+        pl.col("small").cast(pl.Boolean),
+        pl.col("flag").fill_null(""),
+        pl.col(effect).alias("effect"),
+        pl.col(f"{effect}_lo").alias("lo"),
+        pl.col(f"{effect}_hi").alias("hi"),
+        pl.Series("significant", significant(frame, effect, correction, level)),
+    )
+
+
+def marks(
+    main: pl.DataFrame,
+    other: pl.DataFrame,
+    key: str,
+    correction: str = "bh",
+    level: float = 0.05,
+    effect: str = "effect",
+    min_n: int = 0,
+) -> pl.DataFrame:
+    """One row per item of ``main`` or ``other`` (effect tables with ``key``, ``n``,
+    ``small``, ``flag``, ``clusters`` and ``{effect}``, ``_lo``, ``_hi``, ``_se``): each
+    side's ``n``, ``small``, ``flag``, ``effect``, ``lo``, ``hi``, ``significant`` (suffix
+    ``_check`` for ``other``), the ``robustness`` mark and ``why`` in words."""
+    left = _side(main, key, effect, correction, level)
+    right = _side(other, key, effect, correction, level).rename({c: f"{c}_check" for c in SIDE})
+    joined = left.join(right, on=key, how="full", coalesce=True)
+    out_marks, out_why = [], []
+    for row in joined.iter_rows(named=True):
+        mark, why = _mark(row, min_n)
+        out_marks.append(mark)
+        out_why.append(why)
+    return joined.with_columns(
+        pl.Series("robustness", out_marks, dtype=pl.Utf8), pl.Series("why", out_why)
+    )
+
+
+def _mark(row: dict, min_n: int) -> tuple[str | None, str]:
+    here, there = row.get("n"), row.get("n_check")
+    if here is None or there is None:
+        return None, ("not in the other field" if there is None else "not in this field")
+    if row["small"] or row["small_check"]:
+        n = here if row["small"] else there
+        where = "this field" if row["small"] else "the other field"
+        return None, f"not tested in {where} (n = {n} < {min_n})" if min_n else "not tested"
+    flag, other = row["flag"], row["flag_check"]
+    if (
+        row["significant"]
+        and row["significant_check"]
+        and _sign(row["effect"]) * _sign(row["effect_check"]) < 0
+    ):
+        return REVERSED, (
+            f"{_words(flag, row['effect'])} here, {_words(other, row['effect_check'])} in "
+            "the other field"
+        )
+    if flag == other:
+        return ROBUST, (f"{flag} in both fields" if flag else "flagged in neither field")
+    if flag:
+        return FRAGILE, f"{flag} here, not flagged in the other field"
+    return FRAGILE, f"not flagged here, {other} in the other field"
+
+
+def _sign(x) -> int:
+    return 0 if x is None or x != x else (1 if x > 0 else -1 if x < 0 else 0)
+
+
+def _words(flag: str, effect: float) -> str:
+    if flag:
+        return flag
+    return "significantly above" if effect > 0 else "significantly below"
+
+
+def named_field(run) -> str | None:
+    """The name of the shipped field the run played (its strategies, in the field's order, for
+    its player count), or None."""
+    from sim.core.strategies import shipped_file
+
+    try:
+        shipped = shipped_file(run.game.strategies)
+    except UserError:  # an unreadable shipped file names no field
+        return None
+    if shipped is None:
+        return None
+    names = tuple(run.strategy_names)
+    for name, field in shipped.fields.items():
+        if field.tables.get(run.manifest.get("players")) == names:
+            return name
+    return None
+
+
+def verified_leads(run) -> list[dict]:
+    """For each strategy of the run that is a shipped set with a verification: the set, the
+    strategy it replaces and its lead over it in the mixed field (win share, with interval)."""
+    from sim.core.strategies import shipped_file
+
+    try:
+        shipped = shipped_file(run.game.strategies)
+    except UserError:
+        return []
+    if shipped is None:
+        return []
+    out = []
+    for name in dict.fromkeys(run.strategy_names):
+        check = shipped.tables.get(name, {}).get("verification", {})
+        mixed = check.get("mixed", {})
+        if "lead" in mixed:
+            out.append(
+                {
+                    "set": name,
+                    "replaces": check.get("replaces", ""),
+                    "games": mixed.get("games"),
+                    "lead": mixed["lead"],
+                    "lo": mixed.get("lead_lo"),
+                    "hi": mixed.get("lead_hi"),
+                }
+            )
+    return out

@@ -1,0 +1,306 @@
+"""Issue 27's known answers: robust, fragile and reversed marks; flags against the median
+cornerstone; the economy (a good no tile can produce, the goods of the final cities, the
+action mix); the dominated check; Disasters apart from the tiles; the dead-tile counts."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import tomlkit
+
+from analysis.core.load import open_run
+from analysis.core.report import build_report
+from analysis.core.robustness import FRAGILE, REVERSED, ROBUST, marks
+from analysis.neom import economy
+from analysis.neom.cornerstones import with_median_flags
+from analysis.neom.synthetic import write_run
+from sim.neom import constants as K
+from sim.neom.catalog import load_catalog
+from sim.neom.constants import N_GENERATIONS, SELL_COINS
+from tests.run_helpers import small_run
+
+CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
+
+
+def _effects(rows: list[tuple]) -> pl.DataFrame:
+    """An effect table: (name, effect, se, flag, n)."""
+    effect = np.array([r[1] for r in rows])
+    se = np.array([r[2] for r in rows])
+    return pl.DataFrame(
+        {
+            "tile_name": [r[0] for r in rows],
+            "n": [r[4] for r in rows],
+            "small": [r[4] < 100 for r in rows],
+            "clusters": [1000] * len(rows),
+            "flag": [r[3] for r in rows],
+            "effect": effect,
+            "effect_lo": effect - 1.96 * se,
+            "effect_hi": effect + 1.96 * se,
+            "effect_se": se,
+        }
+    )
+
+
+def test_marks_hold_vanish_and_reverse():
+    """The same flag in both fields is robust (also flagged in neither); a flag in one field
+    only is fragile; a sign that flips with both sides significant is reversed, flagged or
+    not; an item too small or absent in one field gets no mark."""
+    main = _effects([
+        ("holds", 0.10, 0.01, "strong", 500), ("vanishes", 0.10, 0.01, "strong", 500),
+        ("reverses", 0.10, 0.01, "strong", 500), ("quiet", 0.0, 0.01, "", 500),
+        ("flips inside the band", 0.015, 0.003, "", 500), ("small", 0.10, 0.01, "strong", 500),
+        ("absent", 0.10, 0.01, "strong", 500),
+    ])  # fmt: skip
+    other = _effects([
+        ("holds", 0.08, 0.01, "strong", 500), ("vanishes", 0.005, 0.01, "", 500),
+        ("reverses", -0.10, 0.01, "weak", 500), ("quiet", 0.002, 0.01, "", 500),
+        ("flips inside the band", -0.015, 0.003, "", 500), ("small", 0.10, 0.01, "", 50),
+    ])  # fmt: skip
+    got = dict(marks(main, other, "tile_name", min_n=100).select("tile_name", "robustness").rows())
+    assert got == {
+        "holds": ROBUST, "vanishes": FRAGILE, "reverses": REVERSED, "quiet": ROBUST,
+        "flips inside the band": REVERSED, "small": None, "absent": None,
+    }  # fmt: skip
+    # A sign flip that is not significant on one side is not a reversal.
+    weak_other = _effects([("reverses", -0.01, 0.01, "", 500)])
+    row = marks(main.filter(pl.col("tile_name") == "reverses"), weak_other, "tile_name")
+    assert row["robustness"].to_list() == [FRAGILE]
+
+
+def test_a_check_run_marks_planted_findings(tmp_path):
+    """Two synthetic fields on one catalogue: a cornerstone strong in both is robust, one
+    strong here and weak there is reversed, one strong here only is fragile; findings.json
+    carries the marks, the headline ranks the robust one first and says both runs' sizes."""
+    hold, flip, vanish = 3, 5, 7
+    main_run = write_run(tmp_path / "main", n_games=1200, catalog_path=CATALOG, events=False,
+                         boosts={hold: 1.5, flip: 1.5, vanish: 1.5}, seed=1)  # fmt: skip
+    check_run = write_run(tmp_path / "check", n_games=900, catalog_path=CATALOG, events=False,
+                          boosts={hold: 1.5, flip: -1.5}, seed=2)  # fmt: skip
+    out = tmp_path / "out"
+    build_report(main_run, out, check=check_run)
+    run = open_run(main_run)
+    items = json.loads((out / "findings.json").read_text())
+    pooled = {i["name"]: i for i in items if i["kind"] == "cornerstone" and "strategy" not in i}
+    assert pooled[run.tile_name(hold)]["robustness"] == ROBUST
+    assert pooled[run.tile_name(flip)]["robustness"] == REVERSED
+    assert pooled[run.tile_name(vanish)]["robustness"] == FRAGILE
+    assert pooled[run.tile_name(flip)]["check"]["flag"] == "weak"
+    assert all("robustness" in i for i in items)
+    text = (out / "index.html").read_text(encoding="utf-8")
+    headline = text[text.index('id="findings"') : text.index('id="next"')]
+    assert headline.index(run.tile_name(hold)) < headline.index(run.tile_name(flip))
+    assert headline.index(run.tile_name(flip)) < headline.index(run.tile_name(vanish))
+    assert "1,200 and 900 games" in text and "reversed" in text
+    assert "flag changes" not in text
+
+
+def test_a_dominant_cornerstone_flags_only_itself():
+    """One cornerstone far above the rest pushes the others below expected (zero-sum): against
+    expected they all look weak, against the median cornerstone only the dominant one is
+    flagged."""
+    rows = [("dominant", 0.20, 0.004, "", 2000)] + [
+        (f"ordinary {i}", -0.03 + 0.0005 * i, 0.002, "", 2000) for i in range(9)
+    ]
+    flagged = with_median_flags(_effects(rows).drop("flag", "small"))
+    by_name = dict(flagged.select("tile_name", "flag").rows())
+    assert by_name.pop("dominant") == "strong"
+    assert set(by_name.values()) == {""}
+    mirror = dict(flagged.select("tile_name", "flag_vs_expected").rows())
+    assert sum(flag == "weak" for flag in mirror.values()) == 9
+
+
+def _tables_with(tables, tile: int, **columns):
+    """The catalogue with one tile's columns set (tile table columns by K name)."""
+    tiles = tables.tiles.copy()
+    for name, value in columns.items():
+        tiles[tile, getattr(K, name)] = value
+    return replace(tables, tiles=tiles)
+
+
+def test_an_income_tile_is_dominated_by_the_sale_unless_its_income_pays():
+    """A generation-1 tile worth only its income collects 3 incomes at best: income 1 (3
+    coins) loses to the 5-coin sale, income 3 (9 coins) beats it."""
+    tables = load_catalog(CATALOG)
+    plain = next(
+        t for t in tables.deck(K.DECK_GEN1)
+        if not economy.beyond_coins(tables, int(t)) and tables.tiles[t, K.C_DISASTER] == K.DIS_NONE
+    )  # fmt: skip
+    req = tables.req.copy()
+    req[plain, :, K.R_COST] = 0
+    base = replace(tables, req=req)
+    for income, dominated in ((1, True), (3, False)):
+        changed = _tables_with(base, int(plain), C_INCOME=income, C_VP=0, C_COINS_ON_PLACE=0)
+        row = economy.dominated_tiles(changed).filter(pl.col("tile") == plain).row(0, named=True)
+        assert (row["incomes"], row["value"]) == (N_GENERATIONS, income * N_GENERATIONS)
+        assert row["dominated"] is dominated
+        # Income 2 (6 coins) is the least that beats the sale; income 3 affords a cost of 4.
+        assert row["income_needed"] == 2
+        assert row["max_cost"] == income * N_GENERATIONS - SELL_COINS
+    assert SELL_COINS == 5  # rules S4: a sold tile pays 5 coins
+
+
+# --- an engine run on a catalogue where one good cannot be produced -------------------------
+
+
+def _without_good(tmp_path) -> tuple[Path, str]:
+    """The default catalogue with one processed good taken out of every tile's production and
+    requirements: it is declared, and no tile can produce it."""
+    doc = tomlkit.parse(CATALOG.read_text(encoding="utf-8"))
+    tiers = {str(g["name"]): str(g["tier"]) for g in doc["goods"]}
+    produced = [str(p) for t in doc["tiles"] for p in t.get("produces", [])]
+    good = next(p for p in produced if tiers[p] != "raw")
+
+    def drop(array):
+        kept = [str(x) for x in array if str(x) != good]
+        return kept
+
+    for tile in doc["tiles"]:
+        for key in ("produces", "requires"):
+            if key in tile:
+                tile[key] = drop(tile[key])
+        for alternative in tile.get("alternatives", []):
+            if "requires" in alternative:
+                alternative["requires"] = drop(alternative["requires"])
+    path = tmp_path / "catalog.toml"
+    path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    return path, good
+
+
+@pytest.fixture(scope="module")
+def no_good(tmp_path_factory):
+    root = tmp_path_factory.mktemp("nogood")
+    catalog, good = _without_good(root)
+    run = root / "run"
+    small_run(run, "neom", ("greedy", "builder", "merchant", "industrialist"), 4, 80, 5,
+              events=True, data=catalog, batch_size=40)  # fmt: skip
+    out = root / "report"
+    build_report(run, out)
+    return run, out, good
+
+
+def test_a_good_no_tile_produces_shows_zero_and_is_named(no_good):
+    run_path, out, good = no_good
+    goods = pl.read_csv(out / "tables" / "goods_by_generation.csv")
+    mine = goods.filter(pl.col("good_name") == good)
+    assert mine.height == N_GENERATIONS and (mine["cities"] == 0).all()
+    assert (mine["share"] == 0).all()
+    assert goods.filter(pl.col("good_name") != good)["cities"].sum() > 0
+    chains = pl.read_csv(out / "tables" / "goods.csv").filter(pl.col("good_name") == good)
+    assert chains["fails_at"].to_list() == [f"no tile produces {good}"]
+    glance = (out / "summary.md").read_text(encoding="utf-8").split("## Headline")[0]
+    assert f"{good} 0.0%" in glance and f"no tile produces {good}" in glance
+
+
+def test_the_goods_at_the_end_are_the_final_cities(no_good):
+    """The cities rebuilt from the log at the end of generation 3 produce exactly the goods the
+    engine recorded for the final city (players.goods_mask)."""
+    run = open_run(no_good[0])
+    players = run.players.select("goods_mask").collect()["goods_mask"].to_numpy()
+    goods = economy.goods_by_generation(run).filter(pl.col("generation") == N_GENERATIONS)
+    for row in goods.iter_rows(named=True):
+        assert row["cities"] == int(((players >> row["good"]) & 1).sum()), row["good_name"]
+
+
+def test_every_selection_is_placed_sold_discarded_or_a_disaster(no_good):
+    mix = economy.action_mix(open_run(no_good[0]))
+    pooled = mix.filter(pl.col("strategy_name") == "all")
+    shares = pooled.select(sum(pl.col(f"{a}_share") for a in economy.ACTIONS)).to_series()
+    np.testing.assert_allclose(shares.to_numpy(), 1.0)
+    assert pooled["selections_per_seat"].to_list() == [float(K.TURNS_PER_GENERATION)] * 3
+
+
+def test_disasters_are_apart_from_the_tiles(no_good):
+    run_path, out, _ = no_good
+    tables = open_run(run_path).tables
+    disasters = {
+        tables.tile_names[t] for t in range(tables.n_tiles)
+        if tables.tiles[t, K.C_DISASTER] != K.DIS_NONE
+    }  # fmt: skip
+    tile_names = set(pl.read_csv(out / "tables" / "tiles.csv")["tile_name"])
+    assert not tile_names & disasters
+    effects = pl.read_csv(out / "tables" / "disaster_effects.csv")
+    assert set(effects["tile_name"]) <= disasters and effects.height > 0
+    assert effects["levers"].str.len_chars().min() > 0
+    items = json.loads((out / "findings.json").read_text())
+    assert {i["name"] for i in items if i["kind"] == "disaster"} == set(effects["tile_name"])
+    text = (out / "index.html").read_text(encoding="utf-8")
+    section = text[text.index('id="disasters"') :]
+    assert "for the chooser" in text and "Lever" in section
+
+
+def test_dead_tiles_say_never_placed_and_not_dealt_apart(no_good):
+    """The count of never-placed tiles is of tiles dealt; tiles not dealt at this player
+    count are counted on their own, in the section and in the summary alike."""
+    run_path, out, _ = no_good
+    dead = pl.read_csv(out / "tables" / "dead_tiles.csv")
+    not_dealt = dead.filter(pl.col("why").str.starts_with("never dealt")).height
+    never = dead.filter(~pl.col("why").str.starts_with("never dealt") & pl.col("dead")).height
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert f"{never} generation tiles in play were never placed" in summary
+    if not_dealt:
+        assert f"{not_dealt} more are not dealt at this player count" in summary
+    text = (out / "index.html").read_text(encoding="utf-8")
+    assert (
+        f"never placed ({never})" in text
+        or f"dealt at this player count and never placed ({never})" in text
+    )
+
+
+def test_strategies_named_by_their_parameters_get_short_names(tmp_path):
+    """A strategy labelled by its whole parameter string is shown by a short name on the page,
+    in the summary and in the figures, and listed once with its whole label; the CSV tables
+    keep the whole label."""
+    from analysis.core import figures
+    from analysis.core.report import short_names
+
+    long = "greedy:money_weight=0.123456,goods_weight=1.5,vp_weight=2.25"
+    assert short_names(["greedy", long, long + ",x=1"]) == {
+        long: "greedy#1",
+        long + ",x=1": "greedy#2",
+    }
+    run = write_run(tmp_path / "run", n_games=300, strategies={long: 0.2, "random": 0.0},
+                    catalog_path=CATALOG)  # fmt: skip
+    out = tmp_path / "out"
+    build_report(run, out)
+    text = (out / "index.html").read_text(encoding="utf-8")
+    assert text.count(long) == 1 and "greedy#1" in text
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.count(long) == 1 and "greedy#1" in summary
+    assert long in pl.read_csv(out / "tables" / "strategies.csv")["strategy_name"].to_list()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.bar([long, "random"], [0.3, 0.2])
+    ax.set_yticks([0.1, 0.2], [long, "b"])
+    figures.rename_texts(fig, {long: "greedy#1"})
+    fig.canvas.draw()
+    shown = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    assert "greedy#1" in shown and long not in shown
+
+
+def test_a_failing_good_always_names_the_link_that_fails():
+    """A good in too few cities fails at its producer when that producer is placed often enough
+    but by too few cities, else further up its chain; a good in enough cities does not fail."""
+    tables = load_catalog(CATALOG)
+    good = next(g for g in range(len(tables.goods_tier)) if economy.producers(tables, g))
+    producer = max(economy.producers(tables, good))
+    n_goods = len(tables.goods_tier)
+    rows = [(gen, g, 0.5) for gen in range(1, N_GENERATIONS + 1) for g in range(n_goods)]
+    goods = pl.DataFrame(rows, schema=["generation", "good", "share"], orient="row")
+    few = goods.with_columns(
+        pl.when(pl.col("good") == good).then(0.01).otherwise(pl.col("share")).alias("share")
+    )
+    placed = {producer: 100}
+    chains = economy.good_chains(few, placed, 1000, tables, {})
+    row = chains.filter(pl.col("good") == good).row(0, named=True)
+    assert row["fails_at"] == f"{tables.tile_names[producer]}: placed by too few cities"
+    assert tables.good_names[good] in row["chain"]
+    fine = economy.good_chains(goods, placed, 1000, tables, {})
+    assert (fine["fails_at"] == "").all()
