@@ -375,11 +375,28 @@ def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_output
     diff = (out / "candidate.diff").read_text()
     assert all(f"vp = {e.split('= ')[1]}" in diff for e in summary["edits"] if ": vp" in e)
     assert (out / "compare" / "index.html").is_file() and (out / "log.md").is_file()
+    listing = json.loads((out / "neom-listing.json").read_text())
+    assert listing["command"] == "neom balance --all" and listing["status"] == "complete"
     runs = sorted(p.name for p in (out / "runs").iterdir())
+    assert sorted(r.split("/")[1] for r in listing["runs"]) == runs
+    assert {"candidate.toml", "log.md", "log.jsonl", "summary.json"} <= set(listing["files"])
     capsys.readouterr()
-    # An earlier pass is never replaced silently; --resume replays it from its runs.
+    # An earlier pass is never replaced silently; resuming a complete one writes nothing.
     assert main(argv) == 1
-    assert "pass --resume to continue it or --overwrite" in capsys.readouterr().err
+    assert "holds an earlier neom balance --all; pass --overwrite" in capsys.readouterr().err
+    before = _contents(out)
+    assert main([*argv, "--resume"]) == 0
+    assert "already complete" in capsys.readouterr().err and _contents(out) == before
+    # An interrupted pass resumes to the same steps, runs and candidate.
+    (out / "notes.txt").write_text("mine")
+    with pytest.MonkeyPatch.context() as patch:
+        _interrupt_after(patch, 3)  # the first evaluation is played, the second is not
+        assert main([*argv, "--overwrite"]) == 130
+    assert (out / "notes.txt").read_text() == "mine"  # not the pass's: kept
+    assert json.loads((out / "neom-listing.json").read_text())["status"] == "running"
+    capsys.readouterr()
+    assert main([*argv[:-1], "--resume", "--seed", "2", "--quiet"]) == 1
+    assert "cannot resume with a different --seed" in capsys.readouterr().err
     assert main([*argv, "--resume"]) == 0
     again = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     timeless = lambda entries: [{k: v for k, v in e.items() if k != "seconds"} for e in entries]  # noqa: E731
@@ -387,11 +404,27 @@ def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_output
         timeless(again) == timeless(log)
         and sorted(p.name for p in (out / "runs").iterdir()) == runs
     )
-    assert main([*argv[:-1], "--resume", "--seed", "2", "--quiet"]) == 1
-    assert "cannot resume with a different seed" in capsys.readouterr().err
-    (out / "stray.txt").write_text("mine")
-    assert main([*argv, "--overwrite"]) == 1
-    assert "holds 'stray.txt', which neom balance --all did not write" in capsys.readouterr().err
+    assert (out / "candidate.toml").read_text() == candidate
+
+
+def _contents(path):
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def _interrupt_after(monkeypatch, batches: int) -> None:
+    """Ctrl-C when the run is about to write batch number ``batches`` + 1 of the command."""
+    from sim.core import store
+
+    real = store.RunFolder.write_listed_batch
+    count = {"n": 0}
+
+    def write(self, *args, **kwargs):
+        if count["n"] == batches:
+            raise KeyboardInterrupt()
+        count["n"] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
 
 
 def test_the_optuna_search_evaluates_its_budget_on_the_same_deals(tmp_path):

@@ -29,6 +29,7 @@ import math
 import re
 import shutil
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -301,13 +302,16 @@ class Evaluator:
     under ``work`` and measures them; every run with the same seed plays the same deals."""
 
     def __init__(self, base_text: str, base_source: str, setting: Setting, work: Path,
-                 progress: Progress, command: str = "neom balance"):  # fmt: skip
+                 progress: Progress, command: str = "neom balance", claim=None):  # fmt: skip
         self.base_text = base_text
         self.base_source = base_source
         self.setting = setting
         self.work = Path(work)
         self.progress = progress
         self.command = command
+        # The claimed output folder (sim.core.outputs.Claim) that lists every run before it
+        # is made (None: ``work`` is a scratch folder of this command's own).
+        self.claim = claim
         self.cache: dict = {}
 
     def catalog_text(self, values: dict) -> str:
@@ -341,13 +345,15 @@ class Evaluator:
             hit = self.cache.get((key, ev))
             if hit is not None:
                 return hit
-        folder = self.work / "runs" / f"{key}{'-events' if events else ''}"
-        catalog = self.work / "catalogs" / f"{key}.toml"
-        catalog.parent.mkdir(parents=True, exist_ok=True)
-        if not catalog.exists():
-            text = self.catalog_text(values)
-            _validate_text(text, f"{self.base_source} with {describe_values(values)}")
-            catalog.write_text(text, encoding="utf-8")
+        rel = f"runs/{key}{'-events' if events else ''}"
+        folder = self.claim.add_run(rel) if self.claim is not None else self.work / rel
+        text = self.catalog_text(values)
+        _validate_text(text, f"{self.base_source} with {describe_values(values)}")
+        # The candidate catalogue is read from a scratch file; the run folder keeps its copy
+        # (catalog.toml), so the output folder holds only listed runs and published files.
+        scratch = Path(tempfile.mkdtemp(prefix="neom-balance-"))
+        catalog = scratch / f"candidate-{key}.toml"
+        catalog.write_text(text, encoding="utf-8")
         workers = s.workers
         config = RunConfig(
             out=folder,
@@ -368,7 +374,10 @@ class Evaluator:
             rules={"variant": VARIANT_NAMES[s.variant]},
         )
         start = time.perf_counter()
-        run_simulation(config)
+        try:
+            run_simulation(config)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         run = open_run(folder)
         longs = _long_tables(run)
         measurement = Measurement(values, seed, games, events, folder, run, longs,

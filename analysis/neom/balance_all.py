@@ -32,7 +32,6 @@ read back (the searches are deterministic), an interrupted one is resumed by the
 import difflib
 import json
 import math
-import shutil
 import sys
 import time
 import tomllib
@@ -47,8 +46,6 @@ CHANGE_PRICE = 0.05  # optuna's loss: per changed field (in units of band excess
 STEP_PRICE = 0.01  # and per unit of change
 SPAN = {"VP": 6}  # optuna's range of a lever on its side: 6 VP, else SPAN_OTHER units
 SPAN_OTHER = 8
-OWN = ("runs", "catalogs", "pass.json", "log.md", "log.jsonl", "candidate.toml",
-       "candidate.diff", "summary.json", "compare")  # fmt: skip
 
 
 # --- assessing a candidate ----------------------------------------------------------------
@@ -379,40 +376,6 @@ def best_of(rounds: list[Assessment]) -> Assessment:
 # --- the command ----------------------------------------------------------------------------
 
 
-def _prepare_out(out: Path, resume: bool, overwrite: bool, settings: dict) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
-    entries = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-    foreign = [e for e in entries if e not in OWN]
-    if foreign:
-        raise UserError(f"--out {out}: holds {foreign[0]!r}, which neom balance --all did not "
-                        "write; choose an empty or new folder")  # fmt: skip
-    if resume:
-        saved = out / "pass.json"
-        if entries and not saved.is_file():
-            raise UserError(f"--out {out}: no pass.json to resume")
-        if saved.is_file():
-            before = json.loads(saved.read_text(encoding="utf-8"))
-            changed = [k for k in settings if before.get(k) != settings[k]]
-            if changed:
-                raise UserError(
-                    f"--out {out}: cannot resume with a different {changed[0]} (the pass used "
-                    f"{before.get(changed[0])!r}, not {settings[changed[0]]!r})"
-                )
-        for name in ("log.jsonl", "log.md", "candidate.toml", "candidate.diff", "summary.json"):
-            (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / "compare", ignore_errors=True)
-    elif entries:
-        if not overwrite:
-            raise UserError(f"--out {out}: holds an earlier pass; pass --resume to continue it "
-                            "or --overwrite to replace it")  # fmt: skip
-        for name in entries:
-            path = out / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pass.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
-
-
 def _candidate_text(base_text: str, values: dict, label: str) -> str:
     import tomlkit
 
@@ -429,7 +392,7 @@ def _candidate_text(base_text: str, values: dict, label: str) -> str:
 
 def run_all(args) -> int:
     from analysis.neom.balance_cli import base_catalog, setting_from
-    from analysis.neom.compare import build_comparison
+    from sim.core.outputs import claim_folder, writer_lock
 
     if args.lever or args.relative_to != "median":
         raise UserError("--lever and --relative-to belong to neom balance NAME (the pass's "
@@ -451,19 +414,58 @@ def run_all(args) -> int:
     if wrong or not goals:
         raise UserError(f"--goals {args.goals!r}: a comma-separated list of {', '.join(GOALS)}")
     out = Path(args.out) if args.out else Path("balance") / "all"
-    settings = {
-        "catalog_digest": data.digest, "field": ",".join(setting.strategies),
-        "players": setting.players, "games": setting.games, "seed": setting.seed,
-        "band": setting.band, "min_n": setting.min_n, "variant": setting.variant,
-        "intended": sorted(intended), "optimizer": args.optimizer, "budget": budget,
-        "goals": list(goals), "per_round": args.per_round,
+    if args.per_round < 0:
+        raise UserError(f"--per-round {args.per_round}: 0 (every item) or more")
+    parameters = {
+        "--catalog": data.digest, "--strategies": list(setting.strategies),
+        "--strategy-file": _file_digest(setting.strategy_file),
+        "--players": setting.players, "--games": setting.games, "--seed": setting.seed,
+        "--band": args.band, "--min-n": setting.min_n, "--variant": setting.variant,
+        "--intended": sorted(intended), "--optimizer": args.optimizer, "--max-evals": budget,
+        "--goals": list(goals), "--per-round": args.per_round,
+        "--verify-games": args.verify_games or setting.games,
     }  # fmt: skip
-    _prepare_out(out, args.resume, args.overwrite, settings)
+
+    def claim():
+        return claim_folder(out, COMMAND, overwrite=args.overwrite, resume=args.resume,
+                            parameters=parameters)  # fmt: skip
+
+    with writer_lock(out, COMMAND, "balance folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(f"neom: note: {out}: the pass is already complete; nothing to do",
+                  file=sys.stderr)  # fmt: skip
+            print(out / "log.md")
+            return 0
+        return _run_pass(args, setting, text, source, data, catalogue, intended, goals,
+                         budget, out, claimed)  # fmt: skip
+
+
+COMMAND = "neom balance --all"
+
+
+def _file_digest(path) -> str:
+    import hashlib
+
+    if path is None:
+        return ""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UserError(f"--strategy-file {path}: cannot read ({exc.strerror})") from None
+
+
+def _run_pass(args, setting, text, source, data, catalogue, intended, goals, budget, out,
+              claimed) -> int:  # fmt: skip
+    """The pass in the claimed folder ``out``: every evaluation a listed run, the outputs
+    built in a staging folder and published whole at the end."""
+    from analysis.neom.compare import build_comparison
+    from sim.core.outputs import publish, staging_folder
+
     searches = ["coordinate", "optuna"] if args.optimizer == "both" else [args.optimizer]
     verify_games = args.verify_games or setting.games
     planned = setting.games * budget * len(searches) + 2 * verify_games
     progress = B.Progress(planned, quiet=args.quiet)
-    evaluator = B.Evaluator(text, source, setting, out, progress, "neom balance --all")
+    evaluator = B.Evaluator(text, source, setting, out, progress, COMMAND, claimed)
     log_lines: list[dict] = []
 
     def log(search, round_, a: Assessment):
@@ -474,16 +476,12 @@ def run_all(args) -> int:
             "seconds": round(a.seconds, 1),
         }  # fmt: skip
         log_lines.append(entry)
-        with open(out / "log.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry) + "\n")
         if not args.quiet:
             print(f"balance --all: {search} round {round_}: loss {a.loss:.2f}, "
                   f"{a.n_violations} items off their goal, {len(a.values)} fields edited",
                   file=sys.stderr, flush=True)  # fmt: skip
 
     started = time.perf_counter()
-    if args.per_round < 0:
-        raise UserError(f"--per-round {args.per_round}: 0 (every item) or more")
     run = Pass(evaluator, catalogue, intended, setting.variant, log, goals, args.per_round)
     results, stuck = {}, {}
     for search in searches:
@@ -495,10 +493,8 @@ def run_all(args) -> int:
     best = results[chosen][1]
     candidate = _candidate_text(text, best.values, data.label)
     B._validate_text(candidate, str(out / "candidate.toml"))
-    (out / "candidate.toml").write_text(candidate, encoding="utf-8")
     diff = "".join(difflib.unified_diff(text.splitlines(True), candidate.splitlines(True),
                                         str(source), "candidate.toml"))  # fmt: skip
-    (out / "candidate.diff").write_text(diff, encoding="utf-8")
 
     # Fresh deals: the catalogue as it is against the candidate, through neom compare.
     fresh = B.fresh_seed(setting.seed)
@@ -508,8 +504,6 @@ def run_all(args) -> int:
                                what="fresh deals: the candidate")  # fmt: skip
     before = assess(base_m, setting, intended, goals)
     after = assess(cand_m, setting, intended, goals)
-    build_comparison(base_m.path, cand_m.path, out / "compare", band=setting.band,
-                     min_n=setting.min_n)  # fmt: skip
     # Each search's best on the fresh deals too, for the comparison of the searches (the
     # choice above was made on the search deals, so these figures are not selected on).
     fresh_best = {chosen: after}
@@ -535,9 +529,18 @@ def run_all(args) -> int:
         "not_fixed_by_one_lever": stuck[chosen],
         "games_played": progress.played, "seconds": round(time.perf_counter() - started, 1),
     }  # fmt: skip
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     lines = _log_md(summary, log_lines, before, after)
-    (out / "log.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with staging_folder(out) as staging:
+        (staging / "candidate.toml").write_text(candidate, encoding="utf-8")
+        (staging / "candidate.diff").write_text(diff, encoding="utf-8")
+        build_comparison(base_m.path, cand_m.path, staging / "compare", band=setting.band,
+                         min_n=setting.min_n)  # fmt: skip
+        (staging / "summary.json").write_text(json.dumps(summary, indent=1) + "\n",
+                                              encoding="utf-8")  # fmt: skip
+        (staging / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log_lines),
+                                           encoding="utf-8")  # fmt: skip
+        (staging / "log.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        publish(staging, claimed)
     print("\n".join(lines))
     print(f"written: {out / 'candidate.toml'}, candidate.diff, log.md, summary.json, compare/")
     return 0

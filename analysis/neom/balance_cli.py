@@ -3,12 +3,12 @@
 
 import json
 import math
-import os
 import shlex
 import sys
 import tempfile
 import time
 import tomllib
+from contextlib import contextmanager
 from pathlib import Path
 
 from sim.core.errors import UserError
@@ -104,33 +104,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def check_output_file(path: str | None, overwrite: bool, option: str = "--json") -> None:
-    """Refuse to replace an existing file without --overwrite, or to write into a missing
-    folder, before any work is done."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UserError(f"{option} {path}: is a folder")
-    if target.exists() and not overwrite:
-        raise UserError(f"{option} {path}: exists; pass --overwrite to replace it")
-    if not target.parent.is_dir():
-        raise UserError(f"{option} {path}: no such folder {target.parent}")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing (a temporary file beside it, then renamed)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def setting_from(args):
     from analysis.neom.balance import Setting
     from sim.core.seeding import check_game_count
@@ -190,9 +163,10 @@ def run(args) -> int:
 
 def run_item(args) -> int:
     from analysis.neom import balance as B
+    from sim.core.outputs import claim_file, write_file
 
     setting = setting_from(args)
-    check_output_file(args.json, args.overwrite)
+    json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
     text, source, data = base_catalog(args.catalog)
     item, kind, levers = B.item_levers(tomllib.loads(text), args.name, args.variant)
     levers = B.pick_levers(levers, args.lever)
@@ -208,20 +182,22 @@ def run_item(args) -> int:
                "protects against it or insures it)" if kind == "disaster" else ""),
         )  # fmt: skip
         return 1
-    created = args.work is None
-    work = Path(tempfile.mkdtemp(prefix="neom-balance-")) if created else Path(args.work)
-    if not created:
-        _check_work(work)
     planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live))
     progress = B.Progress(planned, quiet=args.quiet)
     command = "neom balance"
     if sys.argv[1:2] == ["balance"]:
         command = shlex.join(["neom", *sys.argv[1:]])
-    evaluator = B.Evaluator(text, source, setting, work, progress, command)
-    try:
-        result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
-    finally:
-        B.remove_work(work, created)
+    if args.work is None:
+        work = Path(tempfile.mkdtemp(prefix="neom-balance-"))
+        evaluator = B.Evaluator(text, source, setting, work, progress, command)
+        try:
+            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+        finally:
+            B.remove_work(work, True)
+    else:
+        with work_folder(Path(args.work)) as claim:
+            evaluator = B.Evaluator(text, source, setting, claim.path, progress, command, claim)
+            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
     records = B.lever_records(result, setting)
     document = {
         "item": item,
@@ -246,20 +222,41 @@ def run_item(args) -> int:
         document["data"] = data.label
     for line in summary_lines(document):
         print(line)
-    if args.json:
-        write_atomic(Path(args.json), json.dumps(document, indent=1) + "\n")
+    if json_path is not None:
+        write_file(json_path, json.dumps(document, indent=1) + "\n", "--json")
         print(f"written: {args.json}")
     return 0
 
 
-def _check_work(work: Path) -> None:
-    if work.exists() and not work.is_dir():
-        raise UserError(f"--work {work}: exists and is not a folder")
-    if work.is_dir():
-        foreign = [p.name for p in work.iterdir() if p.name not in ("runs", "catalogs")]
-        if foreign:
-            raise UserError(f"--work {work}: holds {foreign[0]!r}, which neom balance did not "
-                            "write; choose an empty or new folder")  # fmt: skip
+WORK_COMMAND = "neom balance"
+
+
+@contextmanager
+def work_folder(work: Path):
+    """``--work DIR``: the candidates' run folders, kept for later searches. The folder is
+    claimed like any output folder (new, empty, or one neom balance wrote: anything else is
+    refused untouched); each run is listed before it is made, and runs already there are used
+    again (a run's name is everything that makes its games). The listing says complete when
+    the search ends."""
+    from sim.core.outputs import (
+        STATUS_RUNNING,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_listing,
+        writer_lock,
+    )
+
+    def claim():
+        return claim_folder(work, WORK_COMMAND, option="--work", replaces_own=True,
+                            parameters={"kept": "candidate runs of neom balance NAME"})  # fmt: skip
+
+    with writer_lock(work, WORK_COMMAND, "work folder", check=claim) as claimed:
+        claimed.listing["status"] = STATUS_RUNNING
+        write_listing(work, claimed.listing)
+        yield claimed
+        with staging_folder(work) as staging:
+            publish(staging, claimed)  # no files: the listing of its runs, complete
 
 
 def _fmt(x, digits: int = 1) -> str:
