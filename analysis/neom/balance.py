@@ -92,6 +92,9 @@ class Lever:
 
 _PATH = re.compile(r"^(?:(effects|alternatives)\[(\d+)\]\.)?([a-z_]+)$")
 NUMERIC_FIELDS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
+# Lists a lever counts: the value is how many of the listed goods (tiles) are still required,
+# the first ones in file order kept (a designer orders them by importance).
+COUNT_FIELDS = {"requires": "required good", "requires_tiles": "prerequisite tile"}
 
 
 def _split_path(path: str) -> tuple[str | None, int, str]:
@@ -102,7 +105,10 @@ def _split_path(path: str) -> tuple[str | None, int, str]:
 
 
 def get_value(entry, path: str) -> int:
-    """The number at ``path`` of a tile's entry (a missing field is its default, 0)."""
+    """The number at ``path`` of a tile's entry (a missing field is its default, 0; a count
+    field, the length of its list)."""
+    if path in COUNT_FIELDS:
+        return len(entry.get(path, []))
     listing, index, key = _split_path(path)
     if listing is not None:
         items = entry.get(listing, [])
@@ -113,6 +119,15 @@ def get_value(entry, path: str) -> int:
 
 
 def set_value(entry, path: str, value: int) -> None:
+    if path in COUNT_FIELDS:
+        items = entry.get(path, [])
+        if value > len(items):
+            raise UserError(f"lever {path!r}: cannot require more than the {len(items)} listed")
+        if value == 0:
+            entry.pop(path, None)
+        else:
+            del items[value:]
+        return
     listing, index, key = _split_path(path)
     if listing is not None:
         entry = entry[listing][index]
@@ -134,6 +149,57 @@ def item_kind(entry) -> str:
     return "disaster" if "disaster" in entry.get("types", []) else "tile"
 
 
+VP_KINDS = ("vp_per_type_in_city", "vp_per_type_adjacent", "vp_per_good_tier", "vp_placement")
+
+
+def type_bounds(entry) -> dict[str, tuple[int, str]]:
+    """Lower bounds the rules texts set on a tile's numbers by its types (rules 000): path ->
+    (bound, why). A Commercial tile gives income, a Residential tile has a VP value, a Public
+    tile offers VP (printed, unless an effect gives it variable VP), and a tile that produces
+    goods turns at least one required good into them (the goods tree)."""
+    types = set(entry.get("types", []))
+    bounds = {}
+    if types == {"commercial"}:
+        bounds["income"] = (1, "a Commercial tile gives income (rules 000)")
+    if "residential" in types:
+        bounds["vp"] = (1, "a Residential tile has a VP value (rules 000)")
+    variable = any(e.get("kind") in VP_KINDS for e in entry.get("effects", []))
+    if "public" in types and not variable and "residential" not in types:
+        bounds["vp"] = (1, "a Public tile offers VP (rules 000)")
+    if entry.get("produces") and entry.get("requires"):
+        bounds["requires"] = (1, "a producer turns goods into goods (the goods tree)")
+    return bounds
+
+
+def _bounded_by_rules(levers: list[Lever], entry) -> list[Lever]:
+    """The levers within the rules' bounds and the tile's ``known`` entries (catalogue field
+    ``known``: a fact of the published game is never moved, a known bound never crossed)."""
+    from sim.neom.catalog import parse_known
+
+    bounds = type_bounds(entry)
+    known = [parse_known(k) for k in entry.get("known", [])]
+    out = []
+    for lever in levers:
+        low, high, inert = lever.low, lever.high, lever.inert
+        if lever.path in bounds:
+            low = max(low, min(bounds[lever.path][0], lever.current))
+        for parsed in known:
+            if parsed is None:
+                continue
+            path, op, bound = parsed
+            group = path in ("effects", "alternatives") and lever.path.startswith(path + "[")
+            if path != lever.path and not group:
+                continue
+            if op == ">=":
+                low = max(low, min(bound, lever.current))
+            elif op == "<=":
+                high = min(high, max(bound, lever.current))
+            elif not inert:
+                inert = "known from the published game (the tile's field known)"
+        out.append(replace(lever, low=low, high=high, inert=inert))
+    return out
+
+
 def _own_levers(entry, variant: str) -> list[Lever]:
     name = str(entry["name"])
     scored = any(t in SCORED_TYPES for t in entry.get("types", []))
@@ -145,6 +211,10 @@ def _own_levers(entry, variant: str) -> list[Lever]:
         Lever(name, "coins_on_place", get_value(entry, "coins_on_place"), +1,
               "coin on placement"),
     ]  # fmt: skip
+    for path, unit in COUNT_FIELDS.items():
+        if entry.get(path):
+            count = get_value(entry, path)
+            levers.append(Lever(name, path, count, -1, unit, low=0, high=count))
     if "vp_no_disasters" in entry:
         levers.append(
             Lever(name, "vp_no_disasters", get_value(entry, "vp_no_disasters"), +1, "VP",
@@ -160,7 +230,7 @@ def _own_levers(entry, variant: str) -> list[Lever]:
                 path = f"effects[{i}].{key}"
                 levers.append(Lever(name, path, get_value(entry, path), sign, f"{unit} of "
                                     f"{effect.get('kind', 'effect')}"))  # fmt: skip
-    return levers
+    return _bounded_by_rules(levers, entry)
 
 
 def _disaster_levers(tiles, entry) -> list[Lever]:
@@ -178,10 +248,11 @@ def _disaster_levers(tiles, entry) -> list[Lever]:
         if not (protects or insures) or tile.get("replaces"):
             continue
         name = str(tile["name"])
-        out.append(Lever(name, "cost", get_value(tile, "cost"), +1, "coin of cost", own=False))
+        levers = [Lever(name, "cost", get_value(tile, "cost"), +1, "coin of cost", own=False)]
         for i, _ in enumerate(tile.get("alternatives", [])):
             path = f"alternatives[{i}].cost"
-            out.append(Lever(name, path, get_value(tile, path), +1, "coin of cost", own=False))
+            levers.append(Lever(name, path, get_value(tile, path), +1, "coin of cost", own=False))
+        out.extend(_bounded_by_rules(levers, tile))
     return out
 
 

@@ -17,6 +17,7 @@ from sim.neom.constants import VARIANT_NAMES
 DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
 ITEM_GAMES = 2000  # games per candidate of a one-item search
 ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
+DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
 
 
 def register(subparsers) -> None:
@@ -86,9 +87,15 @@ def register(subparsers) -> None:
         help="--all: tiles meant to be rarely or never placed (not counted as dead)",
     )  # fmt: skip
     parser.add_argument(
-        "--goals", default="cornerstones,tiles,dead", metavar="GOAL,...",
+        "--goals", default=DEFAULT_GOALS, metavar="GOAL,...",
         help="--all: which goals to pursue (cornerstones: in the band against the median and "
-        "not flagged; tiles: not flagged; dead: placed) (all three)",
+        "not flagged; tiles: not flagged; dead: placed; goods: every good produced by some "
+        "city in 5%% of games) (all four)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--prune-evals", type=int, default=None, metavar="N",
+        help="--all: after the search, undo each edit in turn and keep it undone when the goals "
+        "still hold (N: at most N tries; 0: no pruning; default: every edit)",
     )  # fmt: skip
     parser.add_argument(
         "--per-round",
@@ -154,9 +161,11 @@ def run(args) -> int:
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
     if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
-            or args.goals != "cornerstones,tiles,dead" or args.per_round != 0):  # fmt: skip
+            or args.goals != DEFAULT_GOALS or args.per_round != 0
+            or args.prune_evals is not None):  # fmt: skip
         raise UserError(
-            "--out, --resume, --intended, --goals, --per-round and --optimizer belong to --all"
+            "--out, --resume, --intended, --goals, --per-round, --prune-evals and --optimizer "
+            "belong to --all"
         )
     return run_item(args)
 
