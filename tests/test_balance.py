@@ -588,7 +588,7 @@ def test_a_good_too_rarely_produced_moves_its_producer_then_the_chain():
     assert tracks["Glass (good)"].levers[0].tile == "Glassworks"
 
 
-def test_a_tile_dead_for_its_prerequisite_strengthens_the_prerequisite_first():
+def test_a_tile_dead_for_its_prerequisite_makes_the_prerequisite_cheaper_first():
     from analysis.neom import balance_all as BA
     from analysis.neom.tiles import WHY_PREREQUISITE
 
@@ -598,13 +598,39 @@ def test_a_tile_dead_for_its_prerequisite_strengthens_the_prerequisite_first():
          "income": 4, "requires_tiles": ["Station"]},
     ]}  # fmt: skip
     levers = BA.choose_levers(data, "Terminal", "dead", True, "standard", 4, WHY_PREREQUISITE)
-    assert [lv.key for lv in levers[:2]] == [("Station", "vp"), ("Station", "cost")]
-    assert ("Terminal", "requires_tiles") in [lv.key for lv in levers]
-    # Sold though affordable: its own numbers, cost first (income never below 1: rules 000).
+    assert [lv.key for lv in levers[:2]] == [("Station", "cost"), ("Terminal", "requires_tiles")]
+    assert ("Station", "vp") not in [lv.key for lv in levers]  # its strength is its own
+    # Sold though affordable: its own numbers, cost first, then coins on placement before
+    # income (income never below 1: rules 000).
     levers = BA.choose_levers(data, "Terminal", "dead", True, "standard", 4, "sold though")
-    assert levers[0].key == ("Terminal", "cost")
+    assert [lv.path for lv in levers[:3]] == ["cost", "coins_on_place", "income"]
     down = BA.choose_levers(data, "Terminal", "tile", False, "standard", 4)
     assert [lv.path for lv in down][:2] == ["income", "cost"] and down[0].low == 1
+
+
+def test_a_tile_takes_its_own_lever_back_from_an_item_that_borrowed_it():
+    """A good too rarely made moves its producer's cost; when the producer itself turns strong
+    its own item takes the lever back (and the good's item goes on with its next lever)."""
+    from analysis.neom import balance_all as BA
+
+    data = {"tiles": [
+        {"name": "Kiln", "deck": "gen1", "players": 1, "types": ["industrial"], "cost": 2,
+         "requires": ["Stone"], "produces": ["Glass"], "polluting": True},
+    ]}  # fmt: skip
+    run, _ = _fake_pass(data, lambda values: ({}, {}))
+    tracks = {}
+    good = BA.Assessment({}, {"Glass (good)": -0.03}, {"Glass (good)"}, {}, {},
+                         {"Glass (good)": "good"}, 0.6, 1, [], [], [], lacking=["Glass"])  # fmt: skip
+    run.add_tracks(good, tracks)
+    assert tracks["Glass (good)"].lever.key == ("Kiln", "cost")
+    strong = BA.Assessment({}, {"Glass (good)": -0.01, "Kiln": 0.06}, {"Glass (good)", "Kiln"},
+                           {}, {}, {"Glass (good)": "good", "Kiln": "tile"}, 2.0, 2, [], [],
+                           [], lacking=["Glass"])  # fmt: skip
+    run.add_tracks(strong, tracks)
+    assert tracks["Kiln"].lever.key == ("Kiln", "cost") and tracks["Kiln"].direction == 1
+    assert ("Kiln", "cost") not in [lv.key for lv in tracks["Glass (good)"].levers]
+    assert tracks["Glass (good)"].lever.key == ("Kiln", "coins_on_place")
+    assert run.owner[("Kiln", "cost")] == "Kiln"
 
 
 def test_pruning_undoes_the_edits_the_goals_do_not_need():

@@ -159,7 +159,7 @@ def type_bounds(entry) -> dict[str, tuple[int, str]]:
     goods turns at least one required good into them (the goods tree)."""
     types = set(entry.get("types", []))
     bounds = {}
-    if types == {"commercial"}:
+    if "commercial" in types:
         bounds["income"] = (1, "a Commercial tile gives income (rules 000)")
     if "residential" in types:
         bounds["vp"] = (1, "a Residential tile has a VP value (rules 000)")

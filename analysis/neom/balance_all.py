@@ -81,6 +81,7 @@ class Assessment:
 
 GOALS = ("cornerstones", "tiles", "dead", "goods")
 GOOD_SHARE = 0.05  # a good is produced by some city in at least this share of the games
+UNBUILT_SHARE = 0.10  # a cornerstone is placed by at least this share of its drafters
 GOOD_SUFFIX = " (good)"  # a good's item name: "Hovercars (good)"
 
 
@@ -94,8 +95,9 @@ def assess(measurement, setting: B.Setting, intended: set[str],
     cornerstone is off its goal when its whole interval relative to the median cornerstone
     lies outside the band, or the report flags it; a tile when the report flags it; a tile in
     play is dead when it is never placed (it stays on the list until it is placed in
-    ``RARE_SHARE`` of the games); a good when no city produces it in ``GOOD_SHARE`` of the
-    games (the shares of thousands of games are precise: no interval)."""
+    ``RARE_SHARE`` of the games), a cornerstone in the band when its drafters' placement rate
+    lies wholly below ``UNBUILT_SHARE`` (goal ``dead``); a good when no city produces it in
+    ``GOOD_SHARE`` of the games (the shares of thousands of games are precise: no interval)."""
     import polars as pl
 
     from analysis.neom import cornerstones, tiles
@@ -129,6 +131,13 @@ def assess(measurement, setting: B.Setting, intended: set[str],
                 errors[name] = r["effect"]  # in band against the median, flagged on its own
         if outside or r["flag"]:
             decided.add(name)
+        elif "dead" in goals and r["placed_rate_hi"] < UNBUILT_SHARE:
+            # Drafted, but built by too few of its drafters: drafted to no purpose.
+            kinds[name] = "unbuilt"
+            errors[name] = r["placed_rate"] - UNBUILT_SHARE
+            decided.add(name)
+            loss += 1.0
+            problems[name] = f"placed by {100 * r['placed_rate']:.1f}% of its drafters"
     for r in tt.filter((pl.col("flag") != "") & ("tiles" in goals)).iter_rows(named=True):
         name = r["tile_name"]
         kinds[name] = "disaster" if _is_disaster(run, r["tile"]) else "tile"
@@ -177,10 +186,13 @@ def _is_disaster(run, tile: int) -> bool:
 # --- levers for the pass --------------------------------------------------------------------
 
 NEED_DOWN = ("vp", "effects", "income", "coins_on_place", "cost", "alternatives")
-NEED_UP = ("vp", "cost", "alternatives", "income", "effects", "coins_on_place", "requires",
+# Coins on placement before income: every player counts coins in hand, and only a far-sighted
+# one counts income still to come (a tile made attractive by income alone can be worth far more
+# to some players than to others).
+NEED_UP = ("vp", "cost", "alternatives", "coins_on_place", "income", "effects", "requires",
            "requires_tiles")  # fmt: skip
-PRODUCER_LEVERS = ("requires", "cost", "income", "coins_on_place")
-PREREQUISITE_LEVERS = ("vp", "cost")
+PRODUCER_LEVERS = ("requires", "cost", "coins_on_place", "income")
+PREREQUISITE_LEVERS = ("cost",)  # cheaper, not stronger: its VP is its own item's
 
 
 def _group(lever: B.Lever) -> str:
@@ -244,10 +256,10 @@ def choose_levers(data: dict, name: str, kind: str, need_up: bool, variant: str,
 
     - too strong: its VP, its effects' amounts (largest first), income, coins on placement,
       then a higher cost;
-    - too weak or dead: its VP where VP scores, cost, alternatives' costs, income, effects,
-      coins on placement, then fewer required goods and prerequisite tiles; a tile dead for a
-      missing prerequisite first makes the prerequisite tiles stronger (VP, cost), one dead for
-      a good no city made first requires fewer goods;
+    - too weak or dead: its VP where VP scores, cost, alternatives' costs, coins on placement,
+      income, effects, then fewer required goods and prerequisite tiles; a tile dead for a
+      missing prerequisite first makes the prerequisite tiles cheaper, then requires fewer of
+      them; one dead for a good no city made first requires fewer goods;
     - a good too rarely produced: its producers' levers (``producer_levers``; the goods in
       ``lacking`` have items of their own);
     - a Disaster: the costs of the tiles that protect against it."""
@@ -270,7 +282,8 @@ def choose_levers(data: dict, name: str, kind: str, need_up: bool, variant: str,
         for prerequisite in tiles[B._find_entry(tiles, name)].get("requires_tiles", []):
             _, _, theirs = B.item_levers(data, prerequisite, variant)
             first += _ordered(theirs, True, PREREQUISITE_LEVERS)
-        return first + own
+        first += [lv for lv in own if lv.path == "requires_tiles"]
+        return first + [lv for lv in own if lv.path != "requires_tiles"]
     return own
 
 
@@ -290,6 +303,7 @@ class Track:
     name: str
     levers: list
     directions: list  # +1: the value rises, -1: it falls
+    kind: str = ""  # the item's kind when the track was made (one-sided or not)
     index: int = 0
     points: dict = field(default_factory=dict)
     stuck: str = ""  # why its levers within their spans cannot bring it to its goal
@@ -302,6 +316,16 @@ class Track:
     @property
     def direction(self) -> int:
         return self.directions[self.index] if self.index < len(self.directions) else 0
+
+    def release(self, key) -> None:
+        """Give up the lever ``key`` (its value stays as moved); a lever still to come is
+        dropped, the one moving now makes way for the next."""
+        position = next(i for i, lv in enumerate(self.levers) if lv.key == key)
+        del self.levers[position], self.directions[position]
+        if position < self.index:
+            self.index -= 1
+        elif position == self.index:
+            self.points = {}
 
 
 def span_of(lever: B.Lever) -> int:
@@ -323,7 +347,7 @@ def bounded(lever: B.Lever, direction: int) -> B.Lever:
 
 # --- the pass -------------------------------------------------------------------------------
 
-ONE_SIDED = ("dead", "good")  # any value that reaches the goal will do
+ONE_SIDED = ("dead", "unbuilt", "good")  # any value that reaches the goal will do
 PRUNE_SLACK = 0.2  # pruning: an undone edit may add this much loss (in its units) in all
 
 
@@ -353,7 +377,7 @@ class Pass:
     def add_tracks(self, a: Assessment, tracks: dict) -> None:
         """A track for every decided violation that has none yet: the cornerstones and flagged
         tiles first, then dead tiles, then goods (a lever is moved by one item only)."""
-        rank = {"cornerstone": 0, "tile": 0, "disaster": 0, "dead": 1, "good": 2}
+        rank = {"cornerstone": 0, "tile": 0, "disaster": 0, "dead": 1, "unbuilt": 1, "good": 2}
         players = self.evaluator.setting.players
         for name in sorted(a.decided, key=lambda n: (rank.get(a.kinds.get(n), 3), n)):
             if name in tracks:
@@ -365,6 +389,13 @@ class Pass:
             levers = choose_levers(self.data, name, a.kinds[name], need_up, self.variant,
                                    players, a.reasons.get(name, ""),
                                    frozenset(a.lacking))  # fmt: skip
+            # A tile's own item takes its own levers back from an item that borrowed them (a
+            # Disaster moving a protecting tile's cost, a good moving its producer's).
+            for lever in levers:
+                borrower = self.owner.get(lever.key)
+                if borrower not in (None, name) and lever.tile == name and borrower in tracks:
+                    tracks[borrower].release(lever.key)
+                    del self.owner[lever.key]
             levers = [lv for lv in levers if self.owner.get(lv.key, name) == name]
             unique = list({lv.key: lv for lv in reversed(levers)}.values())[::-1]
             if not unique:
@@ -375,7 +406,7 @@ class Pass:
             for lever in bounded_levers:
                 self.owner[lever.key] = name
                 self.currents[lever.key] = lever.current
-            tracks[name] = Track(name, bounded_levers, directions)
+            tracks[name] = Track(name, bounded_levers, directions, a.kinds[name])
 
     def _next_move(self, track: Track, a: Assessment, values: dict, moves: dict) -> None:
         """The item's next value on its current lever (or the next lever's first step)."""
@@ -384,7 +415,7 @@ class Pass:
             lever = track.lever
             value = values.get(lever.key, lever.current)
             points = track.points
-            if a.kinds.get(name) in ONE_SIDED:
+            if track.kind in ONE_SIDED:  # any value past the goal will do: no zero to find
                 points = {v: p for v, p in points.items() if p.effect < 0}
             nxt = B._propose(points, lever, track.direction)
             if nxt is not None and nxt != value:
@@ -405,7 +436,7 @@ class Pass:
         names = ", ".join(f"{lv.name} {lv.current} → {values.get(lv.key, lv.current)}"
                           for lv in track.levers)  # fmt: skip
         track.stuck = f"{names}: the ends of their spans do not reach the goal"
-        if name in a.dead:
+        if a.kinds.get(name) in ("dead", "unbuilt") and name in a.decided:
             for lever in track.levers:  # still never placed: no edit that does not do its job
                 moves[lever.key] = lever.current
 
@@ -522,7 +553,9 @@ def _severity(a: Assessment, name: str, band: float) -> float:
         return 0.0
     if a.kinds.get(name) == "good":
         return -error / GOOD_SHARE
-    return 1.0 if a.kinds.get(name) == "dead" else max(0.0, abs(error) - band) / band
+    if a.kinds.get(name) in ("dead", "unbuilt"):
+        return 1.0
+    return max(0.0, abs(error) - band) / band
 
 
 def best_of(rounds: list[Assessment]) -> Assessment:
