@@ -1,5 +1,7 @@
 """The default catalogue (a labelled reconstruction) obeys the constraints the rules texts and
 the known facts state. Read straight from the TOML, independently of the catalogue compiler.
+Every test runs on the shipped default and on the first reconstruction kept for earlier
+results (catalog_reconstruction_v1.toml): both obey the same texts.
 
 Sources quoted: the rules texts (shared/rules/000-003) and shared/data/neom_known_facts.md.
 """
@@ -12,15 +14,21 @@ import pytest
 
 from sim.neom import constants as K
 
-CATALOG_PATH = (
-    Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
-)
+DATA = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data"
+CATALOG_PATH = DATA / "default_catalog.toml"
+V1_PATH = DATA / "catalog_reconstruction_v1.toml"
+NAMES = {CATALOG_PATH: "NEOM default (reconstructed, v2)", V1_PATH: "NEOM default (reconstructed)"}
 GENERATIONS = ("gen1", "gen2", "gen3")
 
 
+@pytest.fixture(scope="module", params=[CATALOG_PATH, V1_PATH], ids=["default", "v1"])
+def path(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def catalog():
-    with CATALOG_PATH.open("rb") as fh:
+def catalog(path):
+    with path.open("rb") as fh:
         return tomllib.load(fh)
 
 
@@ -66,14 +74,14 @@ def all_requirement_goods(tile):
 # --- Labelling ------------------------------------------------------------------------------
 
 
-def test_catalogue_is_labelled_as_a_reconstruction(catalog):
+def test_catalogue_is_labelled_as_a_reconstruction(catalog, path):
     """Facts: 'The printed tile catalogue ... is not publicly available as text. ... Everything
     not listed here must be reconstructed, and labelled as such.'"""
     header = catalog["catalog"]
     assert header["reconstructed"] is True
-    assert header["name"] == "NEOM default (reconstructed)"
+    assert header["name"] == NAMES[path]
     assert "NOT the published tile set" in header["description"]
-    assert "RECONSTRUCTION, NOT THE PUBLISHED TILE SET" in CATALOG_PATH.read_text()
+    assert "RECONSTRUCTION, NOT THE PUBLISHED TILE SET" in path.read_text()
 
 
 # --- Goods and boards -----------------------------------------------------------------------

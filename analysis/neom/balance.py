@@ -322,7 +322,9 @@ class Setting:
 
 @dataclass
 class Measurement:
-    """One played candidate: its run folder, opened, and its seat-level long tables."""
+    """One played candidate: its run folder, opened, and (read when first asked for: the
+    whole-catalogue pass needs only the report's tables) its seat-level long tables and
+    deals."""
 
     values: dict
     seed: int
@@ -330,9 +332,25 @@ class Measurement:
     events: bool
     path: Path
     run: object
-    longs: dict
-    deals: object
     seconds: float
+    _longs: dict | None = None
+    _deals: object = None
+
+    @property
+    def longs(self) -> dict:
+        from analysis.neom.compare import _long_tables
+
+        if self._longs is None:
+            self._longs = _long_tables(self.run)
+        return self._longs
+
+    @property
+    def deals(self):
+        from analysis.core.tabulate import deals
+
+        if self._deals is None:
+            self._deals = deals(self.run).collect()
+        return self._deals
 
 
 class Progress:
@@ -402,8 +420,6 @@ class Evaluator:
     def measure(self, values: dict, seed: int | None = None, games: int | None = None,
                 events: bool = False, what: str = "") -> Measurement:  # fmt: skip
         from analysis.core.load import open_run
-        from analysis.core.tabulate import deals
-        from analysis.neom.compare import _long_tables
         from sim.core.runner import RunConfig, run_simulation
         from sim.neom.constants import VARIANT_NAMES
 
@@ -450,9 +466,8 @@ class Evaluator:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         run = open_run(folder)
-        longs = _long_tables(run)
-        measurement = Measurement(values, seed, games, events, folder, run, longs,
-                                  deals(run).collect(), time.perf_counter() - start)  # fmt: skip
+        measurement = Measurement(values, seed, games, events, folder, run,
+                                  time.perf_counter() - start)  # fmt: skip
         self.cache[(key, events)] = measurement
         self.progress.done(what or describe_values(values), games, measurement.seconds)
         return measurement

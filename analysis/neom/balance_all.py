@@ -490,9 +490,10 @@ class Pass:
 
     def prune(self, best: Assessment, budget: int | None) -> tuple[list[Assessment], Assessment]:
         """Fewest fields: undo each edit in turn (the smallest change first) on the same deals
-        and keep it undone when the goals still hold: no item off its goal that was on it, and
-        the loss at most ``PRUNE_SLACK`` higher. ``budget``: at most this many tries (None:
-        every edit)."""
+        and keep it undone when the goals still hold: no item off its goal that was on it in
+        ``best``, and the loss at most ``PRUNE_SLACK`` above ``best``'s (so the slack does not
+        add up over many undone edits). ``budget``: at most this many tries (None: every
+        edit)."""
         current = best
         rounds = []
         order = sorted(best.values, key=lambda k: (abs(best.values[k] - self._current(k)), k))
@@ -500,7 +501,8 @@ class Pass:
             trial = {k: v for k, v in current.values.items() if k != key}
             a = self.evaluate(trial, "prune", number)
             rounds.append(a)
-            if a.decided <= current.decided and a.loss <= current.loss + PRUNE_SLACK:
+            # Against the searched best, not the last undo: the slack does not add up.
+            if a.decided <= best.decided and a.loss <= best.loss + PRUNE_SLACK:
                 current = a
         return rounds, current
 
