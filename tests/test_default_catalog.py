@@ -535,3 +535,13 @@ def test_costs_rise_by_generation(tiles):
         if deck == "gen1":
             assert max(costs) <= 4
     assert means == sorted(means) and means[0] < means[2]
+
+
+def test_v1_is_the_earlier_default_byte_for_byte():
+    """catalog_reconstruction_v1.toml is the default catalogue before the rebalance (issue 26
+    part 4), unchanged to the byte: earlier runs recorded its sha256, so they are reproduced and
+    resumed with --catalog pointing at it."""
+    import hashlib
+
+    digest = hashlib.sha256(V1_PATH.read_bytes()).hexdigest()
+    assert digest == "b71ce1e61debb8707e8924223ca7c315de60f711ad3e409c65869e5953650619"
