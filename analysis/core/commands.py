@@ -60,7 +60,36 @@ def register(subparsers) -> None:
         help="a run of a stronger field on the same catalogue: adds a section setting the "
         "findings side by side",
     )
+    add_execution_options(parser)
     parser.set_defaults(func=run_report)
+
+
+def add_execution_options(parser) -> None:
+    """--workers, --backend, --scheduler: where a run is read chunk by chunk (as simulate)."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes reading the run (default: all cores for a large run, else 1)",
+    )
+    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address (default: a local cluster)"
+    )
+
+
+def execution_of(args):
+    """The ``analysis.core.batches.Execution`` the options ask for."""
+    from analysis.core.batches import Execution
+
+    workers = getattr(args, "workers", None)
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers {workers}: must be at least 1")
+    return Execution(
+        workers=workers,
+        backend=getattr(args, "backend", "local"),
+        scheduler=getattr(args, "scheduler", None),
+    )
 
 
 def run_report(args) -> int:
@@ -73,6 +102,7 @@ def run_report(args) -> int:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
     if args.min_n < 2:
         raise UserError(f"--min-n {args.min_n}: must be at least 2")
+    execution = execution_of(args)
     runs = args.run if isinstance(args.run, list) else [args.run]
     out = Path(args.out) if args.out else Path("reports") / Path(runs[0]).resolve().name
 
@@ -85,6 +115,7 @@ def run_report(args) -> int:
             band=args.band / 100.0,
             min_n=args.min_n,
             check=args.check,
+            execution=execution,
         )
 
     index = write_report(out, build)

@@ -19,13 +19,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from analysis.core.batches import Execution, Reduction, analyse
+from analysis.core.load import open_run
+from analysis.core.reduce import Moments, Sums
 from analysis.core.stats import wilson_interval
 from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.errors import UserError
 from sim.core.game import Game
 from sim.core.outputs import claim_file, write_file
 from sim.core.runner import RunConfig, run_simulation
-from sim.core.store import read_run
 from sim.core.strategies import split_strategies
 
 
@@ -52,23 +54,46 @@ class RungResult:
         }
 
 
-def clustered_rate(share: np.ndarray, deal: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``share`` (the rung's win share per game) and its 95% interval, games clustered
-    by ``deal`` (see the module docstring)."""
-    n = share.size
-    rate = float(share.mean())
-    per_deal = (
-        pl.DataFrame({"deal": deal, "share": share})
-        .group_by("deal")
-        .agg(pl.col("share").mean(), pl.len().alias("k"))
-    )
-    k = float(per_deal["k"].mean())
+def _rate_stats(frame: pl.DataFrame) -> dict:
+    """The statistics of :func:`clustered_rate` from ``deal`` and ``share`` rows (mergeable
+    over chunks of whole deals)."""
+    per_deal = frame.group_by("deal").agg(pl.col("share").mean())
+    return {
+        "games": Sums.of(frame, (), pl.len().alias("n"), pl.col("share").sum()),
+        "deals": Moments.of(per_deal, (), "share"),
+    }
+
+
+def _rate(stats: dict) -> tuple[float, float, float]:
+    games = stats["games"].frame.row(0, named=True)
+    n = int(games["n"])
+    rate = float(games["share"]) / n
+    deals = stats["deals"].table().row(0, named=True)
+    k = n / deals["n"]  # games per deal
     binomial = rate * (1.0 - rate)
-    clustered = float(per_deal["share"].var(ddof=1) or 0.0) * k if per_deal.height > 1 else 0.0
+    clustered = (deals["share_sd"] or 0.0) ** 2 * k if deals["n"] > 1 else 0.0
     design = clustered / binomial if binomial > 0 else 1.0
     effective = n / max(design, 1.0)
     lo, hi = wilson_interval(rate * effective, effective)
     return rate, float(lo), float(hi)
+
+
+def clustered_rate(share: np.ndarray, deal: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``share`` (the rung's win share per game) and its 95% interval, games clustered
+    by ``deal`` (see the module docstring)."""
+    return _rate(_rate_stats(pl.DataFrame({"deal": deal, "share": share})))
+
+
+def _rung_reduce(chunk) -> dict:
+    players = int(chunk.info.manifest["players"])
+    frame = chunk.players.filter(pl.col("strategy") == 0).select(
+        (pl.col("game_id") // players).alias("deal"), pl.col("win_share").alias("share")
+    )
+    return _rate_stats(frame)
+
+
+# The rung's (strategy 0's) win share and its spread over deals, chunk by chunk.
+RUNG = Reduction("core.ladder", _rung_reduce, tables=("games", "players"))
 
 
 def play_rung(
@@ -101,15 +126,8 @@ def play_rung(
             command="neom ladder",
         )
         result = run_simulation(config)
-        frame = (
-            read_run(config.out)
-            .players.filter(pl.col("strategy") == 0)
-            .select("game_id", "win_share")
-            .collect()
-        )
-    share = frame["win_share"].to_numpy()
-    deal = frame["game_id"].to_numpy() // players
-    rate, lo, hi = clustered_rate(share, deal)
+        stats = analyse(open_run(config.out), [RUNG], Execution(workers=workers))[RUNG.name]
+    rate, lo, hi = _rate(stats)
     return RungResult(rung, below, players, games, rate, lo, hi, result.games_per_s)
 
 

@@ -163,31 +163,67 @@ def _config(args, out: Path, rules_options: dict | None = None):
     )
 
 
+def _subject_stats(base, treated, subjects) -> dict:
+    """The statistics of :func:`paired_rows` (mergeable over chunks of whole deals)."""
+    import polars as pl
+
+    from analysis.core.reduce import ClusterMoments, Sums
+
+    joined = base.join(treated, on=["game_id", "seat"], suffix="_x")
+    if "deal" not in joined.columns:
+        joined = joined.with_columns(pl.col("game_id").alias("deal"))  # each game its own
+    parts = [
+        joined.filter(selector).select(
+            pl.lit(label).alias("subject"),
+            "deal",
+            *(pl.col(c).cast(pl.Float64) for c in ("win_share", "win_share_x", "total", "total_x")),
+        )
+        for label, selector in subjects
+    ]
+    frame = pl.concat(parts).with_columns(
+        (pl.col("win_share_x") - pl.col("win_share")).alias("win_share_d"),
+        (pl.col("total_x") - pl.col("total")).alias("score_d"),
+    )
+    return {
+        "means": Sums.of(
+            frame,
+            "subject",
+            pl.len().alias("n"),
+            *(pl.col(c).sum() for c in ("win_share", "win_share_x", "total", "total_x")),
+        ),
+        "win_share": ClusterMoments.of(frame, ["subject"], "win_share_d", None),
+        "score": ClusterMoments.of(frame, ["subject"], "score_d", None),
+    }
+
+
+def _subject_rows(stats: dict, subjects) -> list[dict]:
+    means = {r["subject"]: r for r in stats["means"].table().iter_rows(named=True)}
+    diffs = {
+        key: {r["subject"]: r for r in stats[key].effect_table(name="d").iter_rows(named=True)}
+        for key in ("win_share", "score")
+    }
+    rows = []
+    for label, _ in subjects:
+        totals = means.get(label)
+        n = int(totals["n"]) if totals else 0
+        row = {"subject": label, "n": n}
+        for key, column in (("win_share", "win_share"), ("score", "total")):
+            diff = diffs[key].get(label, {})
+            row[f"{key}_baseline"] = totals[column] / n if n else math.nan
+            row[f"{key}_intervention"] = totals[f"{column}_x"] / n if n else math.nan
+            for name, source in (("diff", "d"), ("lo", "d_lo"), ("hi", "d_hi"), ("p", "d_p0")):
+                value = diff.get(source)
+                row[f"{key}_{name}"] = math.nan if value is None else float(value)
+        rows.append(row)
+    return rows
+
+
 def paired_rows(base, treated, subjects) -> list[dict]:
     """One result row per (label, polars filter on the joined seats) of ``subjects``: the
     paired differences in win share and total score between the ``treated`` and ``base`` seats
     (polars frames) of the same game, cluster-robust over ``deal`` when the frames have it
     (the treated frame's columns carry the suffix ``_x``)."""
-    from analysis.core.stats import cluster_mean
-
-    joined = base.join(treated, on=["game_id", "seat"], suffix="_x")
-    rows = []
-    for label, selector in subjects:
-        pairs = joined.filter(selector)
-        row = {"subject": label, "n": pairs.height}
-        clusters = pairs["deal"].to_numpy() if "deal" in pairs.columns else np.arange(pairs.height)
-        for key, column in (("win_share", "win_share"), ("score", "total")):
-            before = pairs[column].to_numpy().astype(np.float64)
-            after = pairs[f"{column}_x"].to_numpy().astype(np.float64)
-            diff = cluster_mean(after - before, clusters)
-            row[f"{key}_baseline"] = float(before.mean()) if before.size else math.nan
-            row[f"{key}_intervention"] = float(after.mean()) if after.size else math.nan
-            row[f"{key}_diff"] = diff["mean"]
-            row[f"{key}_lo"] = diff["lo"]
-            row[f"{key}_hi"] = diff["hi"]
-            row[f"{key}_p"] = diff["p"]
-        rows.append(row)
-    return rows
+    return _subject_rows(_subject_stats(base, treated, subjects), subjects)
 
 
 def _subjects(mode: str, seat: int, n_players: int):
@@ -210,17 +246,17 @@ def _subjects(mode: str, seat: int, n_players: int):
     return subjects
 
 
-def holdings(run, tile: int, kind: str):
-    """Per (game, seat): ``held`` (drafted the cornerstone / selected the generation tile) and
-    ``placed`` (placed it), with the seat's outcome and deal."""
+def holdings_of(players, events, deals, tile: int, kind: str):
+    """Per (game, seat) of ``players``: ``held`` (drafted the cornerstone / selected the
+    generation tile) and ``placed`` (placed it), with the seat's outcome and ``deal``
+    (``deals``: game_id -> deal). Frames of a run (lazy) or of a chunk."""
     import polars as pl
 
-    from analysis.core.tabulate import deals
     from analysis.neom.load import CS_GEN_COLUMNS, DRAFTED_COLUMNS
     from sim.neom.records import EV_CORNERSTONE, EV_PLACE, EV_SELECT
 
-    seats = run.players.select("game_id", "seat", "win_share", "total", *DRAFTED_COLUMNS,
-                               *CS_GEN_COLUMNS).join(deals(run), on="game_id")  # fmt: skip
+    seats = players.lazy().select("game_id", "seat", "win_share", "total", *DRAFTED_COLUMNS,
+                                  *CS_GEN_COLUMNS).join(deals.lazy(), on="game_id")  # fmt: skip
     if kind == "cornerstone":
         held = pl.any_horizontal(pl.col(c) == tile for c in DRAFTED_COLUMNS)
         placed = pl.any_horizontal(
@@ -229,12 +265,15 @@ def holdings(run, tile: int, kind: str):
         )
         frame = seats.with_columns(held.alias("held"), placed.alias("placed"))
     else:
-        events = run.events.filter(pl.col("tile") == tile).select(
-            "game_id", pl.col("player").cast(pl.Int32).alias("seat"), "kind"
-        )
-        marks = events.group_by("game_id", "seat").agg(
-            (pl.col("kind") == EV_SELECT).any().alias("held"),
-            pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]).any().alias("placed"),
+        marks = (
+            events.lazy()
+            .filter(pl.col("tile") == tile)
+            .select("game_id", pl.col("player").cast(pl.Int32).alias("seat"), "kind")
+            .group_by("game_id", "seat")
+            .agg(
+                (pl.col("kind") == EV_SELECT).any().alias("held"),
+                pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]).any().alias("placed"),
+            )
         )
         frame = (
             seats.with_columns(pl.col("seat").cast(pl.Int32))
@@ -244,22 +283,37 @@ def holdings(run, tile: int, kind: str):
     return frame.drop(*DRAFTED_COLUMNS, *CS_GEN_COLUMNS).collect()
 
 
-def presence(base, treated, n_players: int) -> list[dict]:
-    """Per seat, and for any seat: the share of games in which it held the tile (drafted the
-    cornerstone / selected the generation tile) and placed it, in both runs."""
+def holdings(run, tile: int, kind: str):
+    """:func:`holdings_of` the whole run."""
+    from analysis.core.tabulate import deals
+
+    return holdings_of(run.players, run.events, deals(run), tile, kind)
+
+
+def _presence_stats(frame, side: str) -> dict:
     import polars as pl
 
-    def shares(frame) -> dict:
-        per_seat = frame.group_by("seat").agg(pl.col("held").mean(), pl.col("placed").mean())
-        any_seat = frame.group_by("game_id").agg(pl.col("held").any(), pl.col("placed").any())
+    from analysis.core.reduce import Sums
+
+    held, placed = pl.col("held").cast(pl.Int64), pl.col("placed").cast(pl.Int64)
+    any_seat = frame.group_by("game_id").agg(pl.col("held").any(), pl.col("placed").any())
+    return {
+        f"{side}.seats": Sums.of(frame, "seat", pl.len().alias("n"), held.sum(), placed.sum()),
+        f"{side}.games": Sums.of(any_seat, (), pl.len().alias("n"), held.sum(), placed.sum()),
+    }
+
+
+def _presence_rows(stats: dict, n_players: int) -> list[dict]:
+    def shares(side) -> dict:
         out = {
-            f"seat {int(r['seat'])}": (r["held"], r["placed"])
-            for r in per_seat.iter_rows(named=True)
+            f"seat {int(r['seat'])}": (r["held"] / r["n"], r["placed"] / r["n"])
+            for r in stats[f"{side}.seats"].table().iter_rows(named=True)
         }
-        out["any seat"] = (any_seat["held"].mean(), any_seat["placed"].mean())
+        games = stats[f"{side}.games"].table().row(0, named=True)
+        out["any seat"] = (games["held"] / games["n"], games["placed"] / games["n"])
         return out
 
-    before, after = shares(base), shares(treated)
+    before, after = shares("base"), shares("treated")
     rows = []
     for label in [f"seat {s}" for s in range(n_players)] + ["any seat"]:
         rows.append(
@@ -272,6 +326,60 @@ def presence(base, treated, n_players: int) -> list[dict]:
             }
         )
     return rows
+
+
+def presence(base, treated, n_players: int) -> list[dict]:
+    """Per seat, and for any seat: the share of games in which it held the tile (drafted the
+    cornerstone / selected the generation tile) and placed it, in both runs."""
+    stats = _presence_stats(base, "base") | _presence_stats(treated, "treated")
+    return _presence_rows(stats, n_players)
+
+
+def _changed_stats(base, treated) -> dict:
+    import polars as pl
+
+    from analysis.core.reduce import Sums
+
+    changed = base.join(treated, on=["game_id", "seat"], suffix="_x").filter(
+        pl.col("total") != pl.col("total_x")
+    )
+    return {"changed": Sums.of(changed, (), pl.col("game_id").n_unique().alias("games"))}
+
+
+def _experiment_reduce(chunks, tile: int, kind: str, mode: str, seat: int, n_players: int):
+    """Twin chunks of the baseline and the intervention run: everything the result reads."""
+    from analysis.core.tabulate import chunk_deals
+
+    base, treated = (
+        holdings_of(c.players, c.events, c.memo(chunk_deals), tile, kind) for c in chunks
+    )
+    subjects = _subjects(mode, seat, n_players)
+    return (
+        _subject_stats(base, treated.drop("deal"), subjects)
+        | _presence_stats(base, "base")
+        | _presence_stats(treated, "treated")
+        | _changed_stats(base, treated)
+    )
+
+
+def analyse_experiment(base_run, treated_run, tile, kind, mode, seat, n_players, execution=None):
+    """The experiment's rows, presence and changed games, both runs read chunk by chunk side
+    by side."""
+    import functools
+
+    from analysis.core.batches import Reduction, analyse
+
+    reduce = functools.partial(
+        _experiment_reduce, tile=tile, kind=kind, mode=mode, seat=seat, n_players=n_players
+    )
+    reduction = Reduction(f"neom.experiment|{kind}|{tile}|{mode}|{seat}", reduce)
+    stats = analyse((base_run, treated_run), [reduction], execution)[reduction.name]
+    subjects = _subjects(mode, seat, n_players)
+    return (
+        _subject_rows(stats, subjects),
+        _presence_rows(stats, n_players),
+        int(stats["changed"].value("games")),
+    )
 
 
 def _signed(x: float, digits: int) -> str:
@@ -476,23 +584,17 @@ def run_experiment(args) -> int:
 
 def _result(args, tables, tile: int, out: Path) -> dict:
     """The experiment's result from its two run folders."""
-    import polars as pl
-
+    from analysis.core.batches import Execution
     from analysis.core.load import open_run
 
     kind, mode, name = args.kind, args.mode, tables.tile_names[tile]
 
     base_run, treated_run = open_run(out / BASELINE), open_run(out / INTERVENTION)
-    base = holdings(base_run, tile, kind)
-    treated = holdings(treated_run, tile, kind)
-    subjects = _subjects(mode, args.seat, args.players)
-    changed = (
-        base.join(treated, on=["game_id", "seat"], suffix="_x")
-        .filter(pl.col("total") != pl.col("total_x"))["game_id"]
-        .n_unique()
-    )
+    rows, present, changed = analyse_experiment(
+        base_run, treated_run, tile, kind, mode, args.seat, args.players,
+        Execution(workers=args.workers),
+    )  # fmt: skip
     band = args.band / 100.0
-    rows = paired_rows(base, treated.drop("deal"), subjects)
     for row in rows:
         lo, hi = row["win_share_lo"], row["win_share_hi"]
         row["flag"] = "strong" if lo > band else "weak" if hi < -band else ""
@@ -513,7 +615,7 @@ def _result(args, tables, tile: int, out: Path) -> dict:
         "band": band,
         "runs": {BASELINE: str(out / BASELINE), INTERVENTION: str(out / INTERVENTION)},
         "games_changed": changed,
-        "presence": presence(base, treated, args.players),
+        "presence": present,
         "rows": rows,
     }
     return result

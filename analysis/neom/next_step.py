@@ -13,24 +13,38 @@ import math
 import shlex
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from analysis.core.tabulate import seat_outcomes
+from analysis.core.batches import Reduction, value
+from analysis.core.reduce import CoMoments
+from analysis.core.tabulate import EXPECTED, chunk_outcomes
 
 KIND_COMMAND = {"cornerstone": "cornerstone", "tile": "tile"}
+
+
+def _rate_reduce(chunk) -> dict:
+    outcomes = chunk.memo(chunk_outcomes)
+    return {"seats": CoMoments.of(outcomes, (), "score_diff", "residual")}
+
+
+def _rate_finish(stats: dict, run) -> float:
+    seats = stats.get("seats")
+    row = seats.frame.row(0, named=True) if seats is not None and seats.frame.height else None
+    if row is None or row["n"] < 3:
+        return math.nan
+    return row["cxy"] / row["cxx"] if row["cxx"] > 0 else math.nan
+
+
+# The run's exchange rate between win share and score lead, chunk by chunk.
+VP_RATE = Reduction(
+    "neom.vp_rate", _rate_reduce, _rate_finish, needs=(EXPECTED,), tables=("games", "players")
+)
 
 
 def win_share_per_vp(run) -> float:
     """The run's exchange rate: OLS slope of the seats' win share above expected on their
     score lead, in win share per VP (NaN when the run cannot give one)."""
-    seats = seat_outcomes(run).select("residual", "score_diff").drop_nulls().collect()
-    if seats.height < 3:
-        return math.nan
-    x = seats["score_diff"].to_numpy().astype(np.float64)
-    y = seats["residual"].to_numpy().astype(np.float64)
-    var = float(np.var(x))
-    return float(np.mean((x - x.mean()) * (y - y.mean())) / var) if var > 0 else math.nan
+    return value(run, VP_RATE)
 
 
 def _is_default(source: str) -> bool:

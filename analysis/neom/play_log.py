@@ -121,7 +121,9 @@ class Story:
             yield "Neighborhoods: road chains through Residential tiles only (RULES.md S3)"
         for s in range(self.n):
             board = self.t.board_names[players[s, R.P_BOARD]]
-            yield f"seat {s}: {self.r['strategies'][s].spec}, {board}"
+            spec = self.r["strategies"][s]
+            shown = spec.spec if spec.label == spec.spec else f"{spec.label} ({spec.spec})"
+            yield f"seat {s}: {shown}, {board}"
         if self.r["game"][R.G_N_EVENTS] >= R.MAX_EVENTS_PER_GAME:
             yield f"(the event log stopped at {R.MAX_EVENTS_PER_GAME} events)"
         turn = None
@@ -172,7 +174,8 @@ class Story:
             final.append(
                 {
                     "player": s,
-                    "strategy": self.r["strategies"][s].spec,
+                    "strategy": self.r["strategies"][s].label,
+                    "spec": self.r["strategies"][s].spec,
                     "board": self.t.board_names[players[s, R.P_BOARD]],
                     "money": int(players[s, R.P_MONEY]),
                     "score": dict(zip(K.SCORE_KEYS, score, strict=True)),

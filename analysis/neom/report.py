@@ -26,14 +26,21 @@ from analysis.core.report import (
     share_ci,
 )
 from analysis.core.stats import spearman_interval
+from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements
 from analysis.neom import cornerstones, flow, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
-from analysis.neom.next_step import next_steps
+from analysis.neom.next_step import VP_RATE, next_steps
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_above_expected_drafted"
 TILE_METRIC = "win_share_above_expected_selected"
+
+
+def reductions(run: Run) -> list:
+    """What NEOM's sections read, chunk by chunk (``analysis.core.batches``)."""
+    out = [cornerstones.CORNERSTONES, flow.FLOW, scores.SCORES, VP_RATE]
+    return out + ([tiles.TILES] if run.events is not None else [])
 
 
 def add_sections(report: Report, run: Run) -> None:
@@ -307,7 +314,7 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
     n_dead = int(dead["dead"].sum())
     in_play = dead.filter(~pl.col("why").str.starts_with("never dealt"))
     never_dealt = dead.height - in_play.height
-    n_games = run.games.select(pl.len()).collect().item()
+    n_games = run_games(run)
     report.findings.append(
         f"{int(in_play['dead'].sum())} generation tiles in play were never placed in {n_games} "
         f"games and {int((~in_play['dead']).sum())} more were placed in fewer than "
@@ -397,12 +404,12 @@ def _flow_section(report: Report, run: Run) -> None:
 def _score_section(report: Report, run: Run) -> None:
     summary = scores.score_summary(run)
     report.table("scores", summary)
-    players = run.players.select("n_players", "strategy_name", "total").collect()
+    histogram = scores.score_histogram(run)
     categories = SCORE_COLUMNS[:-1]
     parts = [
         report.figure(
             "score_distributions",
-            figures.score_distributions(players, "Final score by strategy"),
+            figures.score_distributions(histogram, "Final score by strategy", count="count"),
             "score distributions",
         ),
         report.figure(
@@ -600,7 +607,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     if run.events is not None and check.events is not None:
         dead = tiles.dead_tiles(run, main.get("tile"))
         placed_other = other["tile"].select("tile_name", pl.col("placed").alias("placed_check"))
-        n_check = check.games.select(pl.len()).collect().item()
+        n_check = run_games(check)
         revived = (
             dead.filter(pl.col("dead"))
             .join(placed_other, on="tile_name", how="inner")

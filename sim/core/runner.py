@@ -17,10 +17,8 @@ import json
 import logging
 import os
 import platform
-import signal
 import socket
 import sys
-import threading
 import time
 import uuid
 import warnings
@@ -66,7 +64,11 @@ from sim.core.store import (
     read_run_manifest,
     remove_run_folder,
 )
-from sim.core.strategies import load_strategy_file, resolve_strategy
+from sim.core.strategies import seat_strategies
+from sim.core.workers import available_cores
+from sim.core.workers import sigint_ignored as _sigint_ignored
+from sim.core.workers import worker_setup as _worker_setup
+from sim.core.workers import worker_start as _worker_start
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -76,8 +78,6 @@ IN_FLIGHT_PER_WORKER = 2
 # 0.66 GB; seeds are stored as JSON integers that other tools read as int64.
 MAX_BATCH_SIZE = 10_000
 MAX_SEED = 2**63 - 1
-# How often a worker checks that the command's process is still its parent.
-PARENT_CHECK_S = 0.5
 
 # Manifest entries a resumed run must share with the run it continues (with the option naming
 # each one in error messages).
@@ -193,52 +193,6 @@ def play_and_encode(plan: BatchPlan, index: int) -> tuple[int, dict[str, bytes]]
     return index, encode_batch(get_game(plan.game), output, plan.strategy_names)
 
 
-_watchdog: threading.Thread | None = None
-
-
-def _worker_setup(parent: tuple[str, int]) -> None:
-    """In a worker process started by the command's process (a loky or local Dask worker):
-    ignore Ctrl-C (the command stops its workers itself; a terminal's Ctrl-C reaches every
-    process of the group) and start a thread that ends the worker as soon as the command's
-    process is gone (killed with ``kill -9`` too), so workers never outlive the command.
-    Nothing in the command's own process or on another machine (a remote Dask worker has its
-    own parent)."""
-    global _watchdog
-    host, pid = parent
-    if _watchdog is not None or not pid or os.getpid() == pid:
-        return
-    if os.getppid() != pid or socket.gethostname() != host:
-        return
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == pid:
-            time.sleep(PARENT_CHECK_S)
-        os._exit(1)  # the parent is gone: nobody will read this worker's results
-
-    _watchdog = threading.Thread(target=watch, name="neom-parent-watch", daemon=True)
-    _watchdog.start()
-
-
-def _worker_start(parent: tuple[str, int]) -> None:
-    """The initializer of every worker process the command starts (loky): if the command's
-    process is already gone (killed while this worker started), end at once; else watch it
-    (:func:`_worker_setup`)."""
-    host, pid = parent
-    if pid and socket.gethostname() == host and os.getppid() != pid:
-        os._exit(1)
-    _worker_setup(parent)
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity, e.g. a container's or taskset's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def worker_count(config: "RunConfig") -> int:
     """Worker processes to start: --workers, at most the cores available (a note on stderr
     when capped; more processes than cores only slow the run and starve the machine). A
@@ -298,15 +252,9 @@ def make_plan(config: RunConfig):
     _choice(config.backend, BACKENDS, "--backend")
     if config.scheduler and config.backend != "dask":
         raise UserError("--scheduler needs --backend dask")
-    if len(config.strategies) != config.players:
-        raise UserError(
-            f"--strategies lists {len(config.strategies)} strateg"
-            f"{'y' if len(config.strategies) == 1 else 'ies'} but --players is {config.players}:"
-            " give one strategy per seat"
-        )
-    registry = game.strategies
-    named = load_strategy_file(registry, config.strategy_file) if config.strategy_file else None
-    specs = [resolve_strategy(registry, spec, named) for spec in config.strategies]
+    specs = seat_strategies(
+        game.strategies, config.strategies, config.players, config.strategy_file
+    )
     check_game_count(config.seats, config.games, config.players)
     data = game.load_data(config.data)
     if config.data_warnings and config.data is not None and game.data_warnings is not None:
@@ -322,7 +270,7 @@ def make_plan(config: RunConfig):
         n_players=config.players,
         strategy_ids=np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE),
         strategy_params=np.array([spec.params for spec in specs], dtype=np.float64),
-        strategy_names=tuple(spec.spec for spec in specs),
+        strategy_names=tuple(spec.label for spec in specs),
         data=data.arrays,
         rules=rules,
         events=config.events,
@@ -336,7 +284,8 @@ def make_plan(config: RunConfig):
         "strategies": [
             {
                 "index": i,
-                "name": spec.spec,
+                "name": spec.label,  # what the tables call it (a named set: its name)
+                "spec": spec.spec,  # the strategy and every parameter not at its default
                 "strategy": spec.name,
                 "id": spec.id,
                 "params": [float(p) for p in spec.params],
@@ -377,11 +326,22 @@ def _resume_conflict(old: dict, new: dict) -> str | None:
         before, after = old.get(key), new[key]
         if key == "data":  # compare the content only: the same file may have moved
             same = before is not None and before.get("digest") == after["digest"]
+        elif key == "strategies":  # what was played and what the tables call it
+            same = _played(before) == _played(after)
         else:
             same = before == after
         if not same:
             return f"{option} (the run used {_shown(key, before)}, not {_shown(key, after)})"
     return None
+
+
+def _played(strategies) -> list | None:
+    """A manifest's strategies as the games know them (a run written before the manifest had
+    the ``spec`` entry still resumes)."""
+    if not isinstance(strategies, list):
+        return None
+    keys = ("name", "strategy", "id", "params")
+    return [{k: s.get(k) for k in keys} if isinstance(s, dict) else s for s in strategies]
 
 
 @dataclass
@@ -558,22 +518,6 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-@contextmanager
-def _sigint_ignored():
-    """SIGINT ignored while worker processes are started, so that they ignore it too (Python
-    keeps an inherited ignored SIGINT ignored): a terminal's Ctrl-C reaches every process of
-    the group, and the command, not each worker, reports it, in one line. Only the main thread
-    can set handlers (elsewhere this does nothing)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _note(message: str) -> None:

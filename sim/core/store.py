@@ -673,6 +673,7 @@ class RunTables:
     players: pl.LazyFrame
     events: pl.LazyFrame | None  # None when the run did not record events
     ignored: tuple[str, ...] = ()  # files in the folder the run did not write (never read)
+    paths: dict = field(default_factory=dict)  # table -> its batch files, in batch order
 
 
 def read_run(path) -> RunTables:
@@ -723,4 +724,4 @@ def read_run(path) -> RunTables:
         return pl.scan_parquet(paths[table])
 
     events = scan(EVENTS) if EVENTS in tables else None
-    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events, ignored)
+    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events, ignored, paths)

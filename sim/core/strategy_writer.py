@@ -27,6 +27,12 @@ def _header(name: str) -> re.Pattern:
     return re.compile(rf"\s*\[\s*sets\s*\.\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*\]\s*(?:#.*)?")
 
 
+def _subtable(name: str) -> re.Pattern:
+    """The header of one of the set's own tables (``[sets.NAME.tuning]``, ...)."""
+    quoted = re.escape(name)
+    return re.compile(rf"\s*\[\s*sets\s*\.\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*\.")
+
+
 def claim_set(registry: StrategyRegistry, path, name: str, overwrite: bool) -> str | None:
     """Check that set ``name`` can be written to strategy file ``path``: a bare name of no
     built-in strategy; a file that is new, or a strategy file (refused otherwise, even with
@@ -64,8 +70,9 @@ def claim_set(registry: StrategyRegistry, path, name: str, overwrite: bool) -> s
 
 def _block(lines: list[str], name: str) -> tuple[int, int] | None:
     """Lines [start, end) of set ``name``: the comment lines just above its header, the
-    header, its lines up to the next table (less the blank and comment lines just above it)."""
-    header = _header(name)
+    header, its lines and its own tables (``[sets.NAME.tuning]``, ...) up to the next table
+    (less the blank and comment lines just above it)."""
+    header, own = _header(name), _subtable(name)
     starts = [i for i, line in enumerate(lines) if header.fullmatch(line)]
     if len(starts) != 1:
         return None
@@ -73,7 +80,7 @@ def _block(lines: list[str], name: str) -> tuple[int, int] | None:
     while start > 0 and _COMMENT.match(lines[start - 1]):
         start -= 1
     end += 1
-    while end < len(lines) and not _TABLE_HEADER.match(lines[end]):
+    while end < len(lines) and (not _TABLE_HEADER.match(lines[end]) or own.match(lines[end])):
         end += 1
     while end > starts[0] + 1 and (not lines[end - 1].strip() or _COMMENT.match(lines[end - 1])):
         end -= 1

@@ -115,5 +115,6 @@ GAME = Game(
         ("compare", "analysis.neom.compare"),
         ("balance", "analysis.neom.balance_cli"),
         ("tune", "strategies.tools.tune"),
+        ("verify", "strategies.tools.verify"),
     ),
 )

@@ -11,7 +11,7 @@ from sim.core.game import resolve
 from sim.core.outputs import claim_file
 from sim.core.rng import master_key
 from sim.core.runner import rules_array as rules_array_of
-from sim.core.strategies import load_strategy_file, resolve_strategy, split_strategies
+from sim.core.strategies import seat_strategies, split_strategies
 
 
 def register(subparsers) -> None:
@@ -43,16 +43,13 @@ def run(args) -> int:
         raise UserError(f"--seed {args.seed}: must be 0 or more")
     if args.json:
         claim_file(args.json, "--json", args.overwrite)  # before the game is played
-    registry = game.strategies
-    named = load_strategy_file(registry, args.strategy_file) if args.strategy_file else None
-    specs = [resolve_strategy(registry, s, named) for s in split_strategies(args.strategies)]
-    if len(specs) == 1:
-        specs *= args.players
-    if len(specs) != args.players:
-        raise UserError(
-            f"--strategies: {len(specs)} strategies for {args.players} players "
-            "(give one per seat, or one for all)"
-        )
+    specs = seat_strategies(
+        game.strategies,
+        split_strategies(args.strategies),
+        args.players,
+        args.strategy_file,
+        one_for_all=True,
+    )
     data = game.load_data(data_path)
     with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
         warm_up(game, data, rules, specs)
