@@ -620,7 +620,8 @@ def test_a_tile_takes_its_own_lever_back_from_an_item_that_borrowed_it():
     run, _ = _fake_pass(data, lambda values: ({}, {}))
     tracks = {}
     good = BA.Assessment({}, {"Glass (good)": -0.03}, {"Glass (good)"}, {}, {},
-                         {"Glass (good)": "good"}, 0.6, 1, [], [], [], lacking=["Glass"])  # fmt: skip
+                         {"Glass (good)": "good"}, 0.6, 1, [], [], [],
+                         lacking=["Glass"])  # fmt: skip
     run.add_tracks(good, tracks)
     assert tracks["Glass (good)"].lever.key == ("Kiln", "cost")
     strong = BA.Assessment({}, {"Glass (good)": -0.01, "Kiln": 0.06}, {"Glass (good)", "Kiln"},

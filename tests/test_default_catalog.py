@@ -545,3 +545,24 @@ def test_v1_is_the_earlier_default_byte_for_byte():
 
     digest = hashlib.sha256(V1_PATH.read_bytes()).hexdigest()
     assert digest == "b71ce1e61debb8707e8924223ca7c315de60f711ad3e409c65869e5953650619"
+
+
+def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
+    """--catalog takes a shipped catalogue's name instead of a path (docs/reconstruction.md,
+    "Versions"): reconstruction_v1 reads catalog_reconstruction_v1.toml's bytes and names that
+    file; a file of that name in the working folder comes first; any other missing name is the
+    usual one-line error."""
+    import hashlib
+
+    from sim.core.errors import UserError
+    from sim.neom.catalog import read_catalog
+
+    monkeypatch.chdir(tmp_path)
+    tables, raw = read_catalog("reconstruction_v1")
+    assert raw == V1_PATH.read_bytes() and tables.source == V1_PATH.name
+    assert tables.digest == hashlib.sha256(raw).hexdigest() and tables.reconstructed
+    assert read_catalog("default")[1] == CATALOG_PATH.read_bytes()
+    (tmp_path / "reconstruction_v1").write_bytes(CATALOG_PATH.read_bytes())
+    assert read_catalog("reconstruction_v1")[1] == CATALOG_PATH.read_bytes()
+    with pytest.raises(UserError, match="reconstruction_v2: catalogue file not found"):
+        read_catalog("reconstruction_v2")

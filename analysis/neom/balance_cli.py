@@ -32,7 +32,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("name", nargs="?", help="the tile, cornerstone or Disaster")
     parser.add_argument("--all", action="store_true", help="a whole-catalogue pass")
-    parser.add_argument("--catalog", default=None, help="catalogue file (default: built-in)")
+    parser.add_argument("--catalog", default=None, help="catalogue file or a shipped one's name "
+                        "(default, reconstruction_v1) (default: built-in)")  # fmt: skip
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument(
         "--strategies", default=DEFAULT_FIELD,
@@ -123,8 +124,11 @@ def setting_from(args):
             if games < args.players:
                 raise UserError(f"{option} {games}: at least --players ({args.players})")
             check_game_count("rotate", games, args.players)
-    if args.catalog is not None and not Path(args.catalog).is_file():
-        raise UserError(f"--catalog {args.catalog}: no such catalogue file")
+    if args.catalog is not None:
+        from sim.neom.catalog import shipped_path
+
+        if not shipped_path(args.catalog).is_file():
+            raise UserError(f"--catalog {args.catalog}: no such catalogue file")
     return Setting(
         strategies=split_strategies(args.strategies),
         players=args.players,

@@ -32,6 +32,12 @@ from sim.neom import constants as K
 from sim.neom.tables import Tables
 
 DEFAULT_CATALOG = Path(__file__).parent / "data" / "default_catalog.toml"
+# Every shipped catalogue by the name --catalog accepts instead of a path: the default and the
+# earlier default kept for reproducing earlier runs (docs/reconstruction.md, "Versions").
+SHIPPED_CATALOGS = {
+    "default": DEFAULT_CATALOG,
+    "reconstruction_v1": DEFAULT_CATALOG.parent / "catalog_reconstruction_v1.toml",
+}
 TEMPLATE = Path(__file__).parent / "data" / "template.toml"
 RECONSTRUCTED_BANNER = "RECONSTRUCTED tile set — not the published NEOM catalogue"
 
@@ -943,18 +949,32 @@ def load_catalog(path: str | Path | None = None) -> Tables:
     return read_catalog(path)[0]
 
 
+def shipped_path(path: str | Path | None) -> Path:
+    """The file ``path`` names: the default for None, a shipped catalogue for its name (a file
+    of that name, if any, comes first)."""
+    if path is None:
+        return DEFAULT_CATALOG
+    path = Path(path)
+    if not path.exists() and str(path) in SHIPPED_CATALOGS:
+        return SHIPPED_CATALOGS[str(path)]
+    return path
+
+
 def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
-    """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy)."""
-    path = DEFAULT_CATALOG if path is None else Path(path)
-    source = path.name if path == DEFAULT_CATALOG else str(path)
+    """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy).
+    ``path`` may also be a shipped catalogue's name (``SHIPPED_CATALOGS``) when no file of
+    that name exists."""
+    path = shipped_path(path)
+    shipped = path in SHIPPED_CATALOGS.values()
+    source = path.name if shipped else str(path)
     # Size first (before reading), then depth (before parsing): a huge, endless or deeply
     # nested file is one message in milliseconds.
     data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
     check_kind(data, "catalog", source)
     tables = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
-    if path != DEFAULT_CATALOG and not tables.reconstructed:
-        default = load_catalog()
-        if same_arrays(tables.arrays, default.arrays):
+    if not shipped and not tables.reconstructed:
+        if any(same_arrays(tables.arrays, load_catalog(p).arrays)
+               for p in SHIPPED_CATALOGS.values()):  # fmt: skip
             # reconstructed = false on the shipped reconstruction does not make it the
             # published game's data.
             tables = replace(tables, reconstructed=True, name=f"{tables.name} ({COPY_NOTE})")
