@@ -732,3 +732,20 @@ def test_the_pass_finds_a_planted_goods_block_in_real_games(tmp_path):
     )
     assert "in 0.0% of games" not in after["problems"].get("Jewels (good)", "")  # made now
     assert [e["search"] for e in log].count("prune") == 2
+
+
+def test_candidate_text_keeps_the_description_and_says_balanced_once():
+    """A pass run on its own candidate (issue 26 part 4 ran two) adds its edits after the
+    file's description and the earlier pass's edits, and "(balanced)" stays once in the name."""
+    from analysis.neom import balance_all as BA
+    from sim.neom.catalog import DEFAULT_CATALOG
+
+    base = DEFAULT_CATALOG.read_text(encoding="utf-8")
+    described = tomllib.loads(base)["catalog"]["description"]
+    first = BA._candidate_text(base, {("Central Park", "vp"): 1}, "label")
+    second = BA._candidate_text(first, {("Concert Hall", "vp"): 8}, "label")
+    catalog = tomllib.loads(second)["catalog"]
+    assert catalog["name"].count("(balanced)") == 1 and catalog["reconstructed"] is True
+    assert catalog["description"].startswith(described)
+    assert "Central Park vp = 1." in catalog["description"]
+    assert catalog["description"].endswith("Edited by neom balance --all: Concert Hall vp = 8.")

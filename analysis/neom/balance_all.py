@@ -569,12 +569,14 @@ def _candidate_text(base_text: str, values: dict, label: str) -> str:
 
     text = B.apply_values(base_text, values)
     doc = tomlkit.parse(text)
-    doc["catalog"]["name"] = f"{doc['catalog']['name']} (balanced)"
-    doc["catalog"]["description"] = (
-        f"{label}. Edited by neom balance --all: "
-        + ("; ".join(f"{t} {p} = {v}" for (t, p), v in sorted(values.items())) or "no edits")
-        + "."
-    )
+    name = str(doc["catalog"]["name"])
+    if "(balanced)" not in name:  # a pass run again on its own candidate says so once
+        doc["catalog"]["name"] = f"{name} (balanced)"
+    edits = "; ".join(f"{t} {p} = {v}" for (t, p), v in sorted(values.items())) or "no edits"
+    # The file's own description (what it is, where its facts come from) stays; the edits of
+    # each pass are added after it.
+    before = str(doc["catalog"].get("description", "")).strip() or f"{label}."
+    doc["catalog"]["description"] = f"{before} Edited by neom balance --all: {edits}."
     return tomlkit.dumps(doc)
 
 
