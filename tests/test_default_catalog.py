@@ -17,7 +17,10 @@ from sim.neom import constants as K
 DATA = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data"
 CATALOG_PATH = DATA / "default_catalog.toml"
 V1_PATH = DATA / "catalog_reconstruction_v1.toml"
-NAMES = {CATALOG_PATH: "NEOM default (reconstructed, v2)", V1_PATH: "NEOM default (reconstructed)"}
+NAMES = {
+    CATALOG_PATH: "NEOM default (reconstructed, v2: rebalanced)",
+    V1_PATH: "NEOM default (reconstructed)",
+}
 GENERATIONS = ("gen1", "gen2", "gen3")
 
 
@@ -566,3 +569,60 @@ def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
     assert read_catalog("reconstruction_v1")[1] == CATALOG_PATH.read_bytes()
     with pytest.raises(UserError, match="reconstruction_v2: catalogue file not found"):
         read_catalog("reconstruction_v2")
+
+
+def test_rebalance_moved_no_known_fact():
+    """The default is catalog_reconstruction_v1.toml rebalanced by neom balance --all (issue 26
+    part 4; the header names the commands): the same tiles in the same decks, roads, types and
+    goods; every difference is a number the balance moves (or a shorter list of required goods),
+    and no fact marked `known` moved: a fixed one equals v1's, a bounded one obeys its bound."""
+    import operator
+
+    from sim.neom.catalog import parse_known
+
+    with CATALOG_PATH.open("rb") as fh:
+        new = tomllib.load(fh)
+    with V1_PATH.open("rb") as fh:
+        old = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
+    assert [t["name"] for t in new["tiles"]] == list(old)
+    text = CATALOG_PATH.read_text()
+    assert "neom balance --all" in text and "catalog_reconstruction_v1.toml" in text
+    movable = {"vp", "cost", "income", "coins_on_place", "effects", "requires"}
+    moved = 0
+    for tile in new["tiles"]:
+        before = old[tile["name"]]
+        for key in (set(tile) | set(before)) - {"known"}:
+            if tile.get(key) == before.get(key):
+                continue
+            moved += 1
+            assert key in movable, (tile["name"], key)
+            if key == "effects":  # amounts only
+                strip = [{k: v for k, v in e.items() if k != "vp"} for e in tile[key]]
+                assert strip == [{k: v for k, v in e.items() if k != "vp"} for e in before[key]]
+            if key == "requires":  # fewer goods, the first ones kept
+                assert tile[key] == before[key][: len(tile[key])] and tile[key]
+        for entry in tile.get("known", []):
+            path, op, bound = parse_known(entry)
+            if "[" in path:
+                group, index, number = (
+                    path[: path.index("[")],
+                    int(path[path.index("[") + 1]),
+                    path.split(".")[-1],
+                )
+                value, was = tile[group][index].get(number, 0), before[group][index].get(number, 0)
+            else:
+                value, was = (
+                    tile.get(path, 0 if path in K_NUMBERS else []),
+                    before.get(path, 0 if path in K_NUMBERS else []),
+                )
+            if op:
+                assert {">=": operator.ge, "<=": operator.le}[op](value, bound), (
+                    tile["name"],
+                    entry,
+                )
+            else:
+                assert value == was, (tile["name"], entry)
+    assert moved == 26  # the edits docs/reconstruction.md lists
+
+
+K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
