@@ -1,5 +1,7 @@
 """The default catalogue (a labelled reconstruction) obeys the constraints the rules texts and
 the known facts state. Read straight from the TOML, independently of the catalogue compiler.
+Every test runs on the shipped default and on the first reconstruction kept for earlier
+results (catalog_reconstruction_v1.toml): both obey the same texts.
 
 Sources quoted: the rules texts (shared/rules/000-003) and shared/data/neom_known_facts.md.
 """
@@ -12,15 +14,24 @@ import pytest
 
 from sim.neom import constants as K
 
-CATALOG_PATH = (
-    Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
-)
+DATA = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data"
+CATALOG_PATH = DATA / "default_catalog.toml"
+V1_PATH = DATA / "catalog_reconstruction_v1.toml"
+NAMES = {
+    CATALOG_PATH: "NEOM default (reconstructed, v2: rebalanced)",
+    V1_PATH: "NEOM default (reconstructed)",
+}
 GENERATIONS = ("gen1", "gen2", "gen3")
 
 
+@pytest.fixture(scope="module", params=[CATALOG_PATH, V1_PATH], ids=["default", "v1"])
+def path(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def catalog():
-    with CATALOG_PATH.open("rb") as fh:
+def catalog(path):
+    with path.open("rb") as fh:
         return tomllib.load(fh)
 
 
@@ -66,14 +77,14 @@ def all_requirement_goods(tile):
 # --- Labelling ------------------------------------------------------------------------------
 
 
-def test_catalogue_is_labelled_as_a_reconstruction(catalog):
+def test_catalogue_is_labelled_as_a_reconstruction(catalog, path):
     """Facts: 'The printed tile catalogue ... is not publicly available as text. ... Everything
     not listed here must be reconstructed, and labelled as such.'"""
     header = catalog["catalog"]
     assert header["reconstructed"] is True
-    assert header["name"] == "NEOM default (reconstructed)"
+    assert header["name"] == NAMES[path]
     assert "NOT the published tile set" in header["description"]
-    assert "RECONSTRUCTION, NOT THE PUBLISHED TILE SET" in CATALOG_PATH.read_text()
+    assert "RECONSTRUCTION, NOT THE PUBLISHED TILE SET" in path.read_text()
 
 
 # --- Goods and boards -----------------------------------------------------------------------
@@ -527,3 +538,91 @@ def test_costs_rise_by_generation(tiles):
         if deck == "gen1":
             assert max(costs) <= 4
     assert means == sorted(means) and means[0] < means[2]
+
+
+def test_v1_is_the_earlier_default_byte_for_byte():
+    """catalog_reconstruction_v1.toml is the default catalogue before the rebalance (issue 26
+    part 4), unchanged to the byte: earlier runs recorded its sha256, so they are reproduced and
+    resumed with --catalog pointing at it."""
+    import hashlib
+
+    digest = hashlib.sha256(V1_PATH.read_bytes()).hexdigest()
+    assert digest == "b71ce1e61debb8707e8924223ca7c315de60f711ad3e409c65869e5953650619"
+
+
+def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
+    """--catalog takes a shipped catalogue's name instead of a path (docs/reconstruction.md,
+    "Versions"): reconstruction_v1 reads catalog_reconstruction_v1.toml's bytes and names that
+    file; a file of that name in the working folder comes first; any other missing name is the
+    usual one-line error."""
+    import hashlib
+
+    from sim.core.errors import UserError
+    from sim.neom.catalog import read_catalog
+
+    monkeypatch.chdir(tmp_path)
+    tables, raw = read_catalog("reconstruction_v1")
+    assert raw == V1_PATH.read_bytes() and tables.source == V1_PATH.name
+    assert tables.digest == hashlib.sha256(raw).hexdigest() and tables.reconstructed
+    assert read_catalog("default")[1] == CATALOG_PATH.read_bytes()
+    (tmp_path / "reconstruction_v1").write_bytes(CATALOG_PATH.read_bytes())
+    assert read_catalog("reconstruction_v1")[1] == CATALOG_PATH.read_bytes()
+    with pytest.raises(UserError, match="reconstruction_v2: catalogue file not found"):
+        read_catalog("reconstruction_v2")
+
+
+def test_rebalance_moved_no_known_fact():
+    """The default is catalog_reconstruction_v1.toml rebalanced by neom balance --all (issue 26
+    part 4; the header names the commands): the same tiles in the same decks, roads, types and
+    goods; every difference is a number the balance moves (or a shorter list of required goods),
+    and no fact marked `known` moved: a fixed one equals v1's, a bounded one obeys its bound."""
+    import operator
+
+    from sim.neom.catalog import parse_known
+
+    with CATALOG_PATH.open("rb") as fh:
+        new = tomllib.load(fh)
+    with V1_PATH.open("rb") as fh:
+        old = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
+    assert [t["name"] for t in new["tiles"]] == list(old)
+    text = CATALOG_PATH.read_text()
+    assert "neom balance --all" in text and "catalog_reconstruction_v1.toml" in text
+    movable = {"vp", "cost", "income", "coins_on_place", "effects", "requires"}
+    moved = 0
+    for tile in new["tiles"]:
+        before = old[tile["name"]]
+        for key in (set(tile) | set(before)) - {"known"}:
+            if tile.get(key) == before.get(key):
+                continue
+            moved += 1
+            assert key in movable, (tile["name"], key)
+            if key == "effects":  # amounts only
+                strip = [{k: v for k, v in e.items() if k != "vp"} for e in tile[key]]
+                assert strip == [{k: v for k, v in e.items() if k != "vp"} for e in before[key]]
+            if key == "requires":  # fewer goods, the first ones kept
+                assert tile[key] == before[key][: len(tile[key])] and tile[key]
+        for entry in tile.get("known", []):
+            path, op, bound = parse_known(entry)
+            if "[" in path:
+                group, index, number = (
+                    path[: path.index("[")],
+                    int(path[path.index("[") + 1]),
+                    path.split(".")[-1],
+                )
+                value, was = tile[group][index].get(number, 0), before[group][index].get(number, 0)
+            else:
+                value, was = (
+                    tile.get(path, 0 if path in K_NUMBERS else []),
+                    before.get(path, 0 if path in K_NUMBERS else []),
+                )
+            if op:
+                assert {">=": operator.ge, "<=": operator.le}[op](value, bound), (
+                    tile["name"],
+                    entry,
+                )
+            else:
+                assert value == was, (tile["name"], entry)
+    assert moved == 26  # the edits docs/reconstruction.md lists
+
+
+K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")

@@ -130,6 +130,67 @@ def test_compare_refuses_a_folder_it_did_not_write(tmp_path, capsys, monkeypatch
     assert contents(out) == before
 
 
+BALANCE_ALL = ["balance", "--all", "--games", "8", "--strategies", "random,random,random,random"]
+BALANCE_ALL += ["--workers", "1", "--max-evals", "1", "--quiet"]
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("option", ["--out", "--work"])
+def test_balance_refuses_a_folder_it_did_not_write(
+    tmp_path, capsys, monkeypatch, overwrite, option
+):
+    """neom balance --all's --out and neom balance NAME's --work are claimed before any game."""
+    import sim.core.runner as runner
+
+    monkeypatch.setattr(runner, "run_simulation", never)
+    out = tmp_path / "site"
+    before = user_folder(out)
+    flags = ["--overwrite"] if overwrite else []
+    argv = BALANCE_ALL if option == "--out" else ["balance", "Central Park", *BALANCE_ALL[2:]]
+    command = "neom balance --all" if option == "--out" else "neom balance"
+    err = one_line_error(
+        capsys, main([*argv, option, str(out), *flags]), f"not written by {command}"
+    )
+    assert option in err and "earlier" not in err
+    assert contents(out) == before
+
+
+def test_balance_folders_list_their_runs_and_overwrite_removes_exactly_them(tmp_path, capsys):
+    out = tmp_path / "pass"
+    assert main([*BALANCE_ALL, "--out", str(out)]) == 0
+    listing = json.loads((out / LISTING).read_text())
+    assert listing["command"] == "neom balance --all" and listing["status"] == "complete"
+    (out / "notes.md").write_text("mine")
+    listed = set(listing["files"]) | {
+        rel
+        for folder in listing["runs"]
+        for rel in (f"{folder}/{n}" for n in contents(out / folder))
+    }
+    assert set(contents(out)) - {LISTING, "notes.md"} == listed
+    one_line_error(capsys, main([*BALANCE_ALL, "--out", str(out)]), "--overwrite")
+    assert main([*BALANCE_ALL, "--out", str(out), "--overwrite", "--seed", "2"]) == 0
+    assert (out / "notes.md").read_text() == "mine"
+    (out / "log.md").write_text("my edits")
+    before = contents(out)
+    code = main([*BALANCE_ALL, "--out", str(out), "--overwrite"])
+    one_line_error(capsys, code, "log.md", "changed since neom balance --all wrote it")
+    assert contents(out) == before
+    # --work keeps the candidates' runs, listed, and a later search uses them again.
+    work = tmp_path / "work"
+    item = ["balance", "Central Park", *BALANCE_ALL[2:], "--lever", "vp", "--work", str(work)]
+    assert main(item) == 0
+    listing = json.loads((work / LISTING).read_text())
+    assert listing["command"] == "neom balance" and listing["status"] == "complete"
+    assert {p.parent.as_posix() for p in work.glob("runs/*/manifest.json")} == {
+        (work / rel).as_posix() for rel in listing["runs"]
+    }
+    kept = contents(work)
+    assert main(item) == 0
+    assert {k: v for k, v in contents(work).items() if k != LISTING} == {
+        k: v for k, v in kept.items() if k != LISTING
+    }
+
+
 def test_compare_overwrite_removes_exactly_its_listing(tmp_path, capsys):
     out = tmp_path / "compare"
     assert main([*COMPARE, "--out", str(out)]) == 0
@@ -199,6 +260,12 @@ def _commands(tmp_path):
             "--json",
             "sim.core.runner:run_simulation",
         ),
+        "balance": (
+            ["balance", "Central Park", "--games", "8", "--workers", "1", "--lever", "vp"]
+            + ["--strategies", "random,random,random,random", "--quiet"],
+            "--json",
+            "sim.core.runner:run_simulation",
+        ),
         "tune": (
             ["tune", "--base", "builder", "--opponents", "random", "--players", "2"]
             + ["--budget", "100", "--no-progress"],
@@ -215,7 +282,7 @@ def _patch(monkeypatch, reference: str) -> None:
     monkeypatch.setattr(importlib.import_module(module), name, never)
 
 
-@pytest.mark.parametrize("command", ["play", "ladder", "compare", "experiment", "tune"])
+@pytest.mark.parametrize("command", ["play", "ladder", "compare", "experiment", "balance", "tune"])
 def test_an_existing_output_file_is_not_replaced_without_overwrite(
     tmp_path, capsys, monkeypatch, command
 ):
@@ -230,7 +297,7 @@ def test_an_existing_output_file_is_not_replaced_without_overwrite(
     assert target.read_text() == "my data"
 
 
-@pytest.mark.parametrize("command", ["play", "ladder", "compare", "experiment", "tune"])
+@pytest.mark.parametrize("command", ["play", "ladder", "compare", "experiment", "balance", "tune"])
 @pytest.mark.parametrize("where", ["no-such-folder/out.json", "a-folder", "a-file/out.json"])
 def test_a_bad_output_path_is_refused_before_any_game(
     tmp_path, capsys, monkeypatch, command, where

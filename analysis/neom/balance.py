@@ -29,6 +29,7 @@ import math
 import re
 import shutil
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -91,6 +92,9 @@ class Lever:
 
 _PATH = re.compile(r"^(?:(effects|alternatives)\[(\d+)\]\.)?([a-z_]+)$")
 NUMERIC_FIELDS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
+# Lists a lever counts: the value is how many of the listed goods (tiles) are still required,
+# the first ones in file order kept (a designer orders them by importance).
+COUNT_FIELDS = {"requires": "required good", "requires_tiles": "prerequisite tile"}
 
 
 def _split_path(path: str) -> tuple[str | None, int, str]:
@@ -101,7 +105,10 @@ def _split_path(path: str) -> tuple[str | None, int, str]:
 
 
 def get_value(entry, path: str) -> int:
-    """The number at ``path`` of a tile's entry (a missing field is its default, 0)."""
+    """The number at ``path`` of a tile's entry (a missing field is its default, 0; a count
+    field, the length of its list)."""
+    if path in COUNT_FIELDS:
+        return len(entry.get(path, []))
     listing, index, key = _split_path(path)
     if listing is not None:
         items = entry.get(listing, [])
@@ -112,6 +119,15 @@ def get_value(entry, path: str) -> int:
 
 
 def set_value(entry, path: str, value: int) -> None:
+    if path in COUNT_FIELDS:
+        items = entry.get(path, [])
+        if value > len(items):
+            raise UserError(f"lever {path!r}: cannot require more than the {len(items)} listed")
+        if value == 0:
+            entry.pop(path, None)
+        else:
+            del items[value:]
+        return
     listing, index, key = _split_path(path)
     if listing is not None:
         entry = entry[listing][index]
@@ -133,6 +149,57 @@ def item_kind(entry) -> str:
     return "disaster" if "disaster" in entry.get("types", []) else "tile"
 
 
+VP_KINDS = ("vp_per_type_in_city", "vp_per_type_adjacent", "vp_per_good_tier", "vp_placement")
+
+
+def type_bounds(entry) -> dict[str, tuple[int, str]]:
+    """Lower bounds the rules texts set on a tile's numbers by its types (rules 000): path ->
+    (bound, why). A Commercial tile gives income, a Residential tile has a VP value, a Public
+    tile offers VP (printed, unless an effect gives it variable VP), and a tile that produces
+    goods turns at least one required good into them (the goods tree)."""
+    types = set(entry.get("types", []))
+    bounds = {}
+    if "commercial" in types:
+        bounds["income"] = (1, "a Commercial tile gives income (rules 000)")
+    if "residential" in types:
+        bounds["vp"] = (1, "a Residential tile has a VP value (rules 000)")
+    variable = any(e.get("kind") in VP_KINDS for e in entry.get("effects", []))
+    if "public" in types and not variable and "residential" not in types:
+        bounds["vp"] = (1, "a Public tile offers VP (rules 000)")
+    if entry.get("produces") and entry.get("requires"):
+        bounds["requires"] = (1, "a producer turns goods into goods (the goods tree)")
+    return bounds
+
+
+def _bounded_by_rules(levers: list[Lever], entry) -> list[Lever]:
+    """The levers within the rules' bounds and the tile's ``known`` entries (catalogue field
+    ``known``: a fact of the published game is never moved, a known bound never crossed)."""
+    from sim.neom.catalog import parse_known
+
+    bounds = type_bounds(entry)
+    known = [parse_known(k) for k in entry.get("known", [])]
+    out = []
+    for lever in levers:
+        low, high, inert = lever.low, lever.high, lever.inert
+        if lever.path in bounds:
+            low = max(low, min(bounds[lever.path][0], lever.current))
+        for parsed in known:
+            if parsed is None:
+                continue
+            path, op, bound = parsed
+            group = path in ("effects", "alternatives") and lever.path.startswith(path + "[")
+            if path != lever.path and not group:
+                continue
+            if op == ">=":
+                low = max(low, min(bound, lever.current))
+            elif op == "<=":
+                high = min(high, max(bound, lever.current))
+            elif not inert:
+                inert = "known from the published game (the tile's field known)"
+        out.append(replace(lever, low=low, high=high, inert=inert))
+    return out
+
+
 def _own_levers(entry, variant: str) -> list[Lever]:
     name = str(entry["name"])
     scored = any(t in SCORED_TYPES for t in entry.get("types", []))
@@ -144,6 +211,10 @@ def _own_levers(entry, variant: str) -> list[Lever]:
         Lever(name, "coins_on_place", get_value(entry, "coins_on_place"), +1,
               "coin on placement"),
     ]  # fmt: skip
+    for path, unit in COUNT_FIELDS.items():
+        if entry.get(path):
+            count = get_value(entry, path)
+            levers.append(Lever(name, path, count, -1, unit, low=0, high=count))
     if "vp_no_disasters" in entry:
         levers.append(
             Lever(name, "vp_no_disasters", get_value(entry, "vp_no_disasters"), +1, "VP",
@@ -159,7 +230,7 @@ def _own_levers(entry, variant: str) -> list[Lever]:
                 path = f"effects[{i}].{key}"
                 levers.append(Lever(name, path, get_value(entry, path), sign, f"{unit} of "
                                     f"{effect.get('kind', 'effect')}"))  # fmt: skip
-    return levers
+    return _bounded_by_rules(levers, entry)
 
 
 def _disaster_levers(tiles, entry) -> list[Lever]:
@@ -177,10 +248,11 @@ def _disaster_levers(tiles, entry) -> list[Lever]:
         if not (protects or insures) or tile.get("replaces"):
             continue
         name = str(tile["name"])
-        out.append(Lever(name, "cost", get_value(tile, "cost"), +1, "coin of cost", own=False))
+        levers = [Lever(name, "cost", get_value(tile, "cost"), +1, "coin of cost", own=False)]
         for i, _ in enumerate(tile.get("alternatives", [])):
             path = f"alternatives[{i}].cost"
-            out.append(Lever(name, path, get_value(tile, path), +1, "coin of cost", own=False))
+            levers.append(Lever(name, path, get_value(tile, path), +1, "coin of cost", own=False))
+        out.extend(_bounded_by_rules(levers, tile))
     return out
 
 
@@ -250,7 +322,9 @@ class Setting:
 
 @dataclass
 class Measurement:
-    """One played candidate: its run folder, opened, and its seat-level long tables."""
+    """One played candidate: its run folder, opened, and (read when first asked for: the
+    whole-catalogue pass needs only the report's tables) its seat-level long tables and
+    deals."""
 
     values: dict
     seed: int
@@ -258,9 +332,25 @@ class Measurement:
     events: bool
     path: Path
     run: object
-    longs: dict
-    deals: object
     seconds: float
+    _longs: dict | None = None
+    _deals: object = None
+
+    @property
+    def longs(self) -> dict:
+        from analysis.neom.compare import _long_tables
+
+        if self._longs is None:
+            self._longs = _long_tables(self.run)
+        return self._longs
+
+    @property
+    def deals(self):
+        from analysis.core.tabulate import deals
+
+        if self._deals is None:
+            self._deals = deals(self.run).collect()
+        return self._deals
 
 
 class Progress:
@@ -301,13 +391,16 @@ class Evaluator:
     under ``work`` and measures them; every run with the same seed plays the same deals."""
 
     def __init__(self, base_text: str, base_source: str, setting: Setting, work: Path,
-                 progress: Progress, command: str = "neom balance"):  # fmt: skip
+                 progress: Progress, command: str = "neom balance", claim=None):  # fmt: skip
         self.base_text = base_text
         self.base_source = base_source
         self.setting = setting
         self.work = Path(work)
         self.progress = progress
         self.command = command
+        # The claimed output folder (sim.core.outputs.Claim) that lists every run before it
+        # is made (None: ``work`` is a scratch folder of this command's own).
+        self.claim = claim
         self.cache: dict = {}
 
     def catalog_text(self, values: dict) -> str:
@@ -327,8 +420,6 @@ class Evaluator:
     def measure(self, values: dict, seed: int | None = None, games: int | None = None,
                 events: bool = False, what: str = "") -> Measurement:  # fmt: skip
         from analysis.core.load import open_run
-        from analysis.core.tabulate import deals
-        from analysis.neom.compare import _long_tables
         from sim.core.runner import RunConfig, run_simulation
         from sim.neom.constants import VARIANT_NAMES
 
@@ -341,13 +432,15 @@ class Evaluator:
             hit = self.cache.get((key, ev))
             if hit is not None:
                 return hit
-        folder = self.work / "runs" / f"{key}{'-events' if events else ''}"
-        catalog = self.work / "catalogs" / f"{key}.toml"
-        catalog.parent.mkdir(parents=True, exist_ok=True)
-        if not catalog.exists():
-            text = self.catalog_text(values)
-            _validate_text(text, f"{self.base_source} with {describe_values(values)}")
-            catalog.write_text(text, encoding="utf-8")
+        rel = f"runs/{key}{'-events' if events else ''}"
+        folder = self.claim.add_run(rel) if self.claim is not None else self.work / rel
+        text = self.catalog_text(values)
+        _validate_text(text, f"{self.base_source} with {describe_values(values)}")
+        # The candidate catalogue is read from a scratch file; the run folder keeps its copy
+        # (catalog.toml), so the output folder holds only listed runs and published files.
+        scratch = Path(tempfile.mkdtemp(prefix="neom-balance-"))
+        catalog = scratch / f"candidate-{key}.toml"
+        catalog.write_text(text, encoding="utf-8")
         workers = s.workers
         config = RunConfig(
             out=folder,
@@ -368,11 +461,13 @@ class Evaluator:
             rules={"variant": VARIANT_NAMES[s.variant]},
         )
         start = time.perf_counter()
-        run_simulation(config)
+        try:
+            run_simulation(config)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         run = open_run(folder)
-        longs = _long_tables(run)
-        measurement = Measurement(values, seed, games, events, folder, run, longs,
-                                  deals(run).collect(), time.perf_counter() - start)  # fmt: skip
+        measurement = Measurement(values, seed, games, events, folder, run,
+                                  time.perf_counter() - start)  # fmt: skip
         self.cache[(key, events)] = measurement
         self.progress.done(what or describe_values(values), games, measurement.seconds)
         return measurement

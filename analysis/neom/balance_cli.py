@@ -3,12 +3,12 @@
 
 import json
 import math
-import os
 import shlex
 import sys
 import tempfile
 import time
 import tomllib
+from contextlib import contextmanager
 from pathlib import Path
 
 from sim.core.errors import UserError
@@ -17,6 +17,7 @@ from sim.neom.constants import VARIANT_NAMES
 DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
 ITEM_GAMES = 2000  # games per candidate of a one-item search
 ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
+DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
 
 
 def register(subparsers) -> None:
@@ -31,7 +32,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("name", nargs="?", help="the tile, cornerstone or Disaster")
     parser.add_argument("--all", action="store_true", help="a whole-catalogue pass")
-    parser.add_argument("--catalog", default=None, help="catalogue file (default: built-in)")
+    parser.add_argument("--catalog", default=None, help="catalogue file or a shipped one's name "
+                        "(default, reconstruction_v1) (default: built-in)")  # fmt: skip
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument(
         "--strategies", default=DEFAULT_FIELD,
@@ -86,9 +88,15 @@ def register(subparsers) -> None:
         help="--all: tiles meant to be rarely or never placed (not counted as dead)",
     )  # fmt: skip
     parser.add_argument(
-        "--goals", default="cornerstones,tiles,dead", metavar="GOAL,...",
+        "--goals", default=DEFAULT_GOALS, metavar="GOAL,...",
         help="--all: which goals to pursue (cornerstones: in the band against the median and "
-        "not flagged; tiles: not flagged; dead: placed) (all three)",
+        "not flagged; tiles: not flagged; dead: placed; goods: every good produced by some "
+        "city in 5%% of games) (all four)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--prune-evals", type=int, default=None, metavar="N",
+        help="--all: after the search, undo each edit in turn and keep it undone when the goals "
+        "still hold (N: at most N tries; 0: no pruning; default: every edit)",
     )  # fmt: skip
     parser.add_argument(
         "--per-round",
@@ -104,33 +112,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def check_output_file(path: str | None, overwrite: bool, option: str = "--json") -> None:
-    """Refuse to replace an existing file without --overwrite, or to write into a missing
-    folder, before any work is done."""
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UserError(f"{option} {path}: is a folder")
-    if target.exists() and not overwrite:
-        raise UserError(f"{option} {path}: exists; pass --overwrite to replace it")
-    if not target.parent.is_dir():
-        raise UserError(f"{option} {path}: no such folder {target.parent}")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing (a temporary file beside it, then renamed)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def setting_from(args):
     from analysis.neom.balance import Setting
     from sim.core.seeding import check_game_count
@@ -143,8 +124,11 @@ def setting_from(args):
             if games < args.players:
                 raise UserError(f"{option} {games}: at least --players ({args.players})")
             check_game_count("rotate", games, args.players)
-    if args.catalog is not None and not Path(args.catalog).is_file():
-        raise UserError(f"--catalog {args.catalog}: no such catalogue file")
+    if args.catalog is not None:
+        from sim.neom.catalog import shipped_path
+
+        if not shipped_path(args.catalog).is_file():
+            raise UserError(f"--catalog {args.catalog}: no such catalogue file")
     return Setting(
         strategies=split_strategies(args.strategies),
         players=args.players,
@@ -181,18 +165,21 @@ def run(args) -> int:
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
     if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
-            or args.goals != "cornerstones,tiles,dead" or args.per_round != 0):  # fmt: skip
+            or args.goals != DEFAULT_GOALS or args.per_round != 0
+            or args.prune_evals is not None):  # fmt: skip
         raise UserError(
-            "--out, --resume, --intended, --goals, --per-round and --optimizer belong to --all"
+            "--out, --resume, --intended, --goals, --per-round, --prune-evals and --optimizer "
+            "belong to --all"
         )
     return run_item(args)
 
 
 def run_item(args) -> int:
     from analysis.neom import balance as B
+    from sim.core.outputs import claim_file, write_file
 
     setting = setting_from(args)
-    check_output_file(args.json, args.overwrite)
+    json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
     text, source, data = base_catalog(args.catalog)
     item, kind, levers = B.item_levers(tomllib.loads(text), args.name, args.variant)
     levers = B.pick_levers(levers, args.lever)
@@ -208,20 +195,22 @@ def run_item(args) -> int:
                "protects against it or insures it)" if kind == "disaster" else ""),
         )  # fmt: skip
         return 1
-    created = args.work is None
-    work = Path(tempfile.mkdtemp(prefix="neom-balance-")) if created else Path(args.work)
-    if not created:
-        _check_work(work)
     planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live))
     progress = B.Progress(planned, quiet=args.quiet)
     command = "neom balance"
     if sys.argv[1:2] == ["balance"]:
         command = shlex.join(["neom", *sys.argv[1:]])
-    evaluator = B.Evaluator(text, source, setting, work, progress, command)
-    try:
-        result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
-    finally:
-        B.remove_work(work, created)
+    if args.work is None:
+        work = Path(tempfile.mkdtemp(prefix="neom-balance-"))
+        evaluator = B.Evaluator(text, source, setting, work, progress, command)
+        try:
+            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+        finally:
+            B.remove_work(work, True)
+    else:
+        with work_folder(Path(args.work)) as claim:
+            evaluator = B.Evaluator(text, source, setting, claim.path, progress, command, claim)
+            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
     records = B.lever_records(result, setting)
     document = {
         "item": item,
@@ -246,20 +235,41 @@ def run_item(args) -> int:
         document["data"] = data.label
     for line in summary_lines(document):
         print(line)
-    if args.json:
-        write_atomic(Path(args.json), json.dumps(document, indent=1) + "\n")
+    if json_path is not None:
+        write_file(json_path, json.dumps(document, indent=1) + "\n", "--json")
         print(f"written: {args.json}")
     return 0
 
 
-def _check_work(work: Path) -> None:
-    if work.exists() and not work.is_dir():
-        raise UserError(f"--work {work}: exists and is not a folder")
-    if work.is_dir():
-        foreign = [p.name for p in work.iterdir() if p.name not in ("runs", "catalogs")]
-        if foreign:
-            raise UserError(f"--work {work}: holds {foreign[0]!r}, which neom balance did not "
-                            "write; choose an empty or new folder")  # fmt: skip
+WORK_COMMAND = "neom balance"
+
+
+@contextmanager
+def work_folder(work: Path):
+    """``--work DIR``: the candidates' run folders, kept for later searches. The folder is
+    claimed like any output folder (new, empty, or one neom balance wrote: anything else is
+    refused untouched); each run is listed before it is made, and runs already there are used
+    again (a run's name is everything that makes its games). The listing says complete when
+    the search ends."""
+    from sim.core.outputs import (
+        STATUS_RUNNING,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_listing,
+        writer_lock,
+    )
+
+    def claim():
+        return claim_folder(work, WORK_COMMAND, option="--work", replaces_own=True,
+                            parameters={"kept": "candidate runs of neom balance NAME"})  # fmt: skip
+
+    with writer_lock(work, WORK_COMMAND, "work folder", check=claim) as claimed:
+        claimed.listing["status"] = STATUS_RUNNING
+        write_listing(work, claimed.listing)
+        yield claimed
+        with staging_folder(work) as staging:
+            publish(staging, claimed)  # no files: the listing of its runs, complete
 
 
 def _fmt(x, digits: int = 1) -> str:

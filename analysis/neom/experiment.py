@@ -62,7 +62,8 @@ def register(subparsers) -> None:
         )  # fmt: skip
         sub.add_argument("--mode", choices=MODES, default="force")
         sub.add_argument("--seed", type=int, default=1)
-        sub.add_argument("--catalog", default=None, help="catalogue file (default: built-in)")
+        sub.add_argument("--catalog", default=None, help="catalogue file or a shipped one's "
+                         "name (default, reconstruction_v1) (default: built-in)")  # fmt: skip
         sub.add_argument("--variant", default="standard", choices=sorted(K.VARIANT_NAMES))
         sub.add_argument("--workers", type=int, default=None, help="worker processes (all)")
         sub.add_argument(

@@ -183,6 +183,9 @@ class Game:
     # called ("catalogue"), so that another kind of file given instead is named in one line.
     data_header: str = ""
     data_noun: str = "data file"
+    # Shipped data files the data flag also takes by name instead of a path (load_data
+    # resolves them; a file of that name comes first).
+    data_names: tuple[str, ...] = ()
     # Legal but suspicious designs of a data file, one message each (the validator's warnings).
     data_warnings: Callable[[GameData], list[str]] | None = None
     # Entries of the manifest's "rules" that are experiment interventions (not rules options

@@ -10,7 +10,7 @@ from pathlib import Path
 from sim.core.game import Game, GameData, RuleOption
 from sim.neom import constants as K
 from sim.neom import records as R
-from sim.neom.catalog import read_catalog
+from sim.neom.catalog import SHIPPED_CATALOGS, read_catalog
 from sim.neom.tables import make_rules, rules_as_dict
 
 CATALOG_SNAPSHOT = "catalog.toml"
@@ -97,6 +97,7 @@ GAME = Game(
     data_flag="--catalog",
     data_header="catalog",
     data_noun="catalogue",
+    data_names=tuple(SHIPPED_CATALOGS),
     data_warnings=data_warnings,
     intervention_rules=("force_tile", "force_seat", "ban_tile"),
     load_data=load_data,

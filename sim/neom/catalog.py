@@ -8,6 +8,7 @@ each naming the file, the tile (or good, board, deck) and the field.
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,6 +32,12 @@ from sim.neom import constants as K
 from sim.neom.tables import Tables
 
 DEFAULT_CATALOG = Path(__file__).parent / "data" / "default_catalog.toml"
+# Every shipped catalogue by the name --catalog accepts instead of a path: the default and the
+# earlier default kept for reproducing earlier runs (docs/reconstruction.md, "Versions").
+SHIPPED_CATALOGS = {
+    "default": DEFAULT_CATALOG,
+    "reconstruction_v1": DEFAULT_CATALOG.parent / "catalog_reconstruction_v1.toml",
+}
 TEMPLATE = Path(__file__).parent / "data" / "template.toml"
 RECONSTRUCTED_BANNER = "RECONSTRUCTED tile set — not the published NEOM catalogue"
 
@@ -87,6 +94,7 @@ TILE_FIELDS = {
     "removed_no_disasters": ("bool", False),
     "replaces": ("str", ""),
     "effects": ("tables", []),
+    "known": ("names", []),
 }
 INLINE_TILE_FIELDS = TILE_FIELDS | {"deck": ("str", "")}
 ALTERNATIVE_FIELDS = {"requires": ("names", []), "cost": ("int", 0)}
@@ -437,12 +445,66 @@ def _tile_rows(raw, fields: dict, name, ctx: _Context, where: str, problems: lis
     if target:
         _check_substitute(target, name, deck, row, ctx, at("replaces"), problems)
 
+    for entry in fields["known"] or []:
+        why = known_problem(entry, fields)
+        if why:
+            problems.append(f'{at("known")}: "{entry}": {why}')
+
     effect_list = fields["effects"] or []
     if len(effect_list) > K.MAX_EFFECTS:
         problems.append(f"{at('effects')}: {len(effect_list)} effects, at most {K.MAX_EFFECTS}")
     for slot, effect in enumerate(effect_list[: K.MAX_EFFECTS]):
         effects[slot] = _effect_row(effect, f"{at('effects')}: effect {slot + 1}", problems)
     return row, req, effects
+
+
+# `known`: numbers of a tile known from the published game (or bounds they are known to obey),
+# which a balance search never moves past: "alternatives[0].cost" (fixed), "income >= 1",
+# "vp <= 8", or a whole group: "effects", "alternatives", "requires" (the goods required),
+# "requires_tiles". The engine does not read it.
+KNOWN_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
+KNOWN_LISTS = ("requires", "requires_tiles", "effects", "alternatives")
+_KNOWN = re.compile(
+    r"^\s*(?:(effects|alternatives)\[(\d+)\]\.([a-z_]+)|([a-z_]+))\s*(?:(>=|<=)\s*(\d+))?\s*$"
+)
+
+
+def parse_known(entry: str):
+    """(path, operator, bound) of a `known` entry ("income >= 1" -> ("income", ">=", 1); a fixed
+    number or group has operator ""), or None if it is not one."""
+    match = _KNOWN.match(entry)
+    if match is None:
+        return None
+    listing, index, key, plain, op, bound = match.groups()
+    path = f"{listing}[{index}].{key}" if listing else plain
+    return path, op or "", int(bound) if bound is not None else None
+
+
+def known_problem(entry, fields: dict) -> str:
+    """Why a `known` entry does not name a number or group of the tile ("" if it does)."""
+    parsed = parse_known(entry) if isinstance(entry, str) else None
+    if parsed is None:
+        return (
+            "expected a field (vp, cost, income, coins_on_place, vp_no_disasters, requires, "
+            "requires_tiles, effects, alternatives, effects[i].vp, alternatives[i].cost), "
+            'optionally with ">= N" or "<= N"'
+        )
+    path, op, _ = parsed
+    if path in KNOWN_LISTS:
+        return "a bound needs one number, not a list" if op else ""
+    if "[" not in path:
+        return "" if path in KNOWN_NUMBERS else f"{path} is not a number of a tile"
+    listing = path.split("[")[0]
+    index = int(path.split("[")[1].split("]")[0])
+    key = path.split(".")[-1]
+    items = fields.get(listing) or []
+    if index >= len(items):
+        return f"the tile has {len(items)} {listing}"
+    item = items[index] if isinstance(items[index], dict) else {}
+    wanted = ("cost",) if listing == "alternatives" else ("vp", "coins")
+    if key not in wanted or (listing == "effects" and key not in item):
+        return f"{listing}[{index}] has no number {key}"
+    return ""
 
 
 def _check_substitute(target, name, deck, row, ctx: _Context, at: str, problems: list[str]):
@@ -887,18 +949,32 @@ def load_catalog(path: str | Path | None = None) -> Tables:
     return read_catalog(path)[0]
 
 
+def shipped_path(path: str | Path | None) -> Path:
+    """The file ``path`` names: the default for None, a shipped catalogue for its name (a file
+    of that name, if any, comes first)."""
+    if path is None:
+        return DEFAULT_CATALOG
+    path = Path(path)
+    if not path.exists() and str(path) in SHIPPED_CATALOGS:
+        return SHIPPED_CATALOGS[str(path)]
+    return path
+
+
 def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
-    """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy)."""
-    path = DEFAULT_CATALOG if path is None else Path(path)
-    source = path.name if path == DEFAULT_CATALOG else str(path)
+    """The compiled catalogue and the exact bytes it was compiled from (a run folder's copy).
+    ``path`` may also be a shipped catalogue's name (``SHIPPED_CATALOGS``) when no file of
+    that name exists."""
+    path = shipped_path(path)
+    shipped = path in SHIPPED_CATALOGS.values()
+    source = path.name if shipped else str(path)
     # Size first (before reading), then depth (before parsing): a huge, endless or deeply
     # nested file is one message in milliseconds.
     data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
     check_kind(data, "catalog", source)
     tables = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
-    if path != DEFAULT_CATALOG and not tables.reconstructed:
-        default = load_catalog()
-        if same_arrays(tables.arrays, default.arrays):
+    if not shipped and not tables.reconstructed:
+        if any(same_arrays(tables.arrays, load_catalog(p).arrays)
+               for p in SHIPPED_CATALOGS.values()):  # fmt: skip
             # reconstructed = false on the shipped reconstruction does not make it the
             # published game's data.
             tables = replace(tables, reconstructed=True, name=f"{tables.name} ({COPY_NOTE})")

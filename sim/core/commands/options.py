@@ -36,11 +36,13 @@ def add_game_options(parser: argparse.ArgumentParser, command: str, data: bool =
         group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
         if data and game.data_flag not in seen:
             seen.add(game.data_flag)
+            names = f" or a shipped one's name ({', '.join(game.data_names)})"
             group.add_argument(
                 game.data_flag,
                 type=Path,
                 metavar="FILE",
-                help=f"{game.title} data file (default: the shipped one, a reconstruction)",
+                help=f"{game.title} data file{names if game.data_names else ''} (default: the "
+                "shipped one, a reconstruction)",
             )
         for option in game.rule_options:
             if command in option.commands and option.flag not in seen:
