@@ -651,7 +651,8 @@ def run_simulation(config: RunConfig) -> RunResult:
     warmup_start = time.perf_counter()
     if todo:
         game = get_game(plan.game)
-        with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
+        entry = game.play_batch_for(plan.strategy_ids)
+        with compile_notice(game.title, game.compile_seconds, code=entry):
             play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 

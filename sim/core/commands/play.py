@@ -48,7 +48,8 @@ def run(args) -> int:
             "(give one per seat, or one for all)"
         )
     data = game.load_data(data_path)
-    with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
+    entry = game.play_batch_for([spec.id for spec in specs])
+    with compile_notice(game.title, game.compile_seconds, code=entry):
         warm_up(game, data, rules, specs)
     return resolve(game.play_ref)(args, data, rules, specs)
 
