@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PY_DIRS := sim strategies analysis tests
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: install run test test-slow bench bench-compile lint clean-cache clean
+.PHONY: install run test test-slow bench bench-compile bench-report lint clean-cache clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ bench: $(STAMP)
 # The cold compile a new user waits through (fresh process, empty cache; bench/compile.json)
 bench-compile: $(STAMP)
 	$(BIN)/python -m sim.tools.bench_compile
+
+# neom report's peak memory and games/s on random 4-player runs of 150,000 and 1,000,000 games
+# with events and 1,000,000 without (bench/report.json; plays the runs first: ~1 GB of
+# disk while it runs, deleted after).
+bench-report: $(STAMP)
+	$(BIN)/python -m analysis.tools.bench_report
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)

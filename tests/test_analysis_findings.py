@@ -178,7 +178,12 @@ def test_findings_json_has_the_issue_shape(tmp_path):
     kinds = {item["kind"] for item in items}
     assert kinds == {"cornerstone", "tile", "seat", "strategy"}
     for item in items:
-        assert FINDING_KEYS <= set(item) <= FINDING_KEYS | {"strategy", "data"}
+        # A flagged cornerstone or tile also says what to do about it (issue 26, part 3).
+        next_step = (
+            {"next_step", "vp_equivalent"} if item["flag"] and "strategy" not in item else set()
+        )
+        assert FINDING_KEYS <= set(item) <= FINDING_KEYS | {"strategy", "data"} | next_step
+        assert next_step <= set(item) or item["kind"] not in ("cornerstone", "tile")
         assert item["flag"] in ("strong", "weak", None)
         assert item["data"].startswith("synthetic")  # the run is marked a reconstruction
     per_strategy = [item for item in items if "strategy" in item]
@@ -275,20 +280,21 @@ def test_vp_by_generation_is_shown_only_when_the_run_has_it(tmp_path):
     assert flow.vp_by_generation(open_run(path)) is None
     coins = flow.coins_by_generation(open_run(path))
     assert sorted(coins["generation"].unique().to_list()) == [1, 2, 3]
-    # A run whose players table has the two columns (the batch files are left untouched).
-    import dataclasses
-
+    # A run whose players table has the two columns recorded (its batch file rewritten and
+    # listed again, as if the run had written it).
     from analysis.core.report import Report
     from analysis.neom.report import _flow_section
+    from sim.core.store import file_entry
 
+    batch = path / "players" / "batch-000000.parquet"
+    pl.read_parquet(batch).with_columns(
+        (pl.col("total") // 3).cast(pl.Int16).alias("score_gen1"),
+        (2 * pl.col("total") // 3).cast(pl.Int16).alias("score_gen2"),
+    ).write_parquet(batch)
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["files"]["players/batch-000000.parquet"] = file_entry(batch.read_bytes(), True)
+    (path / "manifest.json").write_text(json.dumps(manifest))
     run = open_run(path)
-    run = dataclasses.replace(
-        run,
-        players=run.players.with_columns(
-            (pl.col("total") // 3).alias("score_gen1"),
-            (2 * pl.col("total") // 3).alias("score_gen2"),
-        ),
-    )
     vp = flow.vp_by_generation(run)
     assert vp.height == 3 and vp.sort("generation")["vp"].is_sorted()
     for folder in ("figures", "tables"):

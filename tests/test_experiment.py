@@ -253,15 +253,15 @@ def test_bad_experiments_are_one_line_errors_before_any_run(tmp_path, capsys, ar
 
 
 def test_experiment_out_refuses_a_folder_it_did_not_write(tmp_path, capsys):
-    """Issue 21 item 8: --out wrote into any non-empty folder, and its error suggested a
-    --resume that experiment does not have."""
+    """Issue 21 item 8: --out wrote into any non-empty folder. Issue 25: a folder is the
+    experiment's only if its listing (neom-listing.json) says so; --resume exists now."""
     (tmp_path / "exp").mkdir()
     (tmp_path / "exp" / "notes.txt").write_text("mine")
     args = ["cornerstone", "Merchant Union", "--players", "2", "--games", "4",
             "--strategies", "random,random"]  # fmt: skip
     assert experiment(tmp_path, *args, "--overwrite") == 1
     err = capsys.readouterr().err
-    assert "holds 'notes.txt', which neom experiment did not write" in err
+    assert "not written by neom experiment (no neom-listing.json)" in err
     assert "--resume" not in err and err.count("\n") == 1
     (tmp_path / "exp" / "notes.txt").unlink()
     assert experiment(tmp_path, *args) == 0

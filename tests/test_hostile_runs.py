@@ -352,7 +352,7 @@ def test_a_report_replaces_a_previous_report_but_no_other_folder(run, tmp_path, 
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
     capsys.readouterr()
     code = main(["report", str(run), "--out", str(run / "players")])
-    one_line_error(capsys, code, "not a report folder")
+    one_line_error(capsys, code, "not written by neom report")
 
 
 # --- every session is recorded ---------------------------------------------------------------

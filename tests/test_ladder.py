@@ -1,5 +1,6 @@
 """The headline of the measured ladder (docs/strategies.md), kept short: the best tuned set
-of strategies/neom/tuned.toml beats greedy in 2-player games."""
+of strategies/neom/tuned.toml (the strong field's first 2-player set) beats greedy in 2-player
+games."""
 
 import json
 
@@ -9,11 +10,12 @@ import pytest
 from analysis.core.ladder import clustered_rate
 from analysis.core.stats import wilson_interval
 from sim.core.cli import main
+from sim.core.strategies import shipped_file
 from sim.neom.catalog import load_catalog
-from strategies.neom.registry import parse_strategy, resolve_strategy
+from strategies.neom.registry import REGISTRY, parse_strategy, resolve_strategy
 from strategies.tools.arena import play_match
 
-BEST = "tuned_builder_2p"
+BEST = shipped_file(REGISTRY).fields["strong"].tables[2][0]
 
 
 @pytest.mark.slow
@@ -59,3 +61,18 @@ def test_clustered_rate_widens_the_interval_when_deals_decide_the_game():
     assert hi_b - lo_b > 1.3 * (hi_a - lo_a)
     low, high = wilson_interval(50, 100)
     assert (lo_a, hi_a) == pytest.approx((float(low), float(high)))
+
+
+@pytest.mark.slow
+def test_default_ladder_each_rung_wins_sixty_percent_against_the_one_below(tmp_path):
+    """NEOM's default ladder (strategies/neom/registry.py; docs/strategies.md): every rung
+    wins at least 60% of 1,000 2-player games against the rung below, on a seed of its own."""
+    out = tmp_path / "ladder.json"
+    assert (
+        main(["ladder", "--games", "1000", "--seed", "99", "--workers", "2", "--json", str(out)])
+        == 0
+    )
+    rows = json.loads(out.read_text())
+    assert len(rows) >= 4  # five rungs at least
+    for row in rows:
+        assert row["win_rate"] >= 0.6, row

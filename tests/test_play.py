@@ -62,7 +62,10 @@ def test_solo_game_with_parameters(capsys):
     ("args", "message"),
     [
         (["--players", "6", "--strategies", "random"], "--players 6: must be 1 to 5"),
-        (["--players", "3", "--strategies", "random,greedy"], "2 strategies for 3 players"),
+        (
+            ["--players", "3", "--strategies", "random,greedy"],
+            "lists 2 strategies but --players is 3",
+        ),
         (["--players", "3", "--strategies", "clever"], "unknown strategy 'clever'"),
         (
             ["--players", "3", "--strategies", "random", "--variant", "x"],
@@ -101,7 +104,7 @@ def test_strategies_take_parameters_after_commas_and_named_sets(tmp_path, capsys
     assert code == 0, err
     assert "seat 0: greedy:money_weight=2," in out
     assert "seat 1: random," in out
-    assert "seat 2: greedy:money_weight=3," in out
+    assert "seat 2: thrifty (greedy:money_weight=3)," in out
 
 
 def test_neighborhoods_reading_is_played_and_recorded(tmp_path, capsys):

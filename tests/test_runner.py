@@ -271,7 +271,7 @@ def test_existing_run_needs_resume_or_overwrite(tmp_path, capsys):
     assert simulate_cli(tmp_path, "--resume", "--events") == 1
     assert "different --events" in capsys.readouterr().err
     assert simulate_cli(tmp_path, "--resume") == 0
-    assert "games: 8 (8 resumed)" in capsys.readouterr().out
+    assert "already complete (8 games); nothing to do" in capsys.readouterr().err
     assert simulate_cli(tmp_path, "--overwrite", "--seed", "2") == 0
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["seed"] == 2
 

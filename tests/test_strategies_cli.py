@@ -62,7 +62,7 @@ def test_strategy_file_sets_are_usable_by_name(tmp_path, capsys):
         ("[sets.x]\nbase = 'builder'\nvp = 'high'\n", "[sets.x]: vp = 'high' is not a number"),
         ("[sets.greedy]\nbase = 'builder'\n", "'greedy' is a built-in strategy"),
         ("[sets.x]\nvp = 1\n", "[sets.x]: 'base' must name a strategy"),
-        ("[other]\n", "expected at least one [sets.NAME] table"),
+        ("[other]\n", "expected at least one [sets.NAME] or [fields.NAME] table"),
         ("[sets.x\n", "is not valid TOML"),
     ],
 )

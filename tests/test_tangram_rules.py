@@ -177,9 +177,10 @@ def test_fountains_come_after_the_round_s_cards_one_per_round(data):
 
 
 def test_fountains_are_optional_and_lost_when_not_placed(data):
-    """Facts file: "sources say players *may* place one each round (optional)"; reading F2
-    (default): a fountain not placed in its round is lost, so no step places two. The planner
-    sometimes keeps a square free rather than place a fountain."""
+    """Facts file: "sources say players *may* place one each round (optional)"; text 004: the
+    placing rules apply to "City and Fountain Tiles", and a tile set aside "may not" be played
+    at a later time. Reading F2 (default): a fountain not placed in its round is lost, so no
+    step places two. The planner sometimes keeps a square free rather than place a fountain."""
     _, players, events, _ = run_batch(
         data, ["planner:samples=2", "greedy"], [[0, 1]] * 6, np.arange(6)
     )
@@ -189,8 +190,9 @@ def test_fountains_are_optional_and_lost_when_not_placed(data):
 
 
 def test_kept_fountains_can_be_placed_later(data):
-    """Reading F2, option fountain_kept = yes: an unplaced fountain stays in hand, and a later
-    step may place several; never more than 6 in all."""
+    """Reading F2, option fountain_kept = yes (a house rule that contradicts text 004): an
+    unplaced fountain stays in hand, and a later step may place several; never more than 6 in
+    all."""
     rules = make_rules(fountain_kept="yes")
     _, players, events, _ = run_batch(
         data, ["planner:samples=2"], np.zeros((8, 1)), np.arange(8), rules=rules

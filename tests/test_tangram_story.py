@@ -212,7 +212,7 @@ def test_command_line(tmp_path, capsys):
     assert (
         main(["play", "--game", "tangram", "--players", "3", "--strategies", "greedy,random"]) == 1
     )
-    assert "2 strategies for 3 players" in capsys.readouterr().err
+    assert "lists 2 strategies but --players is 3" in capsys.readouterr().err
     assert main(["strategies", "--game", "tangram"]) == 0
     assert "planner" in capsys.readouterr().out
 

@@ -267,7 +267,8 @@ def test_deep_nesting_fails_in_one_line(tmp_path):
 @pytest.mark.parametrize(
     "content, expected",
     [
-        (b"\xff\xfe", "not UTF-8 text (line 1)"),
+        (b"\xc3\x28", "not UTF-8 text (line 1)"),
+        (b"\xff\xfe", "UTF-16 text (byte-order mark); save it as UTF-8"),
         (b"[tileset\n", "TOML syntax error"),
     ],
 )

@@ -152,23 +152,35 @@ def heat_map(head_to_head: pl.DataFrame, names: list[str], title: str) -> Figure
     return fig
 
 
-def score_distributions(players: pl.DataFrame, title: str) -> Figure:
-    """Box plots of the final total per strategy and player count."""
+def score_distributions(players: pl.DataFrame, title: str, count: str | None = None) -> Figure:
+    """Box plots of the final total per strategy and player count: from one row per seat, or
+    (``count``) from a histogram (``n_players``, ``strategy_name``, ``total`` and how many
+    seats scored it), with the same quartiles and 5th-95th percentile whiskers."""
+    from analysis.core.stats import quantile_from_counts
+
+    if count is None:
+        players = players.group_by("n_players", "strategy_name", "total").agg(
+            pl.len().alias("_count")
+        )
+        count = "_count"
     groups = (
         players.group_by("n_players", "strategy_name")
-        .agg(pl.col("total"))
+        .agg(pl.col("total"), pl.col(count))
         .sort("n_players", "strategy_name")
     )
     fig = _figure(1.2 + 0.3 * max(groups.height, 3))
     ax = fig.add_subplot()
     labels = [f"{s} ({n}p)" for n, s in groups.select("n_players", "strategy_name").iter_rows()]
-    ax.boxplot(
-        [np.asarray(t) for t in groups["total"]],
-        orientation="horizontal",
-        tick_labels=labels,
-        showfliers=False,
-        whis=(5, 95),
-    )
+    stats = []
+    for label, totals, counts in zip(labels, groups["total"], groups[count], strict=True):
+        values, weights = np.asarray(totals), np.asarray(counts)
+
+        def q(p, values=values, weights=weights):
+            return quantile_from_counts(values, weights, p, "linear")
+
+        stats.append({"label": label, "med": q(0.5), "q1": q(0.25), "q3": q(0.75),
+                      "whislo": q(0.05), "whishi": q(0.95), "fliers": []})  # fmt: skip
+    ax.bxp(stats, orientation="horizontal", showfliers=False)
     ax.set_xlabel("final score (VP); box: quartiles, whiskers: 5th-95th percentile")
     ax.set_title(title, fontsize=11)
     ax.grid(axis="x", alpha=0.3)
@@ -201,18 +213,26 @@ def breakdown_bars(summary: pl.DataFrame, categories: tuple[str, ...], title: st
     return fig
 
 
-def histograms(frame: pl.DataFrame, group: str, value: str, title: str, xlabel: str) -> Figure:
-    """Share of rows per integer value of ``value``, one step line per ``group`` value."""
+def histograms(
+    frame: pl.DataFrame, group: str, value: str, title: str, xlabel: str, count: str | None = None
+) -> Figure:
+    """Share of rows per integer value of ``value``, one step line per ``group`` value; with
+    ``count``, ``frame`` is a histogram (each value's count in that column)."""
+    from analysis.core.stats import quantile_from_counts
+
     fig = _figure(3.4)
     ax = fig.add_subplot()
     for index, ((key,), part) in enumerate(sorted(frame.partition_by(group, as_dict=True).items())):
-        values = part[value].drop_nulls().to_numpy()
-        if values.size == 0:
+        part = part.filter(pl.col(value).is_not_null())
+        values = part[value].to_numpy().astype(np.int64)
+        weights = part[count].to_numpy() if count else np.ones(values.size, dtype=np.int64)
+        total = int(weights.sum())
+        if total == 0:
             continue
-        top = int(np.quantile(values, 0.99)) + 1
-        counts = np.bincount(np.clip(values.astype(np.int64), 0, top), minlength=top + 1)
+        top = int(quantile_from_counts(values, weights, 0.99, "linear")) + 1
+        counts = np.bincount(np.clip(values, 0, top), weights=weights, minlength=top + 1)
         ax.step(
-            np.arange(top + 1), counts / values.size, where="mid",
+            np.arange(top + 1), counts / total, where="mid",
             label=f"{key}", color=COLORS[index % len(COLORS)],
         )  # fmt: skip
     ax.set_xlabel(xlabel)

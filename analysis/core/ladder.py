@@ -19,12 +19,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from analysis.core.batches import Execution, Reduction, analyse
+from analysis.core.load import open_run
+from analysis.core.reduce import Moments, Sums
 from analysis.core.stats import wilson_interval
+from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.errors import UserError
 from sim.core.game import Game
-from sim.core.registry import get_game
+from sim.core.outputs import claim_file, write_file
 from sim.core.runner import RunConfig, run_simulation
-from sim.core.store import read_run
 from sim.core.strategies import split_strategies
 
 
@@ -51,23 +54,46 @@ class RungResult:
         }
 
 
-def clustered_rate(share: np.ndarray, deal: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``share`` (the rung's win share per game) and its 95% interval, games clustered
-    by ``deal`` (see the module docstring)."""
-    n = share.size
-    rate = float(share.mean())
-    per_deal = (
-        pl.DataFrame({"deal": deal, "share": share})
-        .group_by("deal")
-        .agg(pl.col("share").mean(), pl.len().alias("k"))
-    )
-    k = float(per_deal["k"].mean())
+def _rate_stats(frame: pl.DataFrame) -> dict:
+    """The statistics of :func:`clustered_rate` from ``deal`` and ``share`` rows (mergeable
+    over chunks of whole deals)."""
+    per_deal = frame.group_by("deal").agg(pl.col("share").mean())
+    return {
+        "games": Sums.of(frame, (), pl.len().alias("n"), pl.col("share").sum()),
+        "deals": Moments.of(per_deal, (), "share"),
+    }
+
+
+def _rate(stats: dict) -> tuple[float, float, float]:
+    games = stats["games"].frame.row(0, named=True)
+    n = int(games["n"])
+    rate = float(games["share"]) / n
+    deals = stats["deals"].table().row(0, named=True)
+    k = n / deals["n"]  # games per deal
     binomial = rate * (1.0 - rate)
-    clustered = float(per_deal["share"].var(ddof=1) or 0.0) * k if per_deal.height > 1 else 0.0
+    clustered = (deals["share_sd"] or 0.0) ** 2 * k if deals["n"] > 1 else 0.0
     design = clustered / binomial if binomial > 0 else 1.0
     effective = n / max(design, 1.0)
     lo, hi = wilson_interval(rate * effective, effective)
     return rate, float(lo), float(hi)
+
+
+def clustered_rate(share: np.ndarray, deal: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``share`` (the rung's win share per game) and its 95% interval, games clustered
+    by ``deal`` (see the module docstring)."""
+    return _rate(_rate_stats(pl.DataFrame({"deal": deal, "share": share})))
+
+
+def _rung_reduce(chunk) -> dict:
+    players = int(chunk.info.manifest["players"])
+    frame = chunk.players.filter(pl.col("strategy") == 0).select(
+        (pl.col("game_id") // players).alias("deal"), pl.col("win_share").alias("share")
+    )
+    return _rate_stats(frame)
+
+
+# The rung's (strategy 0's) win share and its spread over deals, chunk by chunk.
+RUNG = Reduction("core.ladder", _rung_reduce, tables=("games", "players"))
 
 
 def play_rung(
@@ -79,9 +105,13 @@ def play_rung(
     seed: int,
     workers: int | None,
     strategy_file: Path | None = None,
+    data: Path | None = None,
+    rules: dict | None = None,
 ) -> RungResult:
     with tempfile.TemporaryDirectory() as tmp:
         config = RunConfig(
+            data=data,
+            rules=dict(rules or {}),
             out=Path(tmp) / "match",
             strategies=(rung,) + (below,) * (players - 1),
             game=game.name,
@@ -96,15 +126,8 @@ def play_rung(
             command="neom ladder",
         )
         result = run_simulation(config)
-        frame = (
-            read_run(config.out)
-            .players.filter(pl.col("strategy") == 0)
-            .select("game_id", "win_share")
-            .collect()
-        )
-    share = frame["win_share"].to_numpy()
-    deal = frame["game_id"].to_numpy() // players
-    rate, lo, hi = clustered_rate(share, deal)
+        stats = analyse(open_run(config.out), [RUNG], Execution(workers=workers))[RUNG.name]
+    rate, lo, hi = _rate(stats)
     return RungResult(rung, below, players, games, rate, lo, hi, result.games_per_s)
 
 
@@ -116,7 +139,6 @@ def register(subparsers) -> None:
         "and print its win rate with a 95% interval. Without --rungs: the game's default "
         "ladder, weakest to strongest.",
     )
-    parser.add_argument("--game", default=None, help="the game (default: neom)")
     parser.add_argument("--rungs", help="strategies, weakest first (comma-separated)")
     parser.add_argument("--players", type=int, default=2, help="players per game (2)")
     parser.add_argument("--games", type=int, default=2000, help="games per rung (2000)")
@@ -124,11 +146,15 @@ def register(subparsers) -> None:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--strategy-file", type=Path, help="named sets usable as rungs")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the --json file if it exists"
+    )
+    add_game_options(parser, "ladder")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    game = get_game(args.game)
+    game, data_path, rules = resolve_game_options(args, "ladder")
     rungs = split_strategies(args.rungs, "--rungs") if args.rungs else game.strategies.ladder
     if len(rungs) < 2:
         raise UserError("--rungs: a ladder needs at least two strategies, weakest first")
@@ -137,11 +163,26 @@ def run(args) -> int:
     games = args.games - args.games % args.players
     if games < args.players:
         raise UserError(f"--games {args.games}: at least {args.players} (one deal per rotation)")
+    if args.json:
+        claim_file(args.json, "--json", args.overwrite)  # before any game is played
+    data = game.load_data(data_path)
     results = []
-    print(f"{game.title} ladder: {games} {args.players}-player games per rung, seed {args.seed}")
+    print(
+        f"{game.title} ladder: {games} {args.players}-player games per rung, seed {args.seed}; "
+        f"data: {data.label}"
+    )
     for below, rung in zip(rungs, rungs[1:], strict=False):
         result = play_rung(
-            game, rung, below, args.players, games, args.seed, args.workers, args.strategy_file
+            game,
+            rung,
+            below,
+            args.players,
+            games,
+            args.seed,
+            args.workers,
+            args.strategy_file,
+            data=data_path,
+            rules=rules,
         )
         results.append(result)
         fair = 1.0 / args.players
@@ -151,8 +192,8 @@ def run(args) -> int:
             flush=True,
         )
     if args.json:
-        try:
-            args.json.write_text(json.dumps([r.as_json() for r in results], indent=1) + "\n")
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: cannot write ({exc.strerror})") from None
+        # Every row carries the data it was played on, marked when it is a reconstruction.
+        label = {"data": data.label, "reconstructed": data.reconstructed}
+        rows = [r.as_json() | label for r in results]
+        write_file(args.json, json.dumps(rows, indent=1) + "\n", "--json")
     return 0

@@ -8,11 +8,12 @@ code can rely on the columns.
 """
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from analysis.core.inputs import check_manifest
 from sim.core.errors import UserError
 from sim.core.game import ADDED_COLUMNS, Game, GameData
 from sim.core.registry import get_game
@@ -30,6 +31,9 @@ class Run:
     games: pl.LazyFrame
     players: pl.LazyFrame  # one row per seat, with the game's n_players joined in
     events: pl.LazyFrame | None
+    paths: dict = field(default_factory=dict, repr=False)  # table -> batch files, in order
+    # Finished values of the reductions run on it (analysis.core.batches), by name.
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def strategy_names(self) -> list[str]:
@@ -92,6 +96,11 @@ def _checked(frame: pl.LazyFrame | None, folder: Path, columns: tuple[str, ...])
     missing = [c for c in columns if c not in schema]
     if missing:
         raise UserError(f"{folder}: missing column(s) {', '.join(missing)}")
+    return widened(frame)
+
+
+def widened(frame):
+    """``frame`` (lazy or not) with its small integer columns as Int32."""
     return frame.with_columns(pl.col(pl.Int8, pl.Int16, pl.UInt8, pl.UInt16).cast(pl.Int32))
 
 
@@ -127,4 +136,6 @@ def open_run(path) -> Run:
     events = _checked(tables.events, path / EVENTS, columns(EVENTS))
     players = players.join(games.select("game_id", "n_players"), on="game_id", how="left")
     data = _load_data(path, game, tables.manifest)
-    return Run(path, tables.manifest, game, data, games, players, events)
+    run = Run(path, tables.manifest, game, data, games, players, events, tables.paths)
+    check_manifest(run)  # the manifest against its tables (analysis.core.inputs)
+    return run

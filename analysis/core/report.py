@@ -12,10 +12,17 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from analysis.core import figures, seats, strategies
+from analysis.core import figures, games, seats, strategies
+from analysis.core.batches import Execution, Reduction, analyse, progress_bar, value
+from analysis.core.inputs import (
+    check_comparable,
+    check_together,
+    combined_data_label,
+    run_labels,
+)
 from analysis.core.load import Run, open_run
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.core.tabulate import deals, effect_table, with_band_flags
+from analysis.core.tabulate import EXPECTED, with_band_flags
 from sim.core.errors import UserError
 from sim.core.game import resolve
 
@@ -152,10 +159,26 @@ class Report:
     sections: list[tuple[str, str, list[str]]] = field(default_factory=list)  # id, title, html
     findings: list[str] = field(default_factory=list)  # headline lines in words
     items: list[dict] = field(default_factory=list)  # findings.json
+    # Several runs side by side (analysis.core.inputs): each run's label (folder, players, and
+    # its data and rules where they differ), the data of all of them for the combined tables
+    # ("" when they share it), and identity rows naming the other runs.
+    labels: dict = field(default_factory=dict)
+    combined_label: str = ""
+    other_runs: list[tuple[str, str]] = field(default_factory=list)
+
+    def run_label(self, run: Run) -> str:
+        """How ``run`` is named beside the report's other runs."""
+        return self.labels.get(run.path, run_label(run))
 
     def table(self, name: str, frame: pl.DataFrame) -> None:
-        if self.data_label:
-            frame = frame.with_columns(pl.lit(self.data_label).alias("data"))
+        """Write tables/NAME.csv, every row carrying the data it describes: a table with its
+        own ``data`` column (one per run) keeps it; a table of every run (``combined_*``) on
+        different data names all of them; any other table carries the main run's label."""
+        label = self.data_label
+        if name.startswith("combined_") and self.combined_label:
+            label = self.combined_label
+        if label and "data" not in frame.columns:
+            frame = frame.with_columns(pl.lit(label).alias("data"))
         frame.write_csv(self.out / "tables" / f"{name}.csv")
 
     def figure(self, name: str, fig, alt: str) -> str:
@@ -204,7 +227,8 @@ class Report:
 
 def readings(run: Run) -> list[str]:
     """The rules the run used, in words: each rules option's reading (the game's
-    descriptions), marked when it is not the default, then any experiment intervention."""
+    descriptions), marked when it is not the default, then the rules' own tables (such as
+    Tangram City's bonus tables) and any experiment intervention (``Game.intervention_rules``)."""
     rules = run.manifest.get("rules", {})
     words = []
     known = set()
@@ -219,6 +243,10 @@ def readings(run: Run) -> list[str]:
         words.append(text)
     for key, value in rules.items():
         if key in known or value in (-1, None):
+            continue
+        if key not in run.game.intervention_rules:
+            # The rules' own tables (Tangram City's bonus tables), not an intervention.
+            words.append(f"{key.replace('_', ' ')}: {value}")
             continue
         shown = run.tile_name(int(value)) if key.endswith("_tile") and run.tables else value
         words.append(f"experiment intervention: {key.replace('_', ' ')} = {shown}")
@@ -242,20 +270,12 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     ]
 
 
-def _fair_share_effects(report: Report, run: Run, key: str, min_players: int = 1):
-    """Per player count (at least ``min_players``) and ``key``: the win share minus the fair
-    share (1 / players), cluster-robust by deal, flagged with the band like every other
-    effect."""
-    frame = (
-        run.players.select("game_id", "n_players", key, "win_share")
-        .filter(pl.col("n_players") >= min_players)
-        .with_columns(
-            (1.0 / pl.col("n_players")).alias("expected"),
-            (pl.col("win_share") - 1.0 / pl.col("n_players")).alias("residual"),
-        )
-        .join(deals(run), on="game_id", how="left")
-    )
-    table = effect_table(frame, ["n_players", key])
+def _fair_share_effects(report: Report, run: Run, key: str):
+    """Per player count and ``key`` (strategy_name; seat, in games of 2+ players): the win
+    share minus the fair share (1 / players), cluster-robust by deal, flagged with the band
+    like every other effect."""
+    source = strategies.STRATEGIES if key == "strategy_name" else seats.SEATS
+    table = value(run, source)["fair"].effect_table()
     return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
         "n_players", key
     )
@@ -382,7 +402,7 @@ def _strategy_section(report: Report, run: Run) -> None:
 def _seat_section(report: Report, run: Run) -> None:
     shares = seats.seat_shares(run)
     balance = seats.balance(run, level=report.level)
-    effects = _fair_share_effects(report, run, "seat", min_players=2)
+    effects = _fair_share_effects(report, run, "seat")
     report.table("seats", shares)
     report.table("seat_balance", balance)
     report.add_items(
@@ -470,46 +490,11 @@ def _seat_section(report: Report, run: Run) -> None:
     report.section("seats", "Seats", parts)
 
 
-def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """Per player count: how close games are. Margin of victory = the winners' score minus
-    the best score of a non-winner (0 for nobody: every seat shared the win); shared wins =
-    games with more than one winner."""
-    per_game = (
-        run.players.group_by("game_id", "n_players")
-        .agg(
-            pl.col("total").filter(pl.col("win") > 0).max().alias("winning"),
-            pl.col("total").filter(pl.col("win") == 0).max().alias("runner_up"),
-            (pl.col("win") > 0).sum().alias("winners"),
-        )
-        .filter(pl.col("n_players") > 1)
-        .with_columns((pl.col("winning") - pl.col("runner_up")).alias("margin"))
-        .collect()
-    )
-    if per_game.height == 0:
-        return None
-    frame = (
-        per_game.group_by("n_players")
-        .agg(
-            pl.len().alias("games"),
-            pl.col("margin").mean().alias("mean_margin"),
-            pl.col("margin").median().alias("median_margin"),
-            pl.col("margin").quantile(0.9).alias("p90_margin"),
-            (pl.col("margin") <= 2).sum().alias("close"),
-            (pl.col("winners") > 1).sum().alias("shared"),
-        )
-        .sort("n_players")
-    )
-    from analysis.core.tabulate import with_wilson
-
-    frame = with_wilson(frame, "close", "games", "close_share")
-    return with_wilson(frame, "shared", "games", "shared_share"), per_game
-
-
 def _closeness_section(report: Report, run: Run) -> None:
-    result = closeness(run)
+    result = games.closeness(run)
     if result is None:
         return
-    table, per_game = result
+    table, margins = result
     report.table("closeness", table)
     for row in table.iter_rows(named=True):
         report.findings.append(
@@ -536,11 +521,12 @@ def _closeness_section(report: Report, run: Run) -> None:
         report.figure(
             "margin_of_victory",
             figures.histograms(
-                per_game,
+                margins,
                 "n_players",
                 "margin",
                 "Margin of victory",
                 "winners' score − best other score (VP)",
+                count="count",
             ),
             "margin of victory",
         ),  # fmt: skip
@@ -594,7 +580,7 @@ def _html(run: Run, report: Report) -> str:
             "reconstruction, not the published game's. Findings about named tiles describe the "
             "reconstruction.</p>"
         )
-    identity_rows = _identity(run)
+    identity_rows = _identity(run) + report.other_runs
     identity = html_table(
         pl.DataFrame(
             {"key": [k for k, _ in identity_rows], "value": [v for _, v in identity_rows]}
@@ -623,7 +609,7 @@ def _summary_md(run: Run, report: Report) -> str:
     lines = [f"# {run.game.title} balance report: {run.data_name}", ""]
     if run.reconstructed:
         lines += ["**RECONSTRUCTED data: findings describe the reconstruction.**", ""]
-    lines += [f"- {key}: {value}" for key, value in _identity(run)]
+    lines += [f"- {key}: {value}" for key, value in _identity(run) + report.other_runs]
     lines += ["", "## Headline findings", ""]
     ranked = headline_lines(report)
     lines += ranked or [f"No finding flagged ({report.band_words()})."]
@@ -631,6 +617,16 @@ def _summary_md(run: Run, report: Report) -> str:
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
               "full report: `index.html`."]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+CORE_REDUCTIONS = (strategies.STRATEGIES, seats.SEATS, games.CLOSENESS, EXPECTED)
+
+
+def report_reductions(run: Run) -> list[Reduction]:
+    """The reductions a report on ``run`` reads: the shared sections' and the game's own
+    (its report module's ``reductions(run)``)."""
+    game_reductions = _game_hook(run, "reductions")
+    return [*CORE_REDUCTIONS, *(game_reductions(run) if game_reductions else ())]
 
 
 def _game_hook(run: Run, name: str):
@@ -647,17 +643,25 @@ def build_report(
     band: float = DEFAULT_BAND,
     min_n: int = DEFAULT_MIN_N,
     check=None,
+    execution: Execution | None = None,
 ) -> Path:
     """Analyse the run folder ``run`` (or a list of run folders: the first is reported in full,
     all of them side by side in a combined section) and write the report into ``out``; returns
     index.html. The game's own sections (``Game.report_ref``) follow the sections every game
     shares; ``correction``, ``level``, ``band`` and ``min_n`` set when an effect is flagged.
     ``check``: a run of a stronger field on the same data, set beside the main run's findings
-    (the game's ``add_check`` section)."""
+    (the game's ``add_check`` section). ``execution``: where the runs are read, chunk by chunk
+    (``analysis.core.batches``; default: worker processes for a large run)."""
     paths = list(run) if isinstance(run, (list, tuple)) else [run]
     runs = [open_run(path) for path in paths]
     main = runs[0]
+    check_together(runs)
     check_run = open_run(check) if check is not None else None
+    if check_run is not None:
+        check_comparable(main, check_run)
+    # Every statistic the sections read, each run read once per pass, chunk by chunk.
+    for each in runs + ([check_run] if check_run is not None else []):
+        analyse(each, report_reductions(each), execution)
     out = Path(out)
     for folder in ("figures", "tables"):
         (out / folder).mkdir(parents=True, exist_ok=True)
@@ -668,20 +672,33 @@ def build_report(
     report = Report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
-    _strategy_section(report, main)
-    _seat_section(report, main)
-    _closeness_section(report, main)
-    resolve(main.game.report_ref)(report, main)
+    if len(runs) > 1:
+        report.labels = run_labels(runs)
+        report.combined_label = combined_data_label(runs)
+        report.other_runs = [
+            (f"also: {report.run_label(other)}", _data_shown(other)) for other in runs[1:]
+        ]
+    sections = [
+        ("strategies", lambda: _strategy_section(report, main)),
+        ("seats", lambda: _seat_section(report, main)),
+        ("closeness", lambda: _closeness_section(report, main)),
+        (main.game.title, lambda: resolve(main.game.report_ref)(report, main)),
+    ]
     if len(runs) > 1:
         combined = _game_hook(main, "add_combined")
-        _combined_strategies(report, runs)
+        sections.append(("all runs", lambda: _combined_strategies(report, runs)))
         if combined is not None:
-            combined(report, runs)
+            sections.append(("all runs' effects", lambda: combined(report, runs)))
     if check_run is not None:
         hook = _game_hook(main, "add_check")
         if hook is None:
             raise UserError(f"--check: {main.game.title} reports have no skill check")
-        hook(report, main, check_run)
+        sections.append(("skill check", lambda: hook(report, main, check_run)))
+    with progress_bar(execution, len(sections), "section", "sections") as bar:
+        for name, add in sections:
+            bar.set_postfix_str(name)
+            add()
+            bar.update(1)
     (out / "findings.json").write_text(
         json.dumps(report.items, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -692,8 +709,14 @@ def build_report(
 
 
 def run_label(run: Run) -> str:
-    """How a run is named beside others: its folder and player count."""
+    """How a run is named beside others: its folder and player count (``Report.run_label``
+    adds its data and rules where the runs differ)."""
     return f"{run.path.name} ({run.manifest['players']}p)"
+
+
+def _data_shown(run: Run) -> str:
+    """A run's data as every output shows it: its label (a reconstruction says so)."""
+    return str(run.manifest["data"].get("label", run.data_name))
 
 
 def _combined_strategies(report: Report, runs: list[Run]) -> None:
@@ -701,10 +724,13 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
     frames = []
     seat_rows = []
     for run in runs:
-        shares = strategies.win_shares(run).with_columns(pl.lit(run_label(run)).alias("run"))
+        label = report.run_label(run)
+        shares = strategies.win_shares(run).with_columns(
+            pl.lit(label).alias("run"), pl.lit(_data_shown(run)).alias("data")
+        )
         frames.append(shares)
         for row in seats.balance(run, n_boot=200, level=report.level).iter_rows(named=True):
-            seat_rows.append({"run": run_label(run), **row})
+            seat_rows.append({"run": label, **row, "data": _data_shown(run)})
     table = pl.concat(frames, how="diagonal_relaxed")
     report.table("combined_strategies", table)
     seat_table = pl.DataFrame(seat_rows)
@@ -713,9 +739,16 @@ def _combined_strategies(report: Report, runs: list[Run]) -> None:
         "combined",
         "All runs side by side",
         [
-            f"<p>{len(runs)} runs: the first ({html.escape(run_label(runs[0]))}) is reported in "
-            "full above; here every run's strategy win shares and seat test, then (below) the "
-            "cornerstone and tile effects per run.</p>",
+            f"<p>{len(runs)} runs: the first ({html.escape(report.run_label(runs[0]))}) is "
+            "reported in full above; here every run's strategy win shares and seat test, then "
+            "(below) the cornerstone and tile effects per run. Each run's data and rules:</p>"
+            + "<ul>"
+            + "".join(
+                f"<li>{html.escape(report.run_label(r))}: {html.escape(_data_shown(r))}; "
+                f"{html.escape('; '.join(readings(r)))}</li>"
+                for r in runs
+            )
+            + "</ul>",
             html_table(
                 table,
                 [

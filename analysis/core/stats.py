@@ -82,26 +82,37 @@ def paired_difference(a, b, z: float = Z95) -> dict:
 
 
 def bootstrap_interval(
-    rows, statistic, n_boot: int = 1000, seed: int = 0, level: float = 0.95, chunk: int = 100
+    rows,
+    statistic,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    chunk: int = 100,
+    counts=None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic(column means)`` resampling the rows.
 
     ``rows`` is a (n, k) array of per-unit values (one row per game, say); ``statistic`` maps a
     (b, k) array of resampled column means to b values. Resampling whole rows keeps the
-    dependence between columns (the seats of one game) intact.
+    dependence between columns (the seats of one game) intact. With ``counts``, ``rows`` are
+    the distinct rows and ``counts`` how many units have each: the same bootstrap (drawing n
+    units with replacement is drawing multinomial counts over the distinct rows with
+    probabilities counts / n), whose cost no longer grows with n.
     """
     rows = np.asarray(rows, dtype=np.float64)
-    n = rows.shape[0]
+    weights = np.ones(rows.shape[0]) if counts is None else np.asarray(counts, dtype=np.float64)
+    n = int(round(weights.sum()))
     if n == 0:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
+    probabilities = weights / weights.sum()
     values = []
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
         # Multinomial counts are the same resampling as drawing row indices, without an
         # (size, n, k) temporary.
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=size)
-        values.append(statistic(counts @ rows / n))
+        draws = rng.multinomial(n, probabilities, size=size)
+        values.append(statistic(draws @ rows / n))
     values = np.concatenate(values)
     tail = (1.0 - level) / 2.0
     lo, hi = np.quantile(values, [tail, 1.0 - tail])
@@ -231,7 +242,6 @@ def seat_chi_square(shares, clusters=None) -> dict:
     Pearson test on win counts it handles shared wins and replayed deals. Returns statistic,
     df and p (NaN for fewer than two seats or two clusters).
     """
-    from scipy.special import chdtrc
 
     shares = np.asarray(shares, dtype=np.float64)
     games, seats = shares.shape
@@ -248,13 +258,23 @@ def seat_chi_square(shares, clusters=None) -> dict:
     sums = np.zeros((g, seats - 1))
     np.add.at(sums, index, contrasts - mean)
     covariance = sums.T @ sums * (g / (g - 1)) / games**2
+    return wald_chi_square(mean, covariance)
+
+
+def wald_chi_square(mean, covariance) -> dict:
+    """The Wald statistic mean' covariance^-1 mean of a mean vector (a pseudo-inverse when
+    the covariance is singular), chi-square on len(mean) degrees of freedom."""
+    from scipy.special import chdtrc
+
+    mean = np.asarray(mean, dtype=np.float64)
+    df = mean.shape[0]
     try:
         statistic = float(mean @ np.linalg.solve(covariance, mean))
     except np.linalg.LinAlgError:
         statistic = float(mean @ np.linalg.pinv(covariance) @ mean)
     if not np.isfinite(statistic):
         statistic = 0.0 if not mean.any() else math.inf
-    return {"statistic": statistic, "df": seats - 1, "p": float(chdtrc(seats - 1, statistic))}
+    return {"statistic": statistic, "df": df, "p": float(chdtrc(df, statistic))}
 
 
 def spearman_interval(x, y, level: float = 0.95) -> dict:
@@ -287,3 +307,35 @@ def _average_ranks(x: np.ndarray) -> np.ndarray:
     _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
     sums = np.bincount(inverse, weights=ranks)
     return (sums / counts)[inverse]
+
+
+def quantile_from_counts(values, counts, q: float, method: str = "nearest") -> float:
+    """The ``q`` quantile of a sample given as distinct ``values`` with their ``counts`` (a
+    histogram), exactly as polars computes it on the sample itself: ``nearest`` (polars'
+    default: the value at position round((n - 1) q), halves away from zero) or ``linear``
+    (interpolated between the two neighbouring positions: polars' median, numpy's default).
+    NaN for an empty sample."""
+    values = np.asarray(values, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
+    keep = counts > 0
+    values, counts = values[keep], counts[keep]
+    n = int(counts.sum())
+    if n == 0:
+        return math.nan
+    order = np.argsort(values, kind="stable")
+    values, ends = values[order], np.cumsum(counts[order])  # ends[i]: positions below it
+
+    def at(position: int) -> float:
+        return float(values[int(np.searchsorted(ends, position, side="right"))])
+
+    position = (n - 1) * q
+    if method == "nearest":
+        low = math.floor(position)
+        return at(low + (1 if position - low >= 0.5 else 0))
+    if method == "linear":
+        low = math.floor(position)
+        a = at(low)
+        if low + 1 >= n:
+            return a
+        return a + (position - low) * (at(low + 1) - a)
+    raise ValueError(f"unknown quantile method {method!r}")

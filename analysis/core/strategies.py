@@ -5,8 +5,10 @@ import math
 import numpy as np
 import polars as pl
 
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.tabulate import group_table, with_mean_interval, with_win_share
+from analysis.core.reduce import ClusterMoments, Moments, Sums
+from analysis.core.tabulate import chunk_deals, with_mean_interval, with_win_share
 
 BT_PRIOR_TIES = 1.0  # virtual drawn comparisons per observed pair: keeps unbeaten ratings finite
 BT_TOLERANCE = 1e-10
@@ -14,26 +16,41 @@ BT_MAX_ITER = 10_000
 ELO_SCALE = 400.0 / math.log(10.0)  # log-strength in Elo points: +400 = 10 to 1 odds
 
 
-def win_shares(run: Run) -> pl.DataFrame:
-    """Win share of each strategy for each player count, with 95% Wilson intervals.
+def _reduce(chunk) -> dict:
+    players = chunk.players
+    return {
+        "shares": Sums.of(
+            players,
+            ("n_players", "strategy_name"),
+            pl.len().alias("n"),
+            pl.col("game_id").n_unique().alias("games"),
+            pl.col("win_share").sum().alias("wins"),
+            pl.col("total").sum().alias("total"),
+        ),
+        "games": Sums.of(chunk.games, (), pl.len().alias("games")),
+        "fair": fair_share_moments(players, "strategy_name", chunk.memo(chunk_deals)),
+        **_pair_stats(_pairs(players)),
+    }
 
-    A seat's win share is 1 for a sole win and 1/k for a k-way tie, so a strategy's shares in a
-    player count sum, over strategies weighted by seats, to one win per game. ``fair`` is the
-    share every seat would have if all were equal (1 / players).
-    """
-    frame = group_table(
-        run.players,
-        ("n_players", "strategy_name"),
-        pl.col("game_id").n_unique().alias("games"),
-        pl.col("win_share").sum().alias("wins"),
-        pl.col("total").mean().alias("mean_score"),
+
+def fair_share_moments(players, key: str, deals) -> ClusterMoments:
+    """Per player count and ``key``: the cluster moments of the win share minus the fair
+    share (1 / players), the expected share of every seat if all were equal."""
+    n_players = pl.col("n_players")
+    frame = (
+        players.select("game_id", "n_players", key, "win_share")
+        .with_columns(
+            (1.0 / n_players).alias("expected"),
+            (pl.col("win_share") - 1.0 / n_players).alias("residual"),
+        )
+        .join(deals, on="game_id", how="left")
     )
-    return with_win_share(frame)
+    return ClusterMoments.of(frame, ["n_players", key])
 
 
-def _pairs(run: Run) -> pl.LazyFrame:
+def _pairs(players) -> pl.DataFrame:
     """Every ordered pair of seats with different strategies in the same game."""
-    seats = run.players.select("game_id", "seat", "strategy_name", "rank", "total")
+    seats = players.select("game_id", "seat", "strategy_name", "rank", "total")
     return (
         seats.join(seats, on="game_id", suffix="_b")
         .filter(pl.col("strategy_name") != pl.col("strategy_name_b"))
@@ -51,6 +68,47 @@ def _pairs(run: Run) -> pl.LazyFrame:
     )
 
 
+def _pair_stats(pairs: pl.DataFrame) -> dict:
+    """Per ordered pair (A, B): each game's mean over its A-B seat pairs (one value per game:
+    seats of one game are not independent), as moments over games, and the counts."""
+    per_game = pairs.group_by("game_id", "a", "b").agg(
+        pl.col("above").mean(),
+        pl.col("above").sum().alias("pair_wins"),
+        pl.col("score_diff").mean(),
+        pl.len().alias("pairs"),
+    )
+    return {
+        "pair_moments": Moments.of(per_game, ("a", "b"), ("above", "score_diff")),
+        "pair_counts": Sums.of(
+            per_game, ("a", "b"), pl.col("pairs").sum(), pl.col("pair_wins").sum()
+        ),
+    }
+
+
+# Win shares, mean scores and head-to-head meetings of the strategies, chunk by chunk.
+STRATEGIES = Reduction("core.strategies", _reduce, tables=("games", "players"))
+
+
+def win_shares(run: Run) -> pl.DataFrame:
+    """Win share of each strategy for each player count, with 95% Wilson intervals.
+
+    A seat's win share is 1 for a sole win and 1/k for a k-way tie, so a strategy's shares in a
+    player count sum, over strategies weighted by seats, to one win per game. ``fair`` is the
+    share every seat would have if all were equal (1 / players).
+    """
+    shares = value(run, STRATEGIES)["shares"].table()
+    frame = shares.select(
+        "n_players", "strategy_name", "n", "games", "wins",
+        (pl.col("total") / pl.col("n")).alias("mean_score"),
+    )  # fmt: skip
+    return with_win_share(frame)
+
+
+def run_games(run: Run) -> int:
+    """How many games the run holds (from the chunk-wise statistics)."""
+    return int(value(run, STRATEGIES)["games"].value("games"))
+
+
 def head_to_head(run: Run) -> pl.DataFrame:
     """For each ordered pair (A, B): share of meetings where A ranks above B, score difference.
 
@@ -58,30 +116,17 @@ def head_to_head(run: Run) -> pl.DataFrame:
     mean over the game's A-B seat pairs) and intervals are mean +- 1.96 standard errors over
     games. All player counts are pooled.
     """
-    per_game = (
-        _pairs(run)
-        .group_by("game_id", "a", "b")
-        .agg(
-            pl.col("above").mean(),
-            pl.col("above").sum().alias("pair_wins"),
-            pl.col("score_diff").mean(),
-            pl.len().alias("pairs"),
-        )
-    )
-    frame = (
-        per_game.group_by("a", "b")
-        .agg(
-            pl.len().alias("games"),
-            pl.col("pairs").sum(),
-            pl.col("pair_wins").sum(),
-            pl.col("above").mean().alias("share"),
-            pl.col("above").std().alias("share_sd"),
-            pl.col("score_diff").mean(),
-            pl.col("score_diff").std().alias("score_diff_sd"),
-        )
-        .sort("a", "b")
-        .collect()
-    )
+    stats = value(run, STRATEGIES)
+    return head_to_head_table(stats["pair_moments"], stats["pair_counts"])
+
+
+def head_to_head_table(moments: Moments, counts: Sums) -> pl.DataFrame:
+    """:func:`head_to_head` from its merged statistics."""
+    means = moments.table().rename({"n": "games", "above": "share", "above_sd": "share_sd"})
+    frame = means.join(counts.table(), on=["a", "b"], how="left").select(
+        "a", "b", "games", "pairs", "pair_wins", "share", "share_sd", "score_diff",
+        "score_diff_sd",
+    )  # fmt: skip
     frame = with_mean_interval(frame, "share", "share_sd", "games")
     return with_mean_interval(frame, "score_diff", "score_diff_sd", "games").drop("share_p")
 

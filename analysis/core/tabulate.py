@@ -1,17 +1,20 @@
 """Polars helpers shared by the analysis modules: interval columns on result tables."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique_inverse
+from analysis.core.batches import Reduction
 from analysis.core.load import Run
+from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import (
     DEFAULT_BAND,
     DEFAULT_MIN_N,
     adjust,
     band_p_value,
     interval_from_moments,
-    t_quantile,
-    t_two_sided_p,
     wilson_interval,
 )
 
@@ -58,6 +61,10 @@ def with_win_share(frame: pl.DataFrame, name: str = "share") -> pl.DataFrame:
     )
 
 
+MAX_SEATS = 5  # seats of the widest game (sim.core.seeding.MAX_SEATS)
+DEAL = (pl.col("deal_seed").hash(0) ^ pl.col("n_players").cast(pl.UInt64)).alias("deal")
+
+
 def deals(run: Run) -> pl.LazyFrame:
     """``game_id`` -> ``deal``: the cluster of games that replay one deal.
 
@@ -67,22 +74,132 @@ def deals(run: Run) -> pl.LazyFrame:
     under any seat mode (``sim.core.seeding``), so it is the cluster key; it is combined with
     the player count so that runs mixing counts never merge clusters.
     """
-    return run.games.select(
-        "game_id", (pl.col("deal_seed").hash(0) ^ pl.col("n_players").cast(pl.UInt64)).alias("deal")
+    return run.games.select("game_id", DEAL)
+
+
+def chunk_deals(chunk) -> pl.DataFrame:
+    """:func:`deals` of one chunk (``analysis.core.batches``; use ``chunk.memo``)."""
+    return chunk.games.select("game_id", DEAL)
+
+
+def _expected_reduce(chunk) -> dict:
+    return {
+        "shares": Sums.of(
+            chunk.players,
+            ("strategy_name", "n_players"),
+            pl.len().alias("n"),
+            pl.col("win_share").sum().alias("wins"),
+        )
+    }
+
+
+def _expected_finish(stats: dict, run) -> pl.DataFrame:
+    shares = stats["shares"].table()
+    return shares.select(
+        "strategy_name", "n_players", (pl.col("wins") / pl.col("n")).alias("expected")
+    )
+
+
+# Each strategy's mean win share at each player count (a seat's expected share): the one
+# value of the whole run the effects need before they can be reduced chunk by chunk.
+EXPECTED = Reduction(
+    "core.expected", _expected_reduce, _expected_finish, tables=("games", "players")
+)
+
+
+def _others_mean_total() -> pl.Expr:
+    """The mean total of the other seats of the same game (null in solo games)."""
+    return (pl.col("total").sum().over("game_id") - pl.col("total")) / (
+        pl.col("n_players") - 1
+    ).cast(pl.Float64).replace(0.0, None)
+
+
+def chunk_outcomes(chunk) -> pl.DataFrame:
+    """:func:`seat_outcomes` of one chunk (its reduction needs :data:`EXPECTED`)."""
+    expected = chunk.values[EXPECTED.name]
+    return (
+        chunk.players.join(expected, on=["strategy_name", "n_players"], how="left")
+        .with_columns((pl.col("total") - _others_mean_total()).alias("score_diff"))
+        .with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
+        .join(chunk.memo(chunk_deals), on="game_id", how="left")
+    )
+
+
+@dataclass(frozen=True)
+class SeatArrays:
+    """A chunk's seats as NumPy arrays indexed by ``game row * MAX_SEATS + seat`` (the game
+    row: the game's position in the chunk's games table), for sections that work on arrays:
+    ``present``, ``win_share``, ``expected``, ``residual``, ``score_diff``, ``strategy`` (an
+    index into ``strategy_names``), and per game row ``deal`` (a cluster code) and
+    ``n_players``."""
+
+    present: np.ndarray
+    win_share: np.ndarray
+    expected: np.ndarray
+    residual: np.ndarray
+    score_diff: np.ndarray
+    strategy: np.ndarray
+    strategy_names: tuple
+    deal: np.ndarray
+    n_players: np.ndarray
+
+
+def game_rows(chunk, game_id) -> np.ndarray:
+    """The rows of the chunk's games table holding ``game_id`` (every id must be there)."""
+    ids = chunk.games["game_id"].to_numpy()
+    rows = np.searchsorted(ids, game_id)
+    if ids.size == 0 or not (np.asarray(ids[np.minimum(rows, ids.size - 1)]) == game_id).all():
+        raise ValueError("a table of the chunk names a game the games table does not have")
+    return rows
+
+
+def seat_arrays(chunk) -> SeatArrays:
+    """:class:`SeatArrays` of the chunk (``chunk.memo``; its reduction needs EXPECTED)."""
+    outcomes = chunk.memo(chunk_outcomes)
+    n_games = chunk.games.height
+    index = game_rows(chunk, outcomes["game_id"].to_numpy()) * MAX_SEATS + outcomes[
+        "seat"
+    ].to_numpy().astype(np.int64)
+    size = n_games * MAX_SEATS
+
+    def dense(column, fill=np.nan, dtype=np.float64):
+        out = np.full(size, fill, dtype=dtype)
+        out[index] = outcomes[column].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return out
+
+    names = tuple(sorted(outcomes["strategy_name"].unique().to_list()))
+    strategy = np.full(size, -1, dtype=np.int64)
+    strategy[index] = (
+        outcomes["strategy_name"].cast(pl.Enum(names)).to_physical().to_numpy().astype(np.int64)
+        if names
+        else 0
+    )
+    present = np.zeros(size, dtype=bool)
+    present[index] = True
+    deal_hash = chunk.memo(chunk_deals)
+    _, deal = unique_inverse(deal_hash["deal"].to_numpy())
+    return SeatArrays(
+        present,
+        dense("win_share"),
+        dense("expected"),
+        dense("residual"),
+        dense("score_diff"),
+        strategy,
+        names,
+        deal.astype(np.int64),
+        chunk.games["n_players"].to_numpy().astype(np.int64),
     )
 
 
 def seat_outcomes(run: Run) -> pl.LazyFrame:
     """Players with ``expected`` (their strategy's mean win share at their player count),
     ``residual`` (win share - expected), ``score_diff`` (total minus the mean total of the
-    other seats of the game; null in solo games) and ``deal`` (see :func:`deals`)."""
-    others = (pl.col("total").sum().over("game_id") - pl.col("total")) / (
-        pl.col("n_players") - 1
-    ).cast(pl.Float64).replace(0.0, None)
+    other seats of the game; null in solo games) and ``deal`` (see :func:`deals`). Whole-run
+    and lazy: a section reads :func:`chunk_outcomes` chunk by chunk instead."""
     return (
         run.players.with_columns(
             pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
-            (pl.col("total") - others).alias("score_diff"),
+            (pl.col("total") - _others_mean_total()).alias("score_diff"),
         )
         .with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
         .join(deals(run), on="game_id", how="left")
@@ -106,49 +223,12 @@ def effect_table(
     win-share expectation e per row) the variance is floored at sum e(1-e) / n^2, its value
     for independent seats, and the interval is clipped to what a win share can reach
     ([-mean e, 1 - mean e]); see :func:`analysis.core.stats.cluster_mean` for one group.
+    Computed as the chunk-wise reductions do (:class:`analysis.core.reduce.ClusterMoments`),
+    on the whole frame at once.
     """
-    frame = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
-    v = pl.col(value).cast(pl.Float64)
-    frame = frame.filter(v.is_not_null() & v.is_not_nan())
-    floor = (
-        (pl.col(expected) * (1.0 - pl.col(expected))).sum() if expected else pl.lit(0.0)
-    ).alias("_floor")
-    mean_e = (pl.col(expected).mean() if expected else pl.lit(None, pl.Float64)).alias("_e")
-    items = frame.group_by(keys).agg(
-        pl.len().alias("n"),
-        pl.col(cluster).n_unique().alias("clusters"),
-        v.mean().alias(name),
-        floor,
-        mean_e,
-    )
-    spread = (
-        frame.group_by(*keys, cluster)
-        .agg(v.sum().alias("_s"), pl.len().alias("_k"))
-        .join(items.select(*keys, name), on=keys, how="left", nulls_equal=True)
-        .group_by(keys)
-        .agg(((pl.col("_s") - pl.col(name) * pl.col("_k")) ** 2).sum().alias("_e2"))
-    )
-    out = items.join(spread, on=keys, how="left", nulls_equal=True).collect()
-    n = out["n"].to_numpy().astype(np.float64)
-    g = out["clusters"].to_numpy().astype(np.float64)
-    mean = out[name].to_numpy().astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        variance = np.where(g > 1, g / (g - 1), np.nan) * out["_e2"].to_numpy() / n**2
-        variance = np.fmax(variance, out["_floor"].to_numpy() / n**2) if expected else variance
-        variance = np.where(g > 1, variance, np.nan)
-        se = np.sqrt(variance)
-        half = t_quantile(g - 1, level) * se
-        statistic = np.where(se > 0, mean / se, np.where(mean == 0, 0.0, np.inf))
-    lo, hi = mean - half, mean + half
-    if expected:
-        e = out["_e"].to_numpy()
-        lo, hi = np.fmax(lo, -e), np.fmin(hi, 1.0 - e)
-    return out.drop("_e2", "_floor", "_e").with_columns(
-        pl.Series(f"{name}_se", se),
-        pl.Series(f"{name}_lo", lo),
-        pl.Series(f"{name}_hi", hi),
-        pl.Series(f"{name}_p0", t_two_sided_p(statistic, g - 1)),
-    )
+    frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+    moments = ClusterMoments.of(frame, keys, value, expected, cluster)
+    return moments.effect_table(name, level)
 
 
 def with_band_flags(

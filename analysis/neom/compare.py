@@ -67,9 +67,13 @@ def register(subparsers) -> None:
     parser.add_argument("--variant", default="standard", choices=tuple(VARIANT_NAMES))
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace the runs of an earlier comparison"
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier comparison (what its listing names) and the --json file",
     )
+    group.add_argument("--resume", action="store_true", help="continue an interrupted comparison")
     parser.add_argument(
         "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
     )
@@ -101,6 +105,10 @@ def parse_rules(text: str, option_name: str) -> dict:
                 sorted({o.name for o in RULE_OPTIONS} | {o.flag[2:] for o in RULE_OPTIONS})
             )
             raise UserError(f"{option_name} {part!r}: expected NAME=VALUE with NAME one of {known}")
+        if option.name in rules:
+            raise UserError(
+                f"{option_name} {text!r}: {option.flag.lstrip('-')} ({option.name}) given twice"
+            )
         if value in option.choices:
             rules[option.name] = option.choices[value]
         elif value.lstrip("-").isdigit() and int(value) in option.choices.values():
@@ -117,7 +125,9 @@ def parse_rules(text: str, option_name: str) -> dict:
 
 
 def _catalog_entries(raw: bytes) -> dict:
-    data = tomllib.loads(raw.decode("utf-8"))
+    from sim.core.errors import decode_text
+
+    data = tomllib.loads(decode_text(raw, "catalogue"))
     entries = {}
     for section in ("tiles", "goods", "boards"):
         for entry in data.get(section, []):
@@ -154,16 +164,119 @@ def catalog_diff(base_raw: bytes, cand_raw: bytes) -> list[dict]:
 # --- paired shifts ----------------------------------------------------------------------------
 
 
-def _cluster_se(values: np.ndarray, clusters: np.ndarray, n: int) -> float:
-    """Standard error of (sum of ``values``) / n, cluster-robust (CR1)."""
-    if n == 0:
-        return math.nan
-    _, index = np.unique(clusters, return_inverse=True)
-    g = int(index.max()) + 1 if index.size else 0
-    if g < 2:
-        return math.nan
-    sums = np.bincount(index, weights=values, minlength=g)
-    return math.sqrt(g / (g - 1) * float((sums**2).sum())) / n
+def _per_game(long, key: str, value: str, side: str):
+    """Per (game, item): the sum of ``value`` over the item's rows and their number."""
+    import polars as pl
+
+    # Sorted and order-kept, so the same rows always sum in the same order (a catalogue
+    # against itself must give exactly 0, not a rounding error).
+    long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
+    return long.group_by("game_id", key, maintain_order=True).agg(
+        pl.col(value).cast(pl.Float64).sum().alias(f"s_{side}"),
+        pl.len().cast(pl.Float64).alias(f"k_{side}"),
+    )
+
+
+def shift_coefficients(totals_b, totals_c, n_games: int, key: str):
+    """Per item, from each side's totals (``key``, ``s`` = summed value, ``k`` = rows): the
+    sides' effects (s / k) and the coefficients of their influence per game, (s_g - effect
+    k_g) / mean k = alpha s_g + beta k_g (alpha = 1 / mean k, beta = -effect / mean k; both 0
+    for a side without the item, whose influence is then 0)."""
+    import polars as pl
+
+    both = totals_b.rename({"s": "s_b", "k": "k_b"}).join(
+        totals_c.rename({"s": "s_c", "k": "k_c"}), on=key, how="full", coalesce=True
+    )
+    both = both.with_columns(pl.col("s_b", "k_b", "s_c", "k_c").cast(pl.Float64).fill_null(0.0))
+    columns = []
+    for side in ("b", "c"):
+        s, k = pl.col(f"s_{side}"), pl.col(f"k_{side}")
+        effect = pl.when(k > 0).then(s / k).otherwise(float("nan"))
+        columns += [
+            effect.alias(f"effect_{side}"),
+            pl.when(k > 0).then(n_games / k).otherwise(0.0).alias(f"alpha_{side}"),
+            pl.when(k > 0).then(-(s / k) * n_games / k).otherwise(0.0).alias(f"beta_{side}"),
+        ]
+    return both.with_columns(columns)
+
+
+def cluster_squares(base_long, cand_long, deals, key: str, value: str, coefficients):
+    """Per item (a Sums, merged over chunks of whole deals): the deals where it appears on
+    either side (``clusters``) and the sums over those deals of each side's influence squared
+    (``q_b``, ``q_c``) and of the candidate's minus the baseline's (``q_shift``)."""
+    import polars as pl
+
+    from analysis.core.reduce import Sums
+
+    both = (
+        _per_game(base_long, key, value, "b")
+        .join(_per_game(cand_long, key, value, "c"), on=["game_id", key], how="full",
+              coalesce=True)
+        .fill_null(0)
+        .join(deals, on="game_id", how="left")
+        .sort(key, "game_id")
+    )  # fmt: skip
+    per_deal = both.group_by(key, "deal", maintain_order=True).agg(
+        pl.col("s_b", "k_b", "s_c", "k_c").sum()
+    )
+    influence = per_deal.join(
+        coefficients.select(key, "alpha_b", "beta_b", "alpha_c", "beta_c"), on=key, how="left"
+    ).select(
+        key,
+        (pl.col("alpha_b") * pl.col("s_b") + pl.col("beta_b") * pl.col("k_b")).alias("i_b"),
+        (pl.col("alpha_c") * pl.col("s_c") + pl.col("beta_c") * pl.col("k_c")).alias("i_c"),
+    )
+    return Sums.of(
+        influence,
+        key,
+        pl.len().alias("clusters"),
+        (pl.col("i_b") ** 2).sum().alias("q_b"),
+        (pl.col("i_c") ** 2).sum().alias("q_c"),
+        ((pl.col("i_c") - pl.col("i_b")) ** 2).sum().alias("q_shift"),
+    )
+
+
+def shift_table(coefficients, squares, n_games: int, n_clusters: int, key: str):
+    """Per item: ``effect_b``, ``n_b``, ``se_b``, the same for c, ``shift`` (c - b, where
+    both sides have the item) and ``shift_se`` (paired, CR1 over deals), ``shift_lo``/``_hi``
+    (Student t on ``n_clusters`` - 1 degrees of freedom) and ``shift_p``, sorted by item."""
+    import polars as pl
+
+    from analysis.core.stats import t_quantile, t_two_sided_p
+
+    frame = coefficients.join(squares.table(), on=key, how="left").sort(key)
+    g = frame["clusters"].fill_null(0).to_numpy().astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(g >= 2, g / (g - 1), np.nan)
+
+        def se(column):
+            return np.sqrt(scale * frame[column].fill_null(0.0).to_numpy()) / n_games
+
+        k_b, k_c = frame["k_b"].to_numpy(), frame["k_c"].to_numpy()
+        both = (k_b > 0) & (k_c > 0)
+        shift = np.where(both, frame["effect_c"].to_numpy() - frame["effect_b"].to_numpy(),
+                         np.nan)  # fmt: skip
+        shift_se = np.where(both, se("q_shift"), np.nan)
+        statistic = np.where(
+            shift_se > 0,
+            shift / np.where(shift_se > 0, shift_se, 1.0),
+            np.where(shift == 0, 0.0, np.inf),
+        )
+    half = float(t_quantile(n_clusters - 1)) * shift_se
+    return frame.select(
+        key,
+        "effect_b",
+        pl.col("k_b").cast(pl.Int64).alias("n_b"),
+        pl.Series("se_b", se("q_b")),
+        "effect_c",
+        pl.col("k_c").cast(pl.Int64).alias("n_c"),
+        pl.Series("se_c", se("q_c")),
+        pl.Series("shift", shift),
+        pl.Series("shift_se", shift_se),
+        pl.Series("shift_lo", shift - half),
+        pl.Series("shift_hi", shift + half),
+        pl.Series("shift_p", t_two_sided_p(statistic, n_clusters - 1)),
+    )
 
 
 def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", value="residual"):
@@ -173,90 +286,63 @@ def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", va
 
     ``*_long``: one row per (game, seat in the group) with ``game_id``, ``key``, ``residual``;
     ``games``: ``game_id`` -> ``deal`` for every game of the run (the twins share ids).
+    Returns ``key``, ``effect_b``, ``n_b``, ``se_b``, ``effect_c``, ``n_c``, ``se_c``,
+    ``shift``, ``shift_se``, ``shift_lo``, ``shift_hi``, ``shift_p``, sorted by ``key``: the
+    chunk-wise comparison's steps (:func:`shift_coefficients`, :func:`cluster_squares`,
+    :func:`shift_table`) on the whole frames.
     """
     import polars as pl
 
-    from analysis.core.stats import t_quantile, t_two_sided_p
-
-    n_games = games.height
-
-    def per_game(long, suffix):
-        # Sorted and order-kept, so the same rows always sum in the same order (a catalogue
-        # against itself must give exactly 0, not a rounding error).
-        long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
-        return long.group_by("game_id", key, maintain_order=True).agg(
-            pl.col(value).cast(pl.Float64).sum().alias(f"s{suffix}"), pl.len().alias(f"k{suffix}")
-        )
-
-    both = (
-        per_game(base_long, "_b")
-        .join(per_game(cand_long, "_c"), on=["game_id", key], how="full", coalesce=True)
-        .fill_null(0)
-        .join(games, on="game_id", how="left")
-        .sort(key, "game_id")
-    )
-    rows = []
-    for (item,), part in both.group_by(key, maintain_order=True):
-        row = {key: item}
-        psi = np.zeros(part.height)
-        for side in ("_b", "_c"):
-            s = part[f"s{side}"].to_numpy().astype(np.float64)
-            k = part[f"k{side}"].to_numpy().astype(np.float64)
-            total = k.sum()
-            effect = s.sum() / total if total else math.nan
-            mean_k = total / n_games
-            influence = (s - effect * k) / mean_k if total else np.zeros_like(s)
-            row[f"effect{side}"] = effect
-            row[f"n{side}"] = int(total)
-            row[f"se{side}"] = _cluster_se(influence, part["deal"].to_numpy(), n_games)
-            psi = psi + (influence if side == "_c" else -influence)
-        if row["n_b"] and row["n_c"]:
-            shift = row["effect_c"] - row["effect_b"]
-            se = _cluster_se(psi, part["deal"].to_numpy(), n_games)
-        else:
-            shift, se = math.nan, math.nan
-        row["shift"] = shift
-        row["shift_se"] = se
-        rows.append(row)
-    frame = pl.DataFrame(rows, infer_schema_length=None)
-    if frame.height == 0:
-        return frame
-    clusters = games["deal"].n_unique()
-    half = float(t_quantile(clusters - 1)) * frame["shift_se"].to_numpy()
-    shift = frame["shift"].to_numpy()
-    se = frame["shift_se"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        statistic = np.where(
-            se > 0, shift / np.where(se > 0, se, 1.0), np.where(shift == 0, 0.0, np.inf)
-        )
-    return frame.with_columns(
-        pl.Series("shift_lo", shift - half),
-        pl.Series("shift_hi", shift + half),
-        pl.Series("shift_p", t_two_sided_p(statistic, clusters - 1)),
-    )
+    games = games.select("game_id", "deal")
+    totals = [
+        _per_game(long, key, value, "x")
+        .group_by(key)
+        .agg(pl.col("s_x").sum().alias("s"), pl.col("k_x").sum().alias("k"))
+        for long in (base_long, cand_long)
+    ]
+    coefficients = shift_coefficients(*totals, games.height, key)
+    squares = cluster_squares(base_long, cand_long, games, key, value, coefficients)
+    return shift_table(coefficients, squares, games.height, games["deal"].n_unique(), key)
 
 
-def paired_by_group(base, cand, group: str, games):
-    """Per ``group`` value (strategy or seat): the mean over games of candidate - baseline win
-    share and total score of the same seat, cluster-robust by deal."""
+def _group_stats(base, cand, group: str, deals) -> dict:
+    """The statistics of :func:`paired_by_group` (mergeable over chunks of whole deals)."""
     import polars as pl
 
-    from analysis.core.tabulate import effect_table
+    from analysis.core.reduce import ClusterMoments, Sums
 
-    joined = base.join(cand, on=["game_id", "seat"], suffix="_b").join(games, on="game_id")
+    joined = base.join(cand, on=["game_id", "seat"], suffix="_b").join(deals, on="game_id")
     frame = joined.with_columns(
         (pl.col("win_share_b") - pl.col("win_share")).alias("win_d"),
         (pl.col("total_b") - pl.col("total")).cast(pl.Float64).alias("score_d"),
     )
-    out = frame.group_by(group).agg(
-        pl.len().alias("n"),
-        pl.col("win_share").mean().alias("win_base"),
-        pl.col("win_share_b").mean().alias("win_cand"),
-        pl.col("total").mean().alias("score_base"),
-        pl.col("total_b").mean().alias("score_cand"),
+    return {
+        f"{group}.means": Sums.of(
+            frame,
+            group,
+            pl.len().alias("n"),
+            pl.col("win_share").sum().alias("win_base"),
+            pl.col("win_share_b").sum().alias("win_cand"),
+            pl.col("total").sum().alias("score_base"),
+            pl.col("total_b").sum().alias("score_cand"),
+        ),
+        f"{group}.win": ClusterMoments.of(frame, [group], "win_d", None),
+        f"{group}.score": ClusterMoments.of(frame, [group], "score_d", None),
+    }
+
+
+def _group_table(stats: dict, group: str):
+    import polars as pl
+
+    means = ("win_base", "win_cand", "score_base", "score_cand")
+    out = (
+        stats[f"{group}.means"]
+        .table()
+        .with_columns(pl.col(means) / pl.col("n"))
+        .select(group, "n", *means)
     )
     for name in ("win", "score"):
-        table = effect_table(frame, [group], f"{name}_d", None, name=f"{name}_shift")
+        table = stats[f"{group}.{name}"].effect_table(name=f"{name}_shift")
         out = out.join(
             table.select(
                 group,
@@ -270,7 +356,90 @@ def paired_by_group(base, cand, group: str, games):
     return out.sort(group)
 
 
-# --- the comparison ---------------------------------------------------------------------------
+def paired_by_group(base, cand, group: str, games):
+    """Per ``group`` value (strategy or seat): the mean over games of candidate - baseline win
+    share and total score of the same seat, cluster-robust by deal."""
+    return _group_table(_group_stats(base, cand, group, games.select("game_id", "deal")), group)
+
+
+def _item_rows(chunk) -> dict:
+    """A chunk's cornerstone (drafted) and tile (selected) seat rows with residuals, by
+    kind: ``game_id``, ``tile_name``, ``residual``, ``score_diff``."""
+    from analysis.neom import cornerstones, tiles
+
+    columns = ["game_id", "tile_name", "residual", "score_diff"]
+    out = {"cornerstone": chunk.memo(cornerstones.chunk_drafted)}
+    if chunk.events is not None:
+        out["tile"] = tiles.selected_rows(chunk)
+    return {k: chunk.info.name_tiles(v).select(columns) for k, v in out.items()}
+
+
+# Each kind's reduction, and its statistics of the residual and the score lead.
+_TOTALS = {"cornerstone": ("neom.cornerstones", {"residual": "effects", "score_diff": "leads"}),
+           "tile": ("neom.tiles", {"residual": "effects", "score_diff": "leads"})}  # fmt: skip
+
+
+def _coefficients(values_b: dict, values_c: dict, info_b, info_c) -> dict:
+    """Per (kind, value): :func:`shift_coefficients` from each run's own reductions."""
+    import polars as pl
+
+    n_games = values_b["neom.cornerstones"]["games"].value("games")
+    out = {}
+    for kind, (reduction, names) in _TOTALS.items():
+        if not values_b.get(reduction) or not values_c.get(reduction):
+            continue
+        for value, name in names.items():
+            totals = [
+                info.name_tiles(values[reduction][name].frame).select(
+                    "tile_name", pl.col("sum").alias("s"), pl.col("n").alias("k")
+                )
+                for values, info in ((values_b, info_b), (values_c, info_c))
+            ]
+            out[(kind, value)] = shift_coefficients(*totals, n_games, "tile_name")
+    return out
+
+
+def _compare_reduce(chunks) -> dict:
+    """Twin chunks of the baseline and the candidate: everything the comparison reads."""
+    import polars as pl
+
+    from analysis.core.reduce import Sums
+    from analysis.core.tabulate import chunk_deals
+
+    base, cand = chunks
+    deals = base.memo(chunk_deals)
+    columns = ["game_id", "seat", "strategy_name", "win_share", "total"]
+    players = base.players.select(columns), cand.players.select(columns)
+    out = {
+        "deals": Sums.of(deals, (), pl.col("deal").n_unique().alias("deals")),
+        **_group_stats(*players, "strategy_name", deals),
+        **_group_stats(*players, "seat", deals),
+    }
+    rows = _item_rows(base), _item_rows(cand)
+    coefficients = _coefficients(base.values, cand.values, base.info, cand.info)
+    for (kind, value), table in coefficients.items():
+        out[f"{kind}.{value}"] = cluster_squares(
+            rows[0][kind], rows[1][kind], deals, "tile_name", value, table
+        )
+    return out
+
+
+def _paired_stats(base, cand, execution=None) -> dict:
+    """The merged statistics of the two twin runs, read chunk by chunk side by side (kept on
+    the baseline run for the candidate it was computed with), and the shift coefficients."""
+    from analysis.core.batches import Reduction, analyse, run_info
+    from analysis.neom import cornerstones, tiles
+
+    key = f"neom.compare|{cand.path}"
+    if key not in base.cache:
+        needs = (cornerstones.CORNERSTONES, tiles.TILES)
+        reduction = Reduction("neom.compare", _compare_reduce, needs=needs)
+        stats = analyse((base, cand), [reduction], execution)[reduction.name]
+        values = [{n.name: run.cache[n.name] for n in needs} for run in (base, cand)]
+        stats["coefficients"] = _coefficients(*values, run_info(base), run_info(cand))
+        stats["games"] = values[0][cornerstones.CORNERSTONES.name]["games"].value("games")
+        base.cache[key] = stats
+    return base.cache[key]
 
 
 def _long_tables(run):
@@ -297,25 +466,28 @@ def comparison_items(base, cand, report, changed_names: set[str]):
     import polars as pl
 
     from analysis.core.stats import adjust
-    from analysis.core.tabulate import deals
     from analysis.neom import cornerstones, tiles
 
-    games = deals(base).collect()
+    stats = _paired_stats(base, cand)
+    n_games, n_deals = stats["games"], stats["deals"].value("deals")
     args = (report.correction, report.level, report.band, report.min_n)
     tables = {"cornerstone": (cornerstones.cornerstone_table(base, *args),
                               cornerstones.cornerstone_table(cand, *args))}  # fmt: skip
     base_tiles, cand_tiles = tiles.tile_table(base, *args), tiles.tile_table(cand, *args)
     if base_tiles is not None and cand_tiles is not None:
         tables["tile"] = (base_tiles, cand_tiles)
-    longs = _long_tables(base), _long_tables(cand)
     metric = {"cornerstone": "win_share_above_expected_drafted",
               "tile": "win_share_above_expected_selected"}  # fmt: skip
     frames = []
     for kind, (tb, tc) in tables.items():
-        shifts = paired_effect_shifts(longs[0][kind], longs[1][kind], games)
-        # The same groups' score lead (VP over the mean of the other seats): a second, far
-        # more sensitive measure of "did the change matter" for the items the diff changed.
-        leads = paired_effect_shifts(longs[0][kind], longs[1][kind], games, value="score_diff")
+        shifts, leads = (
+            shift_table(stats["coefficients"][(kind, value)], stats[f"{kind}.{value}"],
+                        n_games, n_deals, "tile_name")
+            # The same groups' score lead (VP over the mean of the other seats): a second,
+            # far more sensitive measure of "did the change matter" for the items the diff
+            # changed.
+            for value in ("residual", "score_diff")
+        )  # fmt: skip
         leads = leads.select(
             "tile_name",
             *(pl.col(c).alias(f"lead_{c}") for c in ("shift", "shift_lo", "shift_hi", "shift_p")),
@@ -385,14 +557,17 @@ def build_comparison(
     band: float | None = None,
     min_n: int | None = None,
     json_path=None,
+    execution=None,
 ) -> Path:
-    """Write the A/B report of two run folders played on the same deals; returns index.html."""
+    """Write the A/B report of two run folders played on the same deals; returns index.html.
+    ``execution``: where the twin runs are read, chunk by chunk side by side
+    (``analysis.core.batches``)."""
     import polars as pl
 
+    from analysis.core.batches import analyse
     from analysis.core.load import open_run
     from analysis.core.report import CSS, Report, html_table, p_cell, pct, readings
     from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, adjust
-    from analysis.core.tabulate import deals
 
     base, cand = open_run(base_path), open_run(cand_path)
     same = ("seed", "games", "players", "seats", "strategies")
@@ -423,13 +598,15 @@ def build_comparison(
     rule_changes = [(b, c) for b, c in zip(base_rules, cand_rules, strict=False) if b != c]
     changed_names = {row["name"] for row in diff if row["kind"] == "tile"}
 
-    # 2. Paired comparisons.
-    games = deals(base).collect()
-    columns = ["game_id", "seat", "strategy_name", "win_share", "total"]
-    base_players = base.players.select(columns).collect()
-    cand_players = cand.players.select(columns).collect()
-    strategies = paired_by_group(base_players, cand_players, "strategy_name", games)
-    seats = paired_by_group(base_players, cand_players, "seat", games)
+    # 2. Paired comparisons, both runs read chunk by chunk side by side (each run's own
+    # tables first).
+    from analysis.neom.report import reductions
+
+    for run in (base, cand):
+        analyse(run, reductions(run), execution)
+    stats = _paired_stats(base, cand, execution)
+    strategies = _group_table(stats, "strategy_name")
+    seats = _group_table(stats, "seat")
     for frame_name in ("strategies", "seats"):
         frame = strategies if frame_name == "strategies" else seats
         q = adjust(frame["win_shift_p"].to_numpy().astype(np.float64), "holm")
@@ -663,6 +840,8 @@ def _config(args, catalog, rules: dict, out: Path):
     from sim.core.runner import RunConfig
     from sim.core.strategies import split_strategies
 
+    # Each side's run resumes (a new folder starts, a complete one is not played again): the
+    # comparison's own listing decides what is continued or replaced (run_compare).
     return RunConfig(
         out=out,
         strategies=split_strategies(args.strategies),
@@ -673,14 +852,58 @@ def _config(args, catalog, rules: dict, out: Path):
         rules={"variant": VARIANT_NAMES[args.variant], **rules},
         workers=args.workers,
         events=True,  # tile statistics come from the event log
-        overwrite=args.overwrite,
+        resume=True,
         progress=False,
         command="neom compare",
     )
 
 
+def _catalogue_digest(path) -> str:
+    """What a comparison's catalogue option stands for in its listing: the file's content."""
+    import hashlib
+
+    if path is None:
+        return "built-in"
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the catalogue ({exc.strerror})") from None
+
+
+def compare_parameters(args, base_rules: dict, cand_rules: dict, candidate) -> dict:
+    """Everything a comparison's result depends on, by option: recorded in its listing, so
+    that ``--resume`` continues only the same comparison."""
+    from sim.core.strategies import split_strategies
+
+    return {
+        "--baseline": _catalogue_digest(args.baseline),
+        "--candidate": _catalogue_digest(candidate),
+        "--baseline-rules": base_rules,
+        "--candidate-rules": cand_rules,
+        "--players": args.players,
+        "--games": args.games,
+        "--strategies": list(split_strategies(args.strategies)),
+        "--seed": args.seed,
+        "--variant": args.variant,
+        "--level": args.level,
+        "--band": args.band,
+        "--min-n": args.min_n,
+    }
+
+
 def run_compare(args) -> int:
-    from sim.core.runner import run_simulation
+    import sys
+
+    from analysis.core.batches import Execution
+    from sim.core.outputs import (
+        claim_file,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_file,
+        writer_lock,
+    )
+    from sim.core.runner import make_plan, run_simulation
 
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
         if path is not None and not Path(path).is_file():
@@ -692,23 +915,55 @@ def run_compare(args) -> int:
     base_rules = parse_rules(args.baseline_rules, "--baseline-rules")
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
     candidate = args.candidate if args.candidate is not None else args.baseline
-    from analysis.neom.experiment import _check_out
-
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     out = Path(args.out) if args.out else Path("reports") / "compare"
-    own = ("runs", "tables", "figures", "index.html", "summary.md", "findings.json")
-    _check_out(out, args.overwrite, own, "neom compare")
-    runs = out / "runs"
-    run_simulation(_config(args, args.baseline, base_rules, runs / BASELINE))
-    run_simulation(_config(args, candidate, cand_rules, runs / CANDIDATE))
-    print(
-        build_comparison(
-            runs / BASELINE,
-            runs / CANDIDATE,
+    command = "neom compare"
+    runs = (f"runs/{BASELINE}", f"runs/{CANDIDATE}")
+    configs = [
+        _config(args, args.baseline, base_rules, out / runs[0]),
+        _config(args, candidate, cand_rules, out / runs[1]),
+    ]
+    for config in configs:
+        make_plan(config)  # every option checked before the folder is claimed
+    parameters = compare_parameters(args, base_rules, cand_rules, candidate)
+
+    def claim():
+        return claim_folder(
             out,
-            level=args.level,
-            band=args.band / 100.0,
-            min_n=args.min_n,
-            json_path=args.json,
-        )  # fmt: skip
-    )
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            parameters=parameters,
+            runs=runs,
+        )
+
+    with writer_lock(out, command, "comparison folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(
+                f"neom: note: {out}: the comparison is already complete; nothing to do",
+                file=sys.stderr,
+            )
+            print(out / "index.html")
+            return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
+        for config in configs:
+            run_simulation(config)
+        with staging_folder(out) as staging:
+            build_comparison(
+                out / runs[0],
+                out / runs[1],
+                staging,
+                level=args.level,
+                band=args.band / 100.0,
+                min_n=args.min_n,
+                execution=Execution(workers=args.workers),
+            )  # fmt: skip
+            publish(staging, claimed)
+        if json_path is not None:
+            write_file(json_path, (out / "findings.json").read_bytes(), "--json")
+    print(out / "index.html")
     return 0

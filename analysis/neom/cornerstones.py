@@ -16,10 +16,13 @@ each effect against the median cornerstone's instead of against the average seat
 
 import polars as pl
 
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
+from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import (
-    effect_table,
+    EXPECTED,
+    chunk_outcomes,
     seat_outcomes,
     with_band_flags,
     with_wilson,
@@ -42,10 +45,10 @@ COLUMN_ORDER = (
 )  # fmt: skip
 
 
-def drafted_long(run: Run) -> pl.LazyFrame:
-    """One row per (seat, drafted cornerstone): ``tile`` and ``gen`` (0 = never placed,
-    ``CS_SWAPPED_AWAY`` = swapped away unplaced by the Contract Office, beginner variant)."""
-    outcomes = seat_outcomes(run)
+def drafted_from(outcomes):
+    """One row per (seat, drafted cornerstone) of the seats in ``outcomes`` (lazy or not):
+    ``tile`` and ``gen`` (0 = never placed, ``CS_SWAPPED_AWAY`` = swapped away unplaced by the
+    Contract Office, beginner variant)."""
     keep = ["game_id", "seat", "n_players", "strategy_name", "win_share", "expected", "residual",
             "score_diff", "deal"]  # fmt: skip
     parts = [
@@ -55,26 +58,60 @@ def drafted_long(run: Run) -> pl.LazyFrame:
     return pl.concat(parts).filter(pl.col("tile") >= 0)
 
 
-def _draft_leftovers(run: Run) -> pl.LazyFrame:
-    """Games in which each cornerstone was dealt in the draft but left over."""
-    parts = [run.games.select(pl.col(c).alias("tile")) for c in DISCARDED_CS_COLUMNS]
-    return (
-        pl.concat(parts)
-        .filter(pl.col("tile") >= 0)
-        .group_by("tile")
-        .agg(pl.len().alias("left_in_draft"))
-    )
+def drafted_long(run: Run) -> pl.LazyFrame:
+    """:func:`drafted_from` the whole run (lazy)."""
+    return drafted_from(seat_outcomes(run))
 
 
-def _pick_numbers(run: Run) -> pl.LazyFrame | None:
-    """Mean draft pick (1 = first pick) per cornerstone, from the draft events."""
-    if run.events is None:
-        return None
-    return (
-        run.events.filter(pl.col("kind") == EV_DRAFT_PICK)
-        .group_by("tile")
-        .agg((pl.col("other").mean() + 1.0).alias("mean_pick"))
-    )
+def chunk_drafted(chunk) -> pl.DataFrame:
+    """:func:`drafted_from` one chunk (``chunk.memo``; its reduction needs EXPECTED)."""
+    return drafted_from(chunk.memo(chunk_outcomes))
+
+
+def _reduce(chunk) -> dict:
+    long = chunk.memo(chunk_drafted)
+    gen = pl.col("gen")
+    gen_counts = [(gen == g).sum().alias(f"placed_gen{g}") for g in range(1, N_GENERATIONS + 1)]
+    leftovers = pl.concat(
+        [chunk.games.select(pl.col(c).alias("tile")) for c in DISCARDED_CS_COLUMNS]
+    ).filter(pl.col("tile") >= 0)
+    out = {
+        "counts": Sums.of(
+            long,
+            "tile",
+            pl.len().alias("drafted"),
+            pl.col("game_id").n_unique().alias("games_drafted"),
+            (gen > 0).sum().alias("placed"),
+            (gen == 0).sum().alias("unplaced"),
+            (gen == CS_SWAPPED_AWAY).sum().alias("swapped"),
+            *gen_counts,
+            gen.filter(gen > 0).sum().alias("gen_placed"),
+            pl.col("win_share").filter(gen > 0).sum().alias("wins_placed"),
+            pl.col("win_share").filter(gen == 0).sum().alias("wins_unplaced"),
+            pl.col("win_share").sum().alias("wins_drafted"),
+        ),
+        "leftovers": Sums.of(leftovers, "tile", pl.len().alias("left_in_draft")),
+        "totals": Sums.of(
+            chunk.players, (), pl.len().alias("seats"), pl.col("win_share").sum().alias("all_wins")
+        ),
+        "games": Sums.of(chunk.games, (), pl.len().alias("games")),
+        "effects": ClusterMoments.of(long, ["tile"]),
+        "leads": ClusterMoments.of(long, ["tile"], "score_diff", None),
+        "by_strategy": ClusterMoments.of(long, ["tile", "strategy_name"]),
+    }
+    if chunk.events is not None:
+        picks = chunk.events.filter(pl.col("kind") == EV_DRAFT_PICK)
+        out["picks"] = Sums.of(
+            picks,
+            "tile",
+            pl.col("other").count().alias("picks"),
+            pl.col("other").sum().alias("pick_sum"),
+        )
+    return out
+
+
+# Drafts, placements and the drafters' outcomes per cornerstone, chunk by chunk.
+CORNERSTONES = Reduction("neom.cornerstones", _reduce, needs=(EXPECTED,))
 
 
 def cornerstone_table(
@@ -93,43 +130,37 @@ def cornerstone_table(
     outside the band. Cornerstones drafted by fewer than ``min_n`` seats are not tested
     (``small``).
     """
-    long = drafted_long(run).collect()
-    total = run.players.select(
-        pl.len().alias("seats"), pl.col("win_share").sum().alias("all_wins")
-    ).collect()
-    n_games = run.games.select(pl.len()).collect().item()
-    gen_counts = [
-        (pl.col("gen") == g).sum().alias(f"placed_gen{g}") for g in range(1, N_GENERATIONS + 1)
-    ]
-    frame = (
-        long.group_by("tile")
-        .agg(
-            pl.len().alias("drafted"),
-            pl.col("game_id").n_unique().alias("games_drafted"),
-            (pl.col("gen") > 0).sum().alias("placed"),
-            (pl.col("gen") == 0).sum().alias("unplaced"),
-            (pl.col("gen") == CS_SWAPPED_AWAY).sum().alias("swapped"),
-            *gen_counts,
-            pl.col("gen").filter(pl.col("gen") > 0).mean().alias("mean_gen"),
-            pl.col("win_share").filter(pl.col("gen") > 0).sum().alias("wins_placed"),
-            pl.col("win_share").filter(pl.col("gen") == 0).sum().alias("wins_unplaced"),
-            pl.col("win_share").sum().alias("wins_drafted"),
+    stats = value(run, CORNERSTONES)
+    n_games = stats["games"].value("games")
+    seats = stats["totals"].value("seats")
+    all_wins = stats["totals"].value("all_wins", 0.0)
+    counts = stats["counts"].table()
+    frame = counts.select(
+        "tile", "drafted", "games_drafted", "placed", "unplaced", "swapped",
+        *(f"placed_gen{g}" for g in range(1, N_GENERATIONS + 1)),
+        pl.when(pl.col("placed") > 0).then(pl.col("gen_placed") / pl.col("placed"))
+        .otherwise(None).alias("mean_gen"),
+        "wins_placed", "wins_unplaced", "wins_drafted",
+    ).join(stats["leftovers"].table(), on="tile", how="left")  # fmt: skip
+    if stats.get("picks") is not None:
+        picks = (
+            stats["picks"]
+            .table()
+            .select("tile", (pl.col("pick_sum") / pl.col("picks") + 1.0).alias("mean_pick"))
         )
-        .join(_draft_leftovers(run).collect(), on="tile", how="left")
-    )
-    picks = _pick_numbers(run)
-    if picks is not None:
-        frame = frame.join(picks.collect(), on="tile", how="left")
+        frame = frame.join(picks, on="tile", how="left")
     frame = frame.with_columns(
         (pl.col("games_drafted") / n_games).alias("drafted_rate"),
         pl.col("left_in_draft").fill_null(0),
-        (total["seats"].item() - pl.col("drafted")).alias("not_drafted"),
-        (total["all_wins"].item() - pl.col("wins_drafted")).alias("wins_not_drafted"),
+        (seats - pl.col("drafted")).alias("not_drafted"),
+        (all_wins - pl.col("wins_drafted")).alias("wins_not_drafted"),
     )
     frame = _add_rates(frame)
-    effects = with_band_flags(effect_table(long, ["tile"]), method, level, band, min_n)
-    leads = effect_table(long, ["tile"], "score_diff", None, name="score_diff").select(
-        "tile", "score_diff", "score_diff_lo", "score_diff_hi"
+    effects = with_band_flags(stats["effects"].effect_table(), method, level, band, min_n)
+    leads = (
+        stats["leads"]
+        .effect_table(name="score_diff")
+        .select("tile", "score_diff", "score_diff_lo", "score_diff_hi")
     )
     frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
     frame = with_vs_median(frame).drop("wins_drafted")
@@ -161,8 +192,7 @@ def by_strategy(
     """The drafted effect of every cornerstone for each strategy on its own (the expected share
     is already the strategy's own), with flags corrected across all (cornerstone, strategy)
     cells; see :func:`analysis.neom.tiles.disagreements` for the sign test."""
-    long = drafted_long(run)
-    table = effect_table(long, ["tile", "strategy_name"])
+    table = value(run, CORNERSTONES)["by_strategy"].effect_table()
     table = with_band_flags(table, method, level, band, min_n)
     return run.name_tiles(table).sort("tile", "strategy_name")
 

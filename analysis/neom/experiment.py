@@ -68,8 +68,14 @@ def register(subparsers) -> None:
         sub.add_argument(
             "--out", default=None, help="experiment folder (default: experiments/KIND-NAME-MODE)"
         )
-        sub.add_argument(
-            "--overwrite", action="store_true", help="replace the runs of an earlier experiment"
+        again = sub.add_mutually_exclusive_group()
+        again.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="replace an earlier experiment (what its listing names) and the --json file",
+        )
+        again.add_argument(
+            "--resume", action="store_true", help="continue an interrupted experiment"
         )
         sub.add_argument(
             "--json", default=None, metavar="FILE", help="also write the results as findings"
@@ -150,11 +156,66 @@ def _config(args, out: Path, rules_options: dict | None = None):
         seed=args.seed,
         data=Path(args.catalog) if args.catalog else None,
         workers=args.workers,
-        overwrite=args.overwrite,
+        resume=True,  # the experiment's listing decides what is continued (run_experiment)
         progress=False,
         command="neom experiment",
         rules={"variant": K.VARIANT_NAMES[args.variant], **(rules_options or {})},
     )
+
+
+def _subject_stats(base, treated, subjects) -> dict:
+    """The statistics of :func:`paired_rows` (mergeable over chunks of whole deals)."""
+    import polars as pl
+
+    from analysis.core.reduce import ClusterMoments, Sums
+
+    joined = base.join(treated, on=["game_id", "seat"], suffix="_x")
+    if "deal" not in joined.columns:
+        joined = joined.with_columns(pl.col("game_id").alias("deal"))  # each game its own
+    parts = [
+        joined.filter(selector).select(
+            pl.lit(label).alias("subject"),
+            "deal",
+            *(pl.col(c).cast(pl.Float64) for c in ("win_share", "win_share_x", "total", "total_x")),
+        )
+        for label, selector in subjects
+    ]
+    frame = pl.concat(parts).with_columns(
+        (pl.col("win_share_x") - pl.col("win_share")).alias("win_share_d"),
+        (pl.col("total_x") - pl.col("total")).alias("score_d"),
+    )
+    return {
+        "means": Sums.of(
+            frame,
+            "subject",
+            pl.len().alias("n"),
+            *(pl.col(c).sum() for c in ("win_share", "win_share_x", "total", "total_x")),
+        ),
+        "win_share": ClusterMoments.of(frame, ["subject"], "win_share_d", None),
+        "score": ClusterMoments.of(frame, ["subject"], "score_d", None),
+    }
+
+
+def _subject_rows(stats: dict, subjects) -> list[dict]:
+    means = {r["subject"]: r for r in stats["means"].table().iter_rows(named=True)}
+    diffs = {
+        key: {r["subject"]: r for r in stats[key].effect_table(name="d").iter_rows(named=True)}
+        for key in ("win_share", "score")
+    }
+    rows = []
+    for label, _ in subjects:
+        totals = means.get(label)
+        n = int(totals["n"]) if totals else 0
+        row = {"subject": label, "n": n}
+        for key, column in (("win_share", "win_share"), ("score", "total")):
+            diff = diffs[key].get(label, {})
+            row[f"{key}_baseline"] = totals[column] / n if n else math.nan
+            row[f"{key}_intervention"] = totals[f"{column}_x"] / n if n else math.nan
+            for name, source in (("diff", "d"), ("lo", "d_lo"), ("hi", "d_hi"), ("p", "d_p0")):
+                value = diff.get(source)
+                row[f"{key}_{name}"] = math.nan if value is None else float(value)
+        rows.append(row)
+    return rows
 
 
 def paired_rows(base, treated, subjects) -> list[dict]:
@@ -162,26 +223,7 @@ def paired_rows(base, treated, subjects) -> list[dict]:
     paired differences in win share and total score between the ``treated`` and ``base`` seats
     (polars frames) of the same game, cluster-robust over ``deal`` when the frames have it
     (the treated frame's columns carry the suffix ``_x``)."""
-    from analysis.core.stats import cluster_mean
-
-    joined = base.join(treated, on=["game_id", "seat"], suffix="_x")
-    rows = []
-    for label, selector in subjects:
-        pairs = joined.filter(selector)
-        row = {"subject": label, "n": pairs.height}
-        clusters = pairs["deal"].to_numpy() if "deal" in pairs.columns else np.arange(pairs.height)
-        for key, column in (("win_share", "win_share"), ("score", "total")):
-            before = pairs[column].to_numpy().astype(np.float64)
-            after = pairs[f"{column}_x"].to_numpy().astype(np.float64)
-            diff = cluster_mean(after - before, clusters)
-            row[f"{key}_baseline"] = float(before.mean()) if before.size else math.nan
-            row[f"{key}_intervention"] = float(after.mean()) if after.size else math.nan
-            row[f"{key}_diff"] = diff["mean"]
-            row[f"{key}_lo"] = diff["lo"]
-            row[f"{key}_hi"] = diff["hi"]
-            row[f"{key}_p"] = diff["p"]
-        rows.append(row)
-    return rows
+    return _subject_rows(_subject_stats(base, treated, subjects), subjects)
 
 
 def _subjects(mode: str, seat: int, n_players: int):
@@ -204,17 +246,17 @@ def _subjects(mode: str, seat: int, n_players: int):
     return subjects
 
 
-def holdings(run, tile: int, kind: str):
-    """Per (game, seat): ``held`` (drafted the cornerstone / selected the generation tile) and
-    ``placed`` (placed it), with the seat's outcome and deal."""
+def holdings_of(players, events, deals, tile: int, kind: str):
+    """Per (game, seat) of ``players``: ``held`` (drafted the cornerstone / selected the
+    generation tile) and ``placed`` (placed it), with the seat's outcome and ``deal``
+    (``deals``: game_id -> deal). Frames of a run (lazy) or of a chunk."""
     import polars as pl
 
-    from analysis.core.tabulate import deals
     from analysis.neom.load import CS_GEN_COLUMNS, DRAFTED_COLUMNS
     from sim.neom.records import EV_CORNERSTONE, EV_PLACE, EV_SELECT
 
-    seats = run.players.select("game_id", "seat", "win_share", "total", *DRAFTED_COLUMNS,
-                               *CS_GEN_COLUMNS).join(deals(run), on="game_id")  # fmt: skip
+    seats = players.lazy().select("game_id", "seat", "win_share", "total", *DRAFTED_COLUMNS,
+                                  *CS_GEN_COLUMNS).join(deals.lazy(), on="game_id")  # fmt: skip
     if kind == "cornerstone":
         held = pl.any_horizontal(pl.col(c) == tile for c in DRAFTED_COLUMNS)
         placed = pl.any_horizontal(
@@ -223,12 +265,15 @@ def holdings(run, tile: int, kind: str):
         )
         frame = seats.with_columns(held.alias("held"), placed.alias("placed"))
     else:
-        events = run.events.filter(pl.col("tile") == tile).select(
-            "game_id", pl.col("player").cast(pl.Int32).alias("seat"), "kind"
-        )
-        marks = events.group_by("game_id", "seat").agg(
-            (pl.col("kind") == EV_SELECT).any().alias("held"),
-            pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]).any().alias("placed"),
+        marks = (
+            events.lazy()
+            .filter(pl.col("tile") == tile)
+            .select("game_id", pl.col("player").cast(pl.Int32).alias("seat"), "kind")
+            .group_by("game_id", "seat")
+            .agg(
+                (pl.col("kind") == EV_SELECT).any().alias("held"),
+                pl.col("kind").is_in([EV_PLACE, EV_CORNERSTONE]).any().alias("placed"),
+            )
         )
         frame = (
             seats.with_columns(pl.col("seat").cast(pl.Int32))
@@ -238,22 +283,37 @@ def holdings(run, tile: int, kind: str):
     return frame.drop(*DRAFTED_COLUMNS, *CS_GEN_COLUMNS).collect()
 
 
-def presence(base, treated, n_players: int) -> list[dict]:
-    """Per seat, and for any seat: the share of games in which it held the tile (drafted the
-    cornerstone / selected the generation tile) and placed it, in both runs."""
+def holdings(run, tile: int, kind: str):
+    """:func:`holdings_of` the whole run."""
+    from analysis.core.tabulate import deals
+
+    return holdings_of(run.players, run.events, deals(run), tile, kind)
+
+
+def _presence_stats(frame, side: str) -> dict:
     import polars as pl
 
-    def shares(frame) -> dict:
-        per_seat = frame.group_by("seat").agg(pl.col("held").mean(), pl.col("placed").mean())
-        any_seat = frame.group_by("game_id").agg(pl.col("held").any(), pl.col("placed").any())
+    from analysis.core.reduce import Sums
+
+    held, placed = pl.col("held").cast(pl.Int64), pl.col("placed").cast(pl.Int64)
+    any_seat = frame.group_by("game_id").agg(pl.col("held").any(), pl.col("placed").any())
+    return {
+        f"{side}.seats": Sums.of(frame, "seat", pl.len().alias("n"), held.sum(), placed.sum()),
+        f"{side}.games": Sums.of(any_seat, (), pl.len().alias("n"), held.sum(), placed.sum()),
+    }
+
+
+def _presence_rows(stats: dict, n_players: int) -> list[dict]:
+    def shares(side) -> dict:
         out = {
-            f"seat {int(r['seat'])}": (r["held"], r["placed"])
-            for r in per_seat.iter_rows(named=True)
+            f"seat {int(r['seat'])}": (r["held"] / r["n"], r["placed"] / r["n"])
+            for r in stats[f"{side}.seats"].table().iter_rows(named=True)
         }
-        out["any seat"] = (any_seat["held"].mean(), any_seat["placed"].mean())
+        games = stats[f"{side}.games"].table().row(0, named=True)
+        out["any seat"] = (games["held"] / games["n"], games["placed"] / games["n"])
         return out
 
-    before, after = shares(base), shares(treated)
+    before, after = shares("base"), shares("treated")
     rows = []
     for label in [f"seat {s}" for s in range(n_players)] + ["any seat"]:
         rows.append(
@@ -266,6 +326,60 @@ def presence(base, treated, n_players: int) -> list[dict]:
             }
         )
     return rows
+
+
+def presence(base, treated, n_players: int) -> list[dict]:
+    """Per seat, and for any seat: the share of games in which it held the tile (drafted the
+    cornerstone / selected the generation tile) and placed it, in both runs."""
+    stats = _presence_stats(base, "base") | _presence_stats(treated, "treated")
+    return _presence_rows(stats, n_players)
+
+
+def _changed_stats(base, treated) -> dict:
+    import polars as pl
+
+    from analysis.core.reduce import Sums
+
+    changed = base.join(treated, on=["game_id", "seat"], suffix="_x").filter(
+        pl.col("total") != pl.col("total_x")
+    )
+    return {"changed": Sums.of(changed, (), pl.col("game_id").n_unique().alias("games"))}
+
+
+def _experiment_reduce(chunks, tile: int, kind: str, mode: str, seat: int, n_players: int):
+    """Twin chunks of the baseline and the intervention run: everything the result reads."""
+    from analysis.core.tabulate import chunk_deals
+
+    base, treated = (
+        holdings_of(c.players, c.events, c.memo(chunk_deals), tile, kind) for c in chunks
+    )
+    subjects = _subjects(mode, seat, n_players)
+    return (
+        _subject_stats(base, treated.drop("deal"), subjects)
+        | _presence_stats(base, "base")
+        | _presence_stats(treated, "treated")
+        | _changed_stats(base, treated)
+    )
+
+
+def analyse_experiment(base_run, treated_run, tile, kind, mode, seat, n_players, execution=None):
+    """The experiment's rows, presence and changed games, both runs read chunk by chunk side
+    by side."""
+    import functools
+
+    from analysis.core.batches import Reduction, analyse
+
+    reduce = functools.partial(
+        _experiment_reduce, tile=tile, kind=kind, mode=mode, seat=seat, n_players=n_players
+    )
+    reduction = Reduction(f"neom.experiment|{kind}|{tile}|{mode}|{seat}", reduce)
+    stats = analyse((base_run, treated_run), [reduction], execution)[reduction.name]
+    subjects = _subjects(mode, seat, n_players)
+    return (
+        _subject_rows(stats, subjects),
+        _presence_rows(stats, n_players),
+        int(stats["changed"].value("games")),
+    )
 
 
 def _signed(x: float, digits: int) -> str:
@@ -370,29 +484,37 @@ def findings(result: dict) -> list[dict]:
     return out
 
 
-def _check_out(out: Path, overwrite: bool, own: tuple[str, ...], command: str) -> None:
-    """Refuse an output folder holding anything but an earlier result of ``command`` (its
-    files ``own``), and an earlier result unless ``overwrite``."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
-    if not out.is_dir():
-        return
-    entries = sorted(p.name for p in out.iterdir())
-    foreign = [name for name in entries if name not in own]
-    if foreign:
-        raise UserError(
-            f"--out {out}: holds {foreign[0]!r}, which {command} did not write; choose an empty "
-            "or new folder"
-        )
-    if entries and not overwrite:
-        raise UserError(f"--out {out}: holds an earlier {command}; pass --overwrite to replace it")
+def experiment_parameters(args, catalog_digest: str) -> dict:
+    """Everything an experiment's result depends on, by option (its listing's parameters)."""
+    from sim.core.strategies import split_strategies
+
+    return {
+        "KIND": args.kind,
+        "NAME": args.name,
+        "--mode": args.mode,
+        "--seat": args.seat,
+        "--players": args.players,
+        "--games": args.games,
+        "--strategies": list(split_strategies(args.strategies)),
+        "--seed": args.seed,
+        "--catalog": catalog_digest,
+        "--variant": args.variant,
+        "--band": args.band,
+    }
 
 
 def run_experiment(args) -> int:
-    import polars as pl
+    import sys
 
-    from analysis.core.load import open_run
     from sim.core import runner
+    from sim.core.outputs import (
+        claim_file,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_file,
+        writer_lock,
+    )
     from sim.neom.catalog import load_catalog
     from sim.neom.tables import make_rules
 
@@ -408,26 +530,71 @@ def run_experiment(args) -> int:
     check_intervention(tables, tile, mode, args.seat, args.players, make_rules(variant))
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
-    _check_out(out, args.overwrite, (BASELINE, INTERVENTION, RESULT_JSON, RESULT_MD),
-               "neom experiment")  # fmt: skip
-
-    runner.run_simulation(_config(args, out / BASELINE))
+    # Checked before any game; a resumed result's is checked once it is known to be played.
+    json_path = None
+    if args.json and not args.resume:
+        json_path = claim_file(args.json, "--json", args.overwrite)
     intervention = (
         {"force_tile": tile, "force_seat": args.seat} if mode == "force" else {"ban_tile": tile}
     )
-    runner.run_simulation(_config(args, out / INTERVENTION, intervention))
+    configs = [_config(args, out / BASELINE), _config(args, out / INTERVENTION, intervention)]
+    for config in configs:
+        runner.make_plan(config)  # every option checked before the folder is claimed
+    command = "neom experiment"
+    parameters = experiment_parameters(args, tables.digest)
+
+    def claim():
+        return claim_folder(
+            out,
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            parameters=parameters,
+            runs=(BASELINE, INTERVENTION),
+        )
+
+    with writer_lock(out, command, "experiment folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(
+                f"neom: note: {out}: the experiment is already complete; nothing to do",
+                file=sys.stderr,
+            )
+            print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
+            return 0
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
+        for config in configs:
+            runner.run_simulation(config)
+        result = _result(args, tables, tile, out)
+        with staging_folder(out) as staging:
+            # NaN (an interval from fewer than two pairs) is not JSON: write null.
+            clean = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
+            text = json.dumps(result | {"rows": clean}, indent=2)
+            (staging / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
+            (staging / RESULT_MD).write_text(_markdown(result), encoding="utf-8")
+            publish(staging, claimed)
+        if json_path is not None:
+            write_file(json_path, json.dumps(findings(result), indent=1) + "\n", "--json")
+    print("\n".join(result_lines(result)))
+    print(
+        f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
+    )
+    return 0
+
+
+def _result(args, tables, tile: int, out: Path) -> dict:
+    """The experiment's result from its two run folders."""
+    from analysis.core.batches import Execution
+    from analysis.core.load import open_run
+
+    kind, mode, name = args.kind, args.mode, tables.tile_names[tile]
 
     base_run, treated_run = open_run(out / BASELINE), open_run(out / INTERVENTION)
-    base = holdings(base_run, tile, kind)
-    treated = holdings(treated_run, tile, kind)
-    subjects = _subjects(mode, args.seat, args.players)
-    changed = (
-        base.join(treated, on=["game_id", "seat"], suffix="_x")
-        .filter(pl.col("total") != pl.col("total_x"))["game_id"]
-        .n_unique()
-    )
+    rows, present, changed = analyse_experiment(
+        base_run, treated_run, tile, kind, mode, args.seat, args.players,
+        Execution(workers=args.workers),
+    )  # fmt: skip
     band = args.band / 100.0
-    rows = paired_rows(base, treated.drop("deal"), subjects)
     for row in rows:
         lo, hi = row["win_share_lo"], row["win_share_hi"]
         row["flag"] = "strong" if lo > band else "weak" if hi < -band else ""
@@ -448,18 +615,7 @@ def run_experiment(args) -> int:
         "band": band,
         "runs": {BASELINE: str(out / BASELINE), INTERVENTION: str(out / INTERVENTION)},
         "games_changed": changed,
-        "presence": presence(base, treated, args.players),
+        "presence": present,
         "rows": rows,
     }
-    # NaN (an interval from fewer than two pairs) is not JSON: write null.
-    clean_rows = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
-    text = json.dumps(result | {"rows": clean_rows}, indent=2)
-    (out / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
-    (out / RESULT_MD).write_text(_markdown(result), encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(findings(result), indent=1) + "\n", encoding="utf-8")
-    print("\n".join(result_lines(result)))
-    print(
-        f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
-    )
-    return 0
+    return result

@@ -6,10 +6,14 @@ the end of generations 1 and 2, recorded with the event log), the final total be
 generation 3's.
 """
 
+import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique_inverse
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.tabulate import deals, effect_table
+from analysis.core.reduce import ClusterMoments, Sums
+from analysis.core.tabulate import MAX_SEATS, chunk_deals, game_rows
 from sim.neom.constants import N_GENERATIONS, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
     EV_BUY,
@@ -35,17 +39,89 @@ CATEGORIES = {
 }
 
 
-def _grid(run: Run) -> pl.LazyFrame:
-    """Every seat of every game, once per generation, with its strategy and deal."""
-    gens = pl.LazyFrame({"generation": list(range(1, N_GENERATIONS + 1))})
-    seats = run.players.select("game_id", "seat", "strategy_name").join(
-        deals(run), on="game_id", how="left"
+def _category_of_kind() -> np.ndarray:
+    """Each event kind's coin category (its index in CATEGORIES; -1: none)."""
+    kinds = [k for ks in CATEGORIES.values() for k in ks]
+    table = np.full(max(kinds) + 1, -1, dtype=np.int64)
+    for index, ks in enumerate(CATEGORIES.values()):
+        table[list(ks)] = index
+    return table
+
+
+def _reduce(chunk) -> dict:
+    players = chunk.players
+    n_games = chunk.games.height
+    rows = game_rows(chunk, players["game_id"].to_numpy())
+    seat = rows * MAX_SEATS + players["seat"].to_numpy().astype(np.int64)
+    names = tuple(sorted(players["strategy_name"].unique().to_list()))
+    strategy = players["strategy_name"].cast(pl.Enum(names)).to_physical().to_numpy()
+    strategy = strategy.astype(np.int64)
+    _, deal = unique_inverse(chunk.memo(chunk_deals)["deal"].to_numpy())
+    deal = np.repeat(deal[rows], N_GENERATIONS)
+    gens = N_GENERATIONS
+    keys = pl.DataFrame(
+        {
+            "strategy_name": np.repeat(np.array(names, dtype=object), gens).tolist(),
+            "generation": np.tile(np.arange(1, gens + 1, dtype=np.int32), len(names)),
+        },
+        schema={"strategy_name": pl.Utf8, "generation": pl.Int32},
     )
-    return seats.join(gens, how="cross").with_columns(pl.col("seat").cast(pl.Int64))
+    code = (strategy[:, None] * gens + np.arange(gens)[None, :]).ravel()
+    out = {}
+    if chunk.events is not None:
+        events = chunk.events
+        player = events["player"].to_numpy().astype(np.int64)
+        turn = events["turn"].to_numpy().astype(np.int64)
+        generation = turn // TURNS_PER_GENERATION
+        category = _category_of_kind()
+        kind = events["kind"].to_numpy().astype(np.int64)
+        kind_category = np.where(
+            kind < len(category), category[np.minimum(kind, len(category) - 1)], -1
+        )
+        keep = (player >= 0) & (turn >= 0) & (generation < gens) & (kind_category >= 0)
+        at = game_rows(chunk, events["game_id"].to_numpy()[keep]) * MAX_SEATS + player[keep]
+        cell = (at * gens + generation[keep]) * len(CATEGORIES) + kind_category[keep]
+        sums = np.bincount(
+            cell,
+            weights=events["coins"].to_numpy()[keep].astype(np.float64),
+            minlength=n_games * MAX_SEATS * gens * len(CATEGORIES),
+        ).reshape(n_games * MAX_SEATS, gens, len(CATEGORIES))[seat]
+        money_end = START_MONEY + np.cumsum(sums.sum(axis=2), axis=1)
+        flat = sums.reshape(-1, len(CATEGORIES))
+        totals = {
+            name: np.bincount(code, weights=flat[:, i], minlength=keys.height)
+            for i, name in enumerate(CATEGORIES)
+        }
+        counts = np.bincount(code, minlength=keys.height)
+        out["coins"] = Sums(
+            keys.with_columns(
+                *(
+                    pl.Series(name, total.round().astype(np.int64))
+                    for name, total in totals.items()
+                ),
+                pl.Series("n", counts.astype(np.int64)),
+            ).filter(pl.col("n") > 0),
+            ("strategy_name", "generation"),
+        )
+        out["money_end"] = ClusterMoments.from_codes(keys, code, money_end.ravel(), deal)
+    if all(column in players.columns for column in VP_COLUMNS):
+        out["recorded"] = Sums.of(
+            players, (), pl.col(VP_COLUMNS[0]).max().alias("max"), how={"max": "max"}
+        )
+        vp = np.stack(
+            [players[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
+             for c in (*VP_COLUMNS, "total")], axis=1
+        )  # fmt: skip
+        out["vp"] = ClusterMoments.from_codes(keys, code, vp.ravel(), deal)
+    return out
 
 
-def _means(frame: pl.DataFrame, value: str, name: str) -> pl.DataFrame:
-    table = effect_table(frame, ["strategy_name", "generation"], value, None, name=name)
+# Coins and VP by generation per strategy, chunk by chunk.
+FLOW = Reduction("neom.flow", _reduce)
+
+
+def _means(moments: ClusterMoments, name: str) -> pl.DataFrame:
+    table = moments.effect_table(name=name)
     return table.select("strategy_name", "generation", name, f"{name}_lo", f"{name}_hi")
 
 
@@ -55,38 +131,19 @@ def coins_by_generation(run: Run) -> pl.DataFrame | None:
     at the end of the generation (start money plus every change so far), with an interval."""
     if run.events is None:
         return None
-    events = run.events.filter((pl.col("player") >= 0) & (pl.col("turn") >= 0)).select(
-        "game_id",
-        pl.col("player").cast(pl.Int64).alias("seat"),
-        (pl.col("turn") // TURNS_PER_GENERATION + 1).cast(pl.Int32).alias("generation"),
-        "kind",
-        pl.col("coins").cast(pl.Int64),
-    )
-    sums = (
-        events.group_by("game_id", "seat", "generation")
-        .agg(
-            pl.col("coins").filter(pl.col("kind").is_in(kinds)).sum().alias(name)
-            for name, kinds in CATEGORIES.items()
+    stats = value(run, FLOW)
+    means = (
+        stats["coins"]
+        .table()
+        .select(
+            "strategy_name",
+            "generation",
+            *(pl.col(c) / pl.col("n") for c in CATEGORIES),
+            "n",
         )
-        .with_columns(pl.col("generation").cast(pl.Int32))
-    )
-    frame = (
-        _grid(run)
-        .with_columns(pl.col("generation").cast(pl.Int32))
-        .join(sums, on=["game_id", "seat", "generation"], how="left")
-        .with_columns(pl.col(list(CATEGORIES)).fill_null(0))
-        .with_columns(pl.sum_horizontal(list(CATEGORIES)).alias("net"))
-        .sort("game_id", "seat", "generation")
-        .with_columns(
-            (START_MONEY + pl.col("net").cum_sum().over("game_id", "seat")).alias("money_end")
-        )
-        .collect()
-    )
-    means = frame.group_by("strategy_name", "generation").agg(
-        pl.col(list(CATEGORIES)).mean(), pl.len().alias("n")
     )
     return means.join(
-        _means(frame, "money_end", "money_end"), on=["strategy_name", "generation"]
+        _means(stats["money_end"], "money_end"), on=["strategy_name", "generation"]
     ).sort("strategy_name", "generation")
 
 
@@ -94,22 +151,9 @@ def vp_by_generation(run: Run) -> pl.DataFrame | None:
     """Per strategy and generation: the mean score at the end of the generation, with an
     interval; None when the run has no ``score_gen1``/``score_gen2`` columns or did not record
     them (``SCORE_NOT_RECORDED``: a run without the event log)."""
-    schema = run.players.collect_schema()
-    if not all(column in schema for column in VP_COLUMNS):
+    stats = value(run, FLOW)
+    if stats.get("vp") is None:
         return None
-    if run.players.select(pl.col(VP_COLUMNS[0]).max()).collect().item() == SCORE_NOT_RECORDED:
+    if stats["recorded"].value("max", SCORE_NOT_RECORDED) == SCORE_NOT_RECORDED:
         return None
-    seats = run.players.select(
-        "game_id", "strategy_name", *VP_COLUMNS, pl.col("total").alias("score_gen3")
-    ).join(deals(run), on="game_id", how="left")
-    frame = (
-        seats.unpivot(
-            index=["game_id", "strategy_name", "deal"],
-            on=[*VP_COLUMNS, "score_gen3"],
-            variable_name="column",
-            value_name="vp",
-        )
-        .with_columns(pl.col("column").str.slice(-1).cast(pl.Int32).alias("generation"))
-        .collect()
-    )
-    return _means(frame, "vp", "vp").sort("strategy_name", "generation")
+    return _means(stats["vp"], "vp").sort("strategy_name", "generation")

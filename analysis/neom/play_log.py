@@ -8,7 +8,7 @@ the file ends with each player's final money, score breakdown (SCORE_KEYS) and c
 
 import json
 
-from sim.core.errors import UserError
+from sim.core.outputs import write_file
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
@@ -37,11 +37,7 @@ def show_game(args, data, rules: dict, specs) -> int:
     for line in story.lines():
         print(line)
     if args.json:
-        try:
-            with open(args.json, "w", encoding="utf-8") as handle:
-                json.dump(story.as_json(), handle, indent=1)
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: cannot write: {exc.strerror}") from None
+        write_file(args.json, json.dumps(story.as_json(), indent=1), "--json")
     return 0
 
 
@@ -125,7 +121,9 @@ class Story:
             yield "Neighborhoods: road chains through Residential tiles only (RULES.md S3)"
         for s in range(self.n):
             board = self.t.board_names[players[s, R.P_BOARD]]
-            yield f"seat {s}: {self.r['strategies'][s].spec}, {board}"
+            spec = self.r["strategies"][s]
+            shown = spec.spec if spec.label == spec.spec else f"{spec.label} ({spec.spec})"
+            yield f"seat {s}: {shown}, {board}"
         if self.r["game"][R.G_N_EVENTS] >= R.MAX_EVENTS_PER_GAME:
             yield f"(the event log stopped at {R.MAX_EVENTS_PER_GAME} events)"
         turn = None
@@ -176,7 +174,8 @@ class Story:
             final.append(
                 {
                     "player": s,
-                    "strategy": self.r["strategies"][s].spec,
+                    "strategy": self.r["strategies"][s].label,
+                    "spec": self.r["strategies"][s].spec,
                     "board": self.t.board_names[players[s, R.P_BOARD]],
                     "money": int(players[s, R.P_MONEY]),
                     "score": dict(zip(K.SCORE_KEYS, score, strict=True)),

@@ -23,17 +23,24 @@ from analysis.core.report import (
     p_cell,
     pct,
     pts,
-    run_label,
     share_ci,
 )
 from analysis.core.stats import spearman_interval
+from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements
 from analysis.neom import cornerstones, flow, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
+from analysis.neom.next_step import VP_RATE, next_steps
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_above_expected_drafted"
 TILE_METRIC = "win_share_above_expected_selected"
+
+
+def reductions(run: Run) -> list:
+    """What NEOM's sections read, chunk by chunk (``analysis.core.batches``)."""
+    out = [cornerstones.CORNERSTONES, flow.FLOW, scores.SCORES, VP_RATE]
+    return out + ([tiles.TILES] if run.events is not None else [])
 
 
 def add_sections(report: Report, run: Run) -> None:
@@ -171,6 +178,7 @@ def _cornerstone_section(report: Report, run: Run) -> None:
     report.table("cornerstones", table)
     report.add_items("cornerstone", table, CS_METRIC)
     report.findings.append(_flag_finding(table, "cornerstones", report))
+    report.findings.extend(next_steps(report, "cornerstone", table, run))
     has_pick = "mean_pick" in table.columns
     columns = [
         ("cornerstone", lambda r: r["tile_name"]),
@@ -229,6 +237,7 @@ def _tile_section(report: Report, run: Run) -> None:
     report.table("tiles", table)
     report.add_items("tile", table, TILE_METRIC)
     report.findings.append(_flag_finding(table, "generation tiles", report))
+    report.findings.extend(next_steps(report, "tile", table, run))
     tested = table.filter(~pl.col("small") & pl.col("effect").is_not_nan())
     shown = pl.concat(
         [
@@ -305,7 +314,7 @@ def _dead_section(report: Report, run: Run, table: pl.DataFrame) -> None:
     n_dead = int(dead["dead"].sum())
     in_play = dead.filter(~pl.col("why").str.starts_with("never dealt"))
     never_dealt = dead.height - in_play.height
-    n_games = run.games.select(pl.len()).collect().item()
+    n_games = run_games(run)
     report.findings.append(
         f"{int(in_play['dead'].sum())} generation tiles in play were never placed in {n_games} "
         f"games and {int((~in_play['dead']).sum())} more were placed in fewer than "
@@ -395,12 +404,12 @@ def _flow_section(report: Report, run: Run) -> None:
 def _score_section(report: Report, run: Run) -> None:
     summary = scores.score_summary(run)
     report.table("scores", summary)
-    players = run.players.select("n_players", "strategy_name", "total").collect()
+    histogram = scores.score_histogram(run)
     categories = SCORE_COLUMNS[:-1]
     parts = [
         report.figure(
             "score_distributions",
-            figures.score_distributions(players, "Final score by strategy"),
+            figures.score_distributions(histogram, "Final score by strategy", count="count"),
             "score distributions",
         ),
         report.figure(
@@ -514,7 +523,7 @@ def add_combined(report: Report, runs: list[Run]) -> None:
         report.table(f"combined_{kind}s", wide)
         shown = wide.filter(flagged_any) if wide.height > 40 else wide
         columns = [(kind, lambda r: r["tile_name"])] + [
-            (run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
+            (report.run_label(run), lambda r, i=i: _cell(r, f"_{i}", report.min_n))
             for i, run in enumerate(runs)
         ]
         report.sections[-1][2].extend(
@@ -598,7 +607,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     if run.events is not None and check.events is not None:
         dead = tiles.dead_tiles(run, main.get("tile"))
         placed_other = other["tile"].select("tile_name", pl.col("placed").alias("placed_check"))
-        n_check = check.games.select(pl.len()).collect().item()
+        n_check = run_games(check)
         revived = (
             dead.filter(pl.col("dead"))
             .join(placed_other, on="tile_name", how="inner")

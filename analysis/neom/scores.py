@@ -2,25 +2,78 @@
 
 import polars as pl
 
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.tabulate import group_table, with_mean_interval, with_wilson
+from analysis.core.reduce import Moments, Sums
+from analysis.core.stats import quantile_from_counts
+from analysis.core.tabulate import with_mean_interval, with_wilson
 from analysis.neom.load import SCORE_COLUMNS
 from sim.neom.constants import N_GENERATIONS
 
 QUANTILES = (0.1, 0.5, 0.9)
 
 
+def _reduce(chunk) -> dict:
+    players, keys = chunk.players, ("n_players", "strategy_name")
+    return {
+        "categories": Sums.of(
+            players,
+            keys,
+            pl.len().alias("n"),
+            *(pl.col(c).sum() for c in SCORE_COLUMNS),
+            pl.col("disasters_selected").sum(),
+            pl.col("disasters_paid").sum().alias("paid"),
+            pl.col("disasters_sacrificed").sum().alias("sacrificed"),
+            pl.col("disaster_coins").sum().alias("coins_paid"),
+            pl.col("disaster_tiles_lost").sum().alias("tiles_lost"),
+        ),
+        "total": Moments.of(players, keys, "total"),
+        "histogram": Sums.of(players, (*keys, "total"), pl.len().alias("count")),
+        "frequency": Sums.of(
+            chunk.games,
+            "n_players",
+            pl.len().alias("games"),
+            *(
+                ((pl.col("disasters_mask") & (1 << (g - 1))) > 0).sum().alias(f"gen{g}_hits")
+                for g in range(1, N_GENERATIONS + 1)
+            ),
+        ),
+    }
+
+
+# Score categories, the totals' histogram and the disasters, chunk by chunk.
+SCORES = Reduction("neom.scores", _reduce, tables=("games", "players"))
+
+
+def score_histogram(run: Run) -> pl.DataFrame:
+    """How many seats of each player count and strategy scored each total (``count``)."""
+    return value(run, SCORES)["histogram"].table()
+
+
 def score_summary(run: Run) -> pl.DataFrame:
     """Per player count and strategy: the mean of every score category, and the total's
-    spread (sd, 10th/50th/90th percentiles, min, max) with a 95% interval on its mean."""
-    frame = group_table(
-        run.players,
-        ("n_players", "strategy_name"),
-        *(pl.col(c).mean() for c in SCORE_COLUMNS),
-        pl.col("total").std().alias("total_sd"),
-        *(pl.col("total").quantile(q).alias(f"total_p{round(q * 100)}") for q in QUANTILES),
-        pl.col("total").min().alias("total_min"),
-        pl.col("total").max().alias("total_max"),
+    spread (sd, 10th/50th/90th percentiles, min, max) with a 95% interval on its mean. The
+    percentiles are polars' (nearest rank), exact, from the totals' histogram."""
+    stats = value(run, SCORES)
+    keys = ["n_players", "strategy_name"]
+    sums = stats["categories"].table()
+    spread = stats["total"].table().select(*keys, "total_sd")
+    histogram = stats["histogram"].table()
+    rows = []
+    for key, part in histogram.partition_by(keys, as_dict=True).items():
+        values, counts = part["total"].to_numpy(), part["count"].to_numpy()
+        row = dict(zip(keys, key, strict=True))
+        for q in QUANTILES:
+            row[f"total_p{round(q * 100)}"] = quantile_from_counts(values, counts, q)
+        row["total_min"], row["total_max"] = int(values.min()), int(values.max())
+        rows.append(row)
+    schema = {k: sums.schema[k] for k in keys} | {"total_min": pl.Int32, "total_max": pl.Int32}
+    quantiles = pl.DataFrame(rows, schema_overrides=schema)
+    frame = (
+        sums.select(*keys, "n", *(pl.col(c) / pl.col("n") for c in SCORE_COLUMNS))
+        .join(spread, on=keys, how="left")
+        .join(quantiles, on=keys, how="left")
+        .sort(keys)
     )
     sd = frame["total_sd"]
     return (
@@ -33,14 +86,16 @@ def score_summary(run: Run) -> pl.DataFrame:
 def disaster_summary(run: Run) -> pl.DataFrame:
     """Per player count and strategy: disasters selected, suffered (paid or sacrificed) and the
     damage of each way out: coins per payment and tiles per sacrifice."""
-    frame = group_table(
-        run.players,
-        ("n_players", "strategy_name"),
-        pl.col("disasters_selected").mean().alias("selected_per_game"),
-        pl.col("disasters_paid").sum().alias("paid"),
-        pl.col("disasters_sacrificed").sum().alias("sacrificed"),
-        pl.col("disaster_coins").sum().alias("coins_paid"),
-        pl.col("disaster_tiles_lost").sum().alias("tiles_lost"),
+    sums = value(run, SCORES)["categories"].table()
+    frame = sums.select(
+        "n_players",
+        "strategy_name",
+        "n",
+        (pl.col("disasters_selected") / pl.col("n")).alias("selected_per_game"),
+        "paid",
+        "sacrificed",
+        "coins_paid",
+        "tiles_lost",
     ).with_columns((pl.col("paid") + pl.col("sacrificed")).alias("suffered"))
     frame = with_wilson(frame, "paid", "suffered", "paid_share")
     return frame.with_columns(
@@ -52,18 +107,7 @@ def disaster_summary(run: Run) -> pl.DataFrame:
 
 def disaster_frequency(run: Run) -> pl.DataFrame:
     """Per player count: share of games in which each generation's disaster happened."""
-    frame = (
-        run.games.group_by("n_players")
-        .agg(
-            pl.len().alias("games"),
-            *(
-                ((pl.col("disasters_mask") & (1 << (g - 1))) > 0).sum().alias(f"gen{g}_hits")
-                for g in range(1, N_GENERATIONS + 1)
-            ),
-        )
-        .sort("n_players")
-        .collect()
-    )
+    frame = value(run, SCORES)["frequency"].table()
     for g in range(1, N_GENERATIONS + 1):
         frame = with_wilson(frame, f"gen{g}_hits", "games", f"gen{g}")
     return frame

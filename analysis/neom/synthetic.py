@@ -202,6 +202,7 @@ def write_run(
     catalog_path=None,
     tile_boosts: dict[int, float] | None = None,
     shared_deals: bool = False,
+    batch_size: int | None = None,
 ) -> Path:
     """Write a synthetic run folder at ``path`` and return it.
 
@@ -211,7 +212,8 @@ def write_run(
     copied as the run's catalogue snapshot and supplies the tile ids. ``tile_boosts`` maps
     generation tile ids to the advantage of a seat that selected it (needs ``events``).
     ``shared_deals``: the games of each seat rotation share one deal seed, as rotated runs do
-    (the outcomes stay independent: this only labels clusters).
+    (the outcomes stay independent: this only labels clusters). ``batch_size``: games per
+    batch file (None: one batch), as the runner cuts a run.
     """
     path = Path(path)
     strategies = strategies or {"random": 0.0}
@@ -260,10 +262,20 @@ def write_run(
     table_names = (GAMES, PLAYERS, EVENTS) if events else (GAMES, PLAYERS)
     for table in table_names:
         (path / table).mkdir(exist_ok=True)
-    files = encode_batch(GAME, BatchOutput(games, players, event_array), names)
-    folder.write_batch(0, files)
     # Listed like the runner's folders (sim.core.store): report checks every file against it.
-    listing = batch_entries(0, files)
+    listing = {}
+    size = batch_size or len(games)
+    block = R.MAX_EVENTS_PER_GAME
+    n_batches = -(-len(games) // size)
+    for index in range(n_batches):
+        part = slice(index * size, (index + 1) * size)
+        part_events = None
+        if event_array is not None:
+            part_events = event_array[part.start * block : part.stop * block]
+        output = BatchOutput(games[part], players[part], part_events)
+        files = encode_batch(GAME, output, names)
+        folder.write_batch(index, files)
+        listing |= batch_entries(index, files)
     data = {"name": "synthetic", "label": "synthetic", "reconstructed": True, "digest": ""}
     data |= {"source": "", "snapshot": CATALOG_SNAPSHOT}
     if catalog_path is not None:
@@ -283,8 +295,8 @@ def write_run(
         "seats": "rotate",
         "strategies": [{"name": name, "id": i, "params": {}} for i, name in enumerate(names)],
         "rules": GAME.rules_as_dict(GAME.make_rules()),
-        "batch_size": int(len(games)),
-        "counts": listed_counts(listing, table_names, 1),
+        "batch_size": int(size),
+        "counts": listed_counts(listing, table_names, n_batches),
         "files": listing,
         "timings": {},
         "events": events,

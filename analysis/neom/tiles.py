@@ -22,9 +22,22 @@ solo and 2-player games are left out of the seen and passed counts.
 import numpy as np
 import polars as pl
 
+from analysis.core.arrays import unique, unique_first
+from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
+from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.core.tabulate import effect_table, seat_outcomes, with_band_flags, with_wilson
+from analysis.core.tabulate import (
+    EXPECTED,
+    MAX_SEATS,
+    SeatArrays,
+    effect_table,
+    game_rows,
+    seat_arrays,
+    seat_outcomes,
+    with_band_flags,
+    with_wilson,
+)
 from sim.neom import constants as K
 from sim.neom.constants import HAND_SIZE, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
@@ -61,12 +74,14 @@ def _selections(events: pl.LazyFrame) -> pl.LazyFrame:
     return pl.concat([select, disaster]).select(*keys, "tile", pl.col("turn").alias("order"))
 
 
-def hand_records(run: Run) -> pl.DataFrame:
+def hand_records_of(events, games) -> pl.DataFrame:
     """Rebuilt hands, one row per tile: ``game_id``, ``n_players``, ``gen`` (0-2), ``hand``
     (the seat it was dealt to), ``order`` (0-6: the turn of the generation it was taken on;
-    7: discarded) and ``tile``. Hands whose 8 tiles are not all in the log are left out."""
-    dealt_games = run.games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT).select("game_id")
-    events = run.events.filter(pl.col("turn") >= 0).join(dealt_games, on="game_id", how="semi")
+    7: discarded) and ``tile``. Hands whose 8 tiles are not all in the log are left out.
+    ``events`` and ``games``: a run's (lazy) or a chunk's tables."""
+    events, games = events.lazy(), games.lazy()
+    dealt_games = games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT).select("game_id")
+    events = events.filter(pl.col("turn") >= 0).join(dealt_games, on="game_id", how="semi")
     discards = events.filter(pl.col("kind") == EV_DISCARD).select(
         "game_id", "turn", "player", "tile", pl.lit(HAND_SIZE - 1, dtype=pl.Int32).alias("order")
     )
@@ -74,7 +89,7 @@ def hand_records(run: Run) -> pl.DataFrame:
         (pl.col("order") % TURNS_PER_GENERATION).cast(pl.Int32)
     )
     taken = pl.concat([selections, discards]).join(
-        run.games.select("game_id", "n_players"), on="game_id"
+        games.select("game_id", "n_players"), on="game_id"
     )
     turn_in_gen = pl.col("turn") % TURNS_PER_GENERATION
     return (
@@ -94,6 +109,12 @@ def hand_records(run: Run) -> pl.DataFrame:
         .select("game_id", "n_players", "gen", "hand", "order", "tile")
         .collect()
     )
+
+
+def hand_records(run: Run) -> pl.DataFrame:
+    """:func:`hand_records_of` the whole run (for a small run; a report rebuilds the hands
+    chunk by chunk)."""
+    return hand_records_of(run.events, run.games)
 
 
 def hands(run: Run) -> np.ndarray:
@@ -134,11 +155,12 @@ def passers(records: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts).unique()
 
 
-def _seat_groups(run: Run, records: pl.DataFrame | None):
+def seat_groups_of(events, outcomes: pl.DataFrame, records: pl.DataFrame | None):
     """Seat-level rows (one per seat and tile) of the selectors, placers and passers, each
-    joined with the seat's outcome (win share, expected share, residual, deal)."""
-    events = run.events
-    outcomes = seat_outcomes(run).select(OUTCOME).collect()
+    joined with the seat's outcome (``outcomes``: :data:`OUTCOME` columns; win share,
+    expected share, residual, deal). ``events``: a run's (lazy) or a chunk's."""
+    events = events.lazy()
+    outcomes = outcomes.select(OUTCOME).with_columns(pl.col("seat").cast(pl.Int64))
     selected = (
         _selections(events)
         .filter(pl.col("tile") >= 0)
@@ -152,7 +174,6 @@ def _seat_groups(run: Run, records: pl.DataFrame | None):
         .unique()
         .collect()
     )
-    outcomes = outcomes.with_columns(pl.col("seat").cast(pl.Int64))
     join = lambda frame: frame.join(outcomes, on=["game_id", "seat"])  # noqa: E731
     passed = None
     if records is not None and records.height:
@@ -167,18 +188,25 @@ def _seat_groups(run: Run, records: pl.DataFrame | None):
     return join(selected), join(placed), passed
 
 
-def _paired_contrast(selected: pl.DataFrame, passed: pl.DataFrame | None) -> pl.DataFrame | None:
-    """Per tile: the selector's residual minus the mean residual of the seats that passed the
-    tile over, in the same game (games where both happened), with a cluster-robust interval."""
+def _seat_groups(run: Run, records: pl.DataFrame | None):
+    """:func:`seat_groups_of` the whole run (for a small run)."""
+    return seat_groups_of(run.events, seat_outcomes(run).collect(), records)
+
+
+def _contrast_rows(selected: pl.DataFrame, passed: pl.DataFrame | None):
+    """Per selection whose tile others passed over in the same game: ``d``, the selector's
+    residual minus the passers' mean residual (None when nobody passed anything over)."""
     if passed is None or passed.height == 0:
         return None
     mean_passed = passed.group_by("game_id", "tile").agg(
         pl.col("residual").mean().alias("passed_residual")
     )
-    games = selected.join(mean_passed, on=["game_id", "tile"]).with_columns(
+    return selected.join(mean_passed, on=["game_id", "tile"]).with_columns(
         (pl.col("residual") - pl.col("passed_residual")).alias("d")
     )
-    table = effect_table(games, ["tile"], "d", None, name="sel_vs_passed")
+
+
+def _contrast_columns(table: pl.DataFrame) -> pl.DataFrame:
     return table.select(
         "tile",
         pl.col("n").alias("sel_vs_passed_games"),
@@ -186,6 +214,333 @@ def _paired_contrast(selected: pl.DataFrame, passed: pl.DataFrame | None) -> pl.
         "sel_vs_passed_lo",
         "sel_vs_passed_hi",
     )
+
+
+def _paired_contrast(selected: pl.DataFrame, passed: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Per tile: the selector's residual minus the mean residual of the seats that passed the
+    tile over, in the same game (games where both happened), with a cluster-robust interval."""
+    games = _contrast_rows(selected, passed)
+    if games is None:
+        return None
+    return _contrast_columns(effect_table(games, ["tile"], "d", None, name="sel_vs_passed"))
+
+
+def _sparse(values: np.ndarray, name: str, *index_names: str) -> pl.DataFrame:
+    """The nonzero entries of a count array as rows (indices, count)."""
+    where = np.nonzero(values)
+    columns = {n: pl.Series(n, w, dtype=pl.Int32) for n, w in zip(index_names, where, strict=True)}
+    return pl.DataFrame({**columns, name: values[where].astype(np.int64)})
+
+
+def _dense(frame: pl.DataFrame, name: str, shape: tuple[int, ...], *index_names: str):
+    out = np.zeros(shape, dtype=np.int64)
+    index = tuple(frame[n].to_numpy().astype(np.int64) for n in index_names)
+    np.add.at(out, index, frame[name].to_numpy())
+    return out
+
+
+def _group_cumsum(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` (rows, or rows x columns) within each group of ``groups``
+    (small non-negative integers), in row order (inclusive)."""
+    if len(groups) == 0:
+        return values.copy()
+    keys = groups.astype(np.int32) if groups.max() < 2**31 else groups
+    order = np.argsort(keys, kind="stable")  # a radix sort on int32
+    ordered = keys[order]
+    new = np.r_[True, ordered[1:] != ordered[:-1]]
+    totals = np.cumsum(values[order], axis=0)
+    starts = np.flatnonzero(new)
+    offsets = np.zeros((len(starts),) + values.shape[1:], dtype=totals.dtype)
+    offsets[1:] = totals[starts[1:] - 1]
+    out = np.empty_like(totals)
+    out[order] = totals - offsets[np.cumsum(new) - 1]
+    return out
+
+
+def _sale_reasons_arrays(ev: dict, g: np.ndarray, seats: "SeatArrays", boards, tables):
+    """:func:`_sale_reasons_of` on a chunk's event arrays: (tile, why index) of every sale and
+    cornerstone spending (``WHYS`` order)."""
+    kind, player, tile = ev["kind"], ev["player"], ev["tile"]
+    valid = player >= 0
+    rows = np.nonzero(valid)[0]
+    person = g[rows] * 8 + player[rows]
+    coins = ev["coins"][rows].astype(np.int64)
+    money_before = START_MONEY + _group_cumsum(person, coins) - coins
+    keep = np.isin(kind[rows], [EV_SELL, EV_PLACE, EV_CORNERSTONE])
+    rows, person, money_before = rows[keep], person[keep], money_before[keep]
+    games, seat = g[rows], player[rows].astype(np.int64)
+    row_kind, row_tile = kind[rows], tile[rows].astype(np.int64)
+    produces = tables.tiles[:, K.C_PRODUCES].astype(np.int64)
+    center = tables.board_center.astype(np.int64)
+    board = np.clip(boards[games * MAX_SEATS + np.clip(seat, 0, MAX_SEATS - 1)], 0, len(center) - 1)
+    built = row_kind != EV_SELL
+    gained = np.where(built, produces[np.clip(row_tile, 0, None)], 0)
+    # Goods held before each row: the centre's plus a running OR of the tiles built before
+    # (one running count per good bit).
+    n_goods = len(tables.goods_tier)
+    have = produces[center[board]]
+    if n_goods and len(rows):
+        bits = (gained[:, None] >> np.arange(n_goods)[None, :]) & 1
+        before = _group_cumsum(person, bits) - bits
+        have = have | ((before > 0).astype(np.int64) << np.arange(n_goods)[None, :]).sum(axis=1)
+    # Every good any city of the game produced at some point (centres included).
+    table_goods = np.zeros(len(seats.n_players), dtype=np.int64)
+    np.bitwise_or.at(table_goods, games, gained)
+    seat_boards = np.clip(boards[seats.present], 0, len(center) - 1)
+    np.bitwise_or.at(table_goods, np.nonzero(seats.present)[0] // MAX_SEATS,
+                     produces[center[seat_boards]])  # fmt: skip
+    sells = row_kind == EV_SELL
+    sell_tile = row_tile[sells]
+    bound = _cheapest_bound(tables, sell_tile, have[sells], table_goods[games[sells]])
+    # A prerequisite is missing unless the seller built it (placed, or as a cornerstone) at or
+    # before the sale's row.
+    n_tiles = max(tables.n_tiles, int(row_tile.max(initial=0)) + 1)
+    built_keys = person[built] * n_tiles + row_tile[built]
+    first_keys, first = unique_first(built_keys)
+    built_row = rows[built][first]
+    prereqs = tables.tiles[:, K.C_PREREQ0 : K.C_PREREQ0 + K.MAX_PREREQS].astype(np.int64)
+    missing = np.zeros(sells.sum(), dtype=bool)
+    sell_rows, sell_person = rows[sells], person[sells]
+    for slot in range(K.MAX_PREREQS):
+        need = prereqs[sell_tile, slot]
+        done = np.zeros(need.shape, dtype=bool)
+        if len(first_keys):
+            keys = sell_person * n_tiles + need
+            at = np.minimum(np.searchsorted(first_keys, keys), len(first_keys) - 1)
+            done = (first_keys[at] == keys) & (built_row[at] <= sell_rows)
+        missing |= (need >= 0) & ~done
+    why = np.where(
+        missing,
+        0,
+        np.where(bound == np.iinfo(np.int64).max, 1,
+                 np.where(money_before[sells] < bound, 2, 3)),
+    )  # fmt: skip
+    spent = ev["other"][kind == EV_CORNERSTONE].astype(np.int64)
+    return (
+        np.concatenate([sell_tile, spent]),
+        np.concatenate([why, np.full(spent.size, 4)]),
+    )
+
+
+WHYS = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
+
+
+def _counts(name: str, counts: np.ndarray, key: str = "tile") -> Sums:
+    """A Sums of a count array over tile ids (its nonzero entries)."""
+    return Sums(_sparse(counts, name, key), (key,))
+
+
+def _reduce(chunk) -> dict:
+    events = chunk.events
+    if events is None:
+        return {}
+    ev = {
+        c: events[c].to_numpy()
+        for c in ("game_id", "turn", "player", "kind", "tile", "other", "coins")
+    }
+    seats = chunk.memo(seat_arrays)
+    g = game_rows(chunk, ev["game_id"]).astype(np.int64)
+    kind, turn = ev["kind"], ev["turn"].astype(np.int64)
+    player, tile = ev["player"].astype(np.int64), ev["tile"].astype(np.int64)
+    other = ev["other"].astype(np.int64)
+    n_games = chunk.games.height
+    tables = chunk.info.data()
+    n_tiles = 1 + max(int(tile.max(initial=0)), int(other.max(initial=0)),
+                      (tables.n_tiles - 1) if tables is not None else 0)  # fmt: skip
+
+    def bincount(mask, weights=None, of=tile):
+        keep = mask & (of >= 0)
+        w = None if weights is None else weights[keep]
+        return np.bincount(of[keep], weights=w, minlength=n_tiles)
+
+    taken = _taken(g, kind, turn, player)
+    order = turn % TURNS_PER_GENERATION
+    actions = pl.DataFrame(
+        {
+            "placed": bincount(kind == EV_PLACE),
+            "sold": bincount(kind == EV_SELL),
+            "for_cornerstone": bincount(kind == EV_CORNERSTONE, of=other),
+            "discarded": bincount(kind == EV_DISCARD),
+        }
+    ).with_row_index("tile")
+    selected_counts = pl.DataFrame(
+        {
+            "selected": bincount(taken),
+            "turn_sum": bincount(taken, (order + 1).astype(np.float64)).astype(np.int64),
+        }
+    ).with_row_index("tile")
+    in_use = lambda frame: frame.filter(  # noqa: E731
+        pl.any_horizontal(pl.exclude("tile") != 0)
+    ).with_columns(pl.col("tile").cast(pl.Int32))
+    out = {
+        "actions": Sums(in_use(actions), ("tile",)),
+        "selected": Sums(in_use(selected_counts), ("tile",)),
+        "games": Sums.of(chunk.games, "n_players", pl.len().alias("games")),
+    }
+    # Hands: each hand's 7 selections and its discard, for games of 3+ players.
+    dealt = seats.n_players[g] >= MIN_PLAYERS_DEALT
+    in_hand = (taken | (kind == EV_DISCARD)) & (turn >= 0) & dealt
+    h_rows = np.nonzero(in_hand)[0]
+    h_game = g[h_rows]
+    h_turn = turn[h_rows]
+    h_order = np.where(kind[h_rows] == EV_DISCARD, HAND_SIZE - 1, h_turn % TURNS_PER_GENERATION)
+    gens = int((h_turn // TURNS_PER_GENERATION).max(initial=0)) + 1
+    hand = (player[h_rows] - PASS_STEP * (h_turn % TURNS_PER_GENERATION)) % seats.n_players[h_game]
+    slot = ((h_game * gens + h_turn // TURNS_PER_GENERATION) * MAX_SEATS + hand) * HAND_SIZE
+    slot = slot + h_order
+    cells = n_games * gens * MAX_SEATS * HAND_SIZE
+    filled = np.bincount(slot, minlength=cells).reshape(-1, HAND_SIZE)
+    complete = np.nonzero((filled == 1).all(axis=1))[0]
+    grid = np.full(cells, -1, dtype=np.int64)
+    grid[slot] = tile[h_rows]
+    hand_tiles = grid.reshape(-1, HAND_SIZE)[complete]
+    hand_game = complete // (gens * MAX_SEATS)
+    hand_seat = complete % MAX_SEATS
+    if len(hand_tiles):
+        seen, passed = seen_and_passed(hand_tiles, n_tiles)
+        out["seen"] = _counts("seen", seen)
+        out["passed_for"] = Sums(_sparse(passed, "count", "tile", "instead"), ("tile", "instead"))
+        dealt_pairs = unique(
+            np.repeat(hand_game, HAND_SIZE) * n_tiles + hand_tiles.ravel(), n_games * n_tiles
+        )
+        out["dealt"] = _counts("games_dealt", np.bincount(dealt_pairs % n_tiles,
+                                                          minlength=n_tiles))  # fmt: skip
+
+    # The seats that selected, placed and passed over each tile, with their outcomes.
+    key_space = n_games * MAX_SEATS * n_tiles  # (game row, seat, tile)
+
+    def seat_tiles(mask):
+        keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask], key_space)
+        return keys // n_tiles, keys % n_tiles, keys
+
+    sel_seat, sel_tile, sel_keys = seat_tiles(taken & (tile >= 0))
+    placed_seat, placed_tile, _ = seat_tiles((kind == EV_PLACE) & (tile >= 0))
+    groups = {"selected": (sel_seat, sel_tile), "placed": (placed_seat, placed_tile)}
+    if len(hand_tiles):
+        parts = []
+        for turn_in_gen in range(TURNS_PER_GENERATION):
+            holder = (hand_seat + PASS_STEP * turn_in_gen) % seats.n_players[hand_game]
+            later = hand_tiles[:, turn_in_gen + 1 :]
+            person = np.repeat(hand_game * MAX_SEATS + holder, later.shape[1])
+            parts.append(person * n_tiles + later.ravel())
+        passed_keys = unique(np.concatenate(parts), key_space)
+        chosen = np.zeros(key_space, dtype=bool)
+        chosen[sel_keys] = True
+        passed_keys = passed_keys[~chosen[passed_keys]]
+        groups["passed"] = (passed_keys // n_tiles, passed_keys % n_tiles)
+    tile_keys = pl.DataFrame({"tile": np.arange(n_tiles, dtype=np.int32)})
+    for name, (seat, item) in groups.items():
+        seat, item = seat[seats.present[seat]], item[seats.present[seat]]
+        groups[name] = (seat, item)
+        deal = seats.deal[seat // MAX_SEATS]
+        moments = ClusterMoments.from_codes(
+            tile_keys, item, seats.residual[seat], deal, seats.expected[seat]
+        )
+        wins = np.bincount(item, weights=seats.win_share[seat], minlength=n_tiles)
+        wins_frame = tile_keys.with_columns(pl.Series(f"wins_{name}", wins)).filter(
+            pl.Series(np.bincount(item, minlength=n_tiles) > 0)
+        )
+        out[f"wins_{name}"] = Sums(wins_frame, ("tile",))
+        out["effects" if name == "selected" else f"{name}_effects"] = moments
+    seat, item = groups["selected"]
+    out["leads"] = ClusterMoments.from_codes(
+        tile_keys, item, seats.score_diff[seat], seats.deal[seat // MAX_SEATS]
+    )
+    names = seats.strategy_names
+    pair_keys = pl.DataFrame(
+        {
+            "tile": np.repeat(np.arange(n_tiles, dtype=np.int32), len(names)),
+            "strategy_name": list(names) * n_tiles,
+        }
+    )
+    out["by_strategy"] = ClusterMoments.from_codes(
+        pair_keys, item * len(names) + seats.strategy[seat], seats.residual[seat],
+        seats.deal[seat // MAX_SEATS], seats.expected[seat],
+    )  # fmt: skip
+    if "passed" in groups and len(groups["passed"][0]):
+        # The selector's residual minus the mean residual of the seats that passed the same
+        # tile over in the same game.
+        p_seat, p_item = groups["passed"]
+        where = (p_seat // MAX_SEATS) * n_tiles + p_item
+        total = np.bincount(where, weights=seats.residual[p_seat], minlength=n_games * n_tiles)
+        count = np.bincount(where, minlength=n_games * n_tiles)
+        at = (seat // MAX_SEATS) * n_tiles + item
+        both = count[at] > 0
+        d = seats.residual[seat[both]] - total[at[both]] / count[at[both]]
+        out["contrast"] = ClusterMoments.from_codes(
+            tile_keys, item[both], d, seats.deal[seat[both] // MAX_SEATS]
+        )
+    if tables is not None:
+        boards = np.zeros(n_games * MAX_SEATS, dtype=np.int64)
+        players = chunk.players
+        boards[
+            game_rows(chunk, players["game_id"].to_numpy()) * MAX_SEATS
+            + players["seat"].to_numpy().astype(np.int64)
+        ] = players["board"].fill_null(0).to_numpy()
+        why_tile, why = _sale_reasons_arrays(ev, g, seats, boards, tables)
+        counts = np.bincount(
+            (why_tile - why_tile.min(initial=0)) * len(WHYS) + why
+        ) if why_tile.size else np.zeros(0, dtype=np.int64)  # fmt: skip
+        used = np.nonzero(counts)[0]
+        out["reasons"] = Sums(
+            pl.DataFrame(
+                {
+                    "tile": used // len(WHYS) + why_tile.min(initial=0),
+                    "why": [WHYS[i] for i in used % len(WHYS)],
+                    "count": counts[used].astype(np.int64),
+                },
+                schema={"tile": pl.Int64, "why": pl.Utf8, "count": pl.Int64},
+            ),
+            ("tile", "why"),
+        )
+    return out
+
+
+def selected_rows(chunk) -> pl.DataFrame:
+    """One row per (seat, tile it selected) of the chunk: ``game_id``, ``seat``, ``tile``,
+    ``residual``, ``score_diff`` (its reduction needs EXPECTED)."""
+    events = chunk.events
+    seats = chunk.memo(seat_arrays)
+    g = game_rows(chunk, events["game_id"].to_numpy()).astype(np.int64)
+    kind = events["kind"].to_numpy()
+    turn = events["turn"].to_numpy().astype(np.int64)
+    player = events["player"].to_numpy().astype(np.int64)
+    tile = events["tile"].to_numpy().astype(np.int64)
+    taken = _taken(g, kind, turn, player) & (tile >= 0)
+    n_tiles = int(tile.max(initial=0)) + 1
+    keys = unique((g[taken] * MAX_SEATS + player[taken]) * n_tiles + tile[taken])
+    seat, item = keys // n_tiles, keys % n_tiles
+    keep = seats.present[seat]
+    seat, item = seat[keep], item[keep]
+    return pl.DataFrame(
+        {
+            "game_id": chunk.games["game_id"].to_numpy()[seat // MAX_SEATS],
+            "seat": seat % MAX_SEATS,
+            "tile": item.astype(np.int32),
+            "residual": seats.residual[seat],
+            "score_diff": seats.score_diff[seat],
+        }
+    )
+
+
+def _taken(g, kind, turn, player) -> np.ndarray:
+    """Which events are tiles taken from a hand: every selection, and each Disaster selection
+    not also logged as one (the same game, turn and player)."""
+    selecting = kind == EV_SELECT
+    turns = int(turn.max(initial=0)) + 2
+    moment = (g * turns + turn + 1) * 8 + player
+    disaster = (kind == EV_DISASTER_SELECT) & ~np.isin(moment, moment[selecting])
+    return selecting | disaster
+
+
+# Every tile's selections, placements, hands and outcomes, chunk by chunk (runs with events).
+TILES = Reduction("neom.tiles", _reduce, needs=(EXPECTED,))
+
+
+def _largest_index(frame: pl.DataFrame | None, *columns: str) -> int:
+    if frame is None or frame.height == 0:
+        return -1
+    return max(int(frame[c].max()) for c in columns)
 
 
 def tile_table(
@@ -202,47 +557,46 @@ def tile_table(
     correction across tiles. ``placed_effect`` and ``passed_effect`` are shown, not flagged."""
     if run.events is None:
         return None
-    events = run.events
-    kind = pl.col("kind")
-    # A cornerstone action spends the selected tile, logged as the event's ``other``.
-    spent = events.filter(kind == EV_CORNERSTONE).select(pl.col("other").alias("tile"), "kind")
-    handled = events.filter(kind.is_in([EV_PLACE, EV_SELL, EV_DISCARD])).select("tile", "kind")
-    actions = (
-        pl.concat([handled, spent])
-        .group_by("tile")
-        .agg(
-            (kind == EV_PLACE).sum().alias("placed"),
-            (kind == EV_SELL).sum().alias("sold"),
-            (kind == EV_CORNERSTONE).sum().alias("for_cornerstone"),
-            (kind == EV_DISCARD).sum().alias("discarded"),
-        )
-    )
-    selected = (
-        _selections(events)
-        .group_by("tile")
-        .agg(
-            pl.len().alias("selected"),
-            (pl.col("order") % TURNS_PER_GENERATION + 1).mean().alias("mean_turn"),
-        )
-    )
+    stats = value(run, TILES)
+    counts = ["selected", "placed", "sold", "for_cornerstone", "discarded"]
     frame = (
-        selected.join(actions, on="tile", how="full", coalesce=True)
+        stats["selected"]
+        .table()
+        .join(stats["actions"].table(), on="tile", how="full", coalesce=True)
         .filter(pl.col("tile") >= 0)
-        .collect()
-        .with_columns(pl.col(pl.UInt32, pl.Int64, pl.Int32).fill_null(0))
+        .with_columns(pl.col(counts).fill_null(0))
+        .select(
+            "tile",
+            "selected",
+            pl.when(pl.col("selected") > 0)
+            .then(pl.col("turn_sum") / pl.col("selected"))
+            .otherwise(None)
+            .alias("mean_turn"),
+            *counts[1:],
+        )
     )
-    records = hand_records(run)
-    n_tiles = max(int(frame["tile"].max()) + 1, run.tables.n_tiles if run.tables else 0)
-    hand_tiles = records["tile"].to_numpy().reshape(-1, HAND_SIZE)
-    seen, passed = seen_and_passed(hand_tiles, n_tiles)
+    seen_rows = stats["seen"].table() if stats.get("seen") is not None else None
+    for_rows = stats["passed_for"].table() if stats.get("passed_for") is not None else None
+    n_tiles = 1 + max(
+        int(frame["tile"].max()),
+        (run.tables.n_tiles if run.tables else 0) - 1,
+        _largest_index(seen_rows, "tile"),
+        _largest_index(for_rows, "tile", "instead"),
+    )
+    seen = np.zeros(n_tiles, dtype=np.int64)
+    passed = np.zeros((n_tiles, n_tiles), dtype=np.int64)
+    if seen_rows is not None:
+        seen = _dense(seen_rows, "seen", (n_tiles,), "tile")
+    if for_rows is not None:
+        passed = _dense(for_rows, "count", (n_tiles, n_tiles), "tile", "instead")
     tiles = frame["tile"].to_numpy()
     passed_rows = passed[tiles]
     top = passed_rows.argmax(axis=1)
     passed_total = passed_rows.sum(axis=1)
     dealt = (
-        records.filter(pl.col("order") < HAND_SIZE)
-        .group_by("tile")
-        .agg(pl.col("game_id").n_unique().alias("games_dealt"))
+        stats["dealt"].table()
+        if stats.get("dealt") is not None
+        else pl.DataFrame(schema={"tile": pl.Int32, "games_dealt": pl.Int64})
     )
     frame = frame.with_columns(
         pl.Series("seen", seen[tiles]),
@@ -262,27 +616,27 @@ def tile_table(
     frame = with_wilson(frame, "placed", "selected", "placed_rate")
     frame = with_wilson(frame, "sold", "selected", "sell_rate")
 
-    sel, placed_seats, passed_seats = _seat_groups(run, records)
-    effects = with_band_flags(effect_table(sel, ["tile"]), method, level, band, min_n)
-    wins = sel.group_by("tile").agg(pl.col("win_share").sum().alias("wins_selected"))
+    effects = with_band_flags(stats["effects"].effect_table(), method, level, band, min_n)
+    wins = stats["wins_selected"].table()
     frame = frame.join(effects, on="tile", how="left").join(wins, on="tile", how="left")
     frame = with_wilson(frame.with_columns(pl.col("wins_selected").fill_null(0.0)),
                         "wins_selected", "n", "win_selected")  # fmt: skip
-    for name, group in (("placed", placed_seats), ("passed", passed_seats)):
-        if group is None:
+    for name in ("placed", "passed"):
+        if stats.get(f"{name}_effects") is None:
             continue
-        part = effect_table(group, ["tile"], name=f"{name}_effect").join(
-            group.group_by("tile").agg(pl.col("win_share").sum().alias(f"wins_{name}")),
-            on="tile",
+        part = (
+            stats[f"{name}_effects"]
+            .effect_table(name=f"{name}_effect")
+            .join(stats[f"wins_{name}"].table(), on="tile")
         )
         part = with_wilson(part.rename({"n": f"{name}_seats"}), f"wins_{name}", f"{name}_seats",
                            f"win_{name}")  # fmt: skip
         keep = [f"{name}_seats", f"win_{name}", f"win_{name}_lo", f"win_{name}_hi",
                 f"{name}_effect", f"{name}_effect_lo", f"{name}_effect_hi"]  # fmt: skip
         frame = frame.join(part.select("tile", *keep), on="tile", how="left")
-    contrast = _paired_contrast(sel, passed_seats)
-    if contrast is not None:
-        frame = frame.join(contrast, on="tile", how="left")
+    if stats.get("contrast") is not None:
+        contrast = stats["contrast"].effect_table(name="sel_vs_passed")
+        frame = frame.join(_contrast_columns(contrast), on="tile", how="left")
     frame = run.name_tiles(frame.drop("wins_selected"))
     frame = run.name_tiles(frame, "passed_over_for", "passed_over_for_name")
     first = ["tile", "tile_name", "flag", "n", "small", "effect", "effect_lo", "effect_hi"]
@@ -300,10 +654,8 @@ def by_strategy(
     all (tile, strategy) cells."""
     if run.events is None:
         return None
-    selected, _, _ = _seat_groups(run, None)
-    table = with_band_flags(
-        effect_table(selected, ["tile", "strategy_name"]), method, level, band, min_n
-    )
+    table = value(run, TILES)["by_strategy"].effect_table()
+    table = with_band_flags(table, method, level, band, min_n)
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
@@ -328,7 +680,7 @@ def _cheapest_bound(tables, tile: np.ndarray, have: np.ndarray, table_goods=None
     return best
 
 
-def _sale_reasons(run: Run) -> pl.DataFrame:
+def _sale_reasons_of(events: pl.DataFrame, players: pl.DataFrame, tables) -> pl.DataFrame:
     """Per tile: how its selections that were not placed ended (sold, by reason, or spent on a
     cornerstone), read from the log:
 
@@ -344,9 +696,9 @@ def _sale_reasons(run: Run) -> pl.DataFrame:
     The seller's city is its board's City Center plus every tile it placed before the sale
     (removals by replacement or disaster are not tracked, which can only hide a shortage:
     "unaffordable" and "prerequisite missing" stay certain up to that)."""
-    tables = run.tables
+    all_events = events
     events = (
-        run.events.with_row_index("row")
+        events.with_row_index("row")
         .filter(pl.col("player") >= 0)
         .with_columns(pl.col("coins").cast(pl.Int64))
         .with_columns(
@@ -363,11 +715,10 @@ def _sale_reasons(run: Run) -> pl.DataFrame:
             pl.col("tile").cast(pl.Int64),
             "money_before",
         )  # fmt: skip
-        .collect()
     )
-    boards = run.players.select(
+    boards = players.select(
         "game_id", pl.col("seat").cast(pl.Int64).alias("player"), pl.col("board").cast(pl.Int64)
-    ).collect()
+    )
     events = events.join(boards, on=["game_id", "player"], how="left")
     produces = tables.tiles[:, K.C_PRODUCES].astype(np.int64)
     center = tables.board_center.astype(np.int64)
@@ -389,7 +740,7 @@ def _sale_reasons(run: Run) -> pl.DataFrame:
     )
     have = have | cumulative.to_numpy().sum(axis=1) if cumulative.width else have
     # Every good any city of the game produced at some point (centres included).
-    centers = run.players.select("game_id", pl.col("board").cast(pl.Int64)).collect()
+    centers = players.select("game_id", pl.col("board").cast(pl.Int64))
     center_goods = produces[center[np.clip(centers["board"].to_numpy(), 0, len(center) - 1)]]
     table_goods = (
         pl.concat(
@@ -450,10 +801,8 @@ def _sale_reasons(run: Run) -> pl.DataFrame:
         )
         .select("tile", "why")
     )
-    spent = (
-        run.events.filter(pl.col("kind") == EV_CORNERSTONE)
-        .select(pl.col("other").cast(pl.Int64).alias("tile"), pl.lit(WHY_CORNERSTONE).alias("why"))
-        .collect()
+    spent = all_events.filter(pl.col("kind") == EV_CORNERSTONE).select(
+        pl.col("other").cast(pl.Int64).alias("tile"), pl.lit(WHY_CORNERSTONE).alias("why")
     )
     return pl.concat([reasons, spent]).group_by("tile", "why").agg(pl.len().alias("count"))
 
@@ -467,14 +816,13 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
     if run.events is None or run.tables is None:
         return None
     tables = run.tables
+    stats = value(run, TILES)
     table = tile_table(run) if table is None else table
-    n_games = run.games.select(pl.len()).collect().item()
-    hands_rebuilt = (
-        run.games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT).select(pl.len()).collect().item()
-        > 0
-    )
+    games = stats["games"].table()
+    n_games = int(games["games"].sum())
+    hands_rebuilt = int(games.filter(pl.col("n_players") >= MIN_PLAYERS_DEALT)["games"].sum()) > 0
     decks = (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)
-    in_decks = _in_decks(run)
+    in_decks = _in_decks(run, games["n_players"].to_list())
     ids = [
         t for t in range(tables.n_tiles)
         if tables.tiles[t, K.C_DECK] in decks and tables.tiles[t, K.C_DISASTER] == K.DIS_NONE
@@ -495,7 +843,9 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
         pl.col("seen", "games_dealt", "selected", "placed", "sold", "for_cornerstone").fill_null(0)
     )
     frame = frame.filter(pl.col("placed") < RARE_SHARE * n_games)
-    reasons = _sale_reasons(run)
+    reasons = stats["reasons"].table() if stats.get("reasons") is not None else None
+    if reasons is None:
+        reasons = pl.DataFrame(schema={"tile": pl.Int64, "why": pl.Utf8, "count": pl.Int64})
     why_columns = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
     wide = {name: np.zeros(frame.height, dtype=np.int64) for name in why_columns}
     position = {t: i for i, t in enumerate(frame["tile"].to_list())}
@@ -533,9 +883,9 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
     return frame.sort("placed", "selected", "tile")
 
 
-def _in_decks(run: Run) -> set[int]:
-    """The generation tiles in the decks at the run's player count(s) and variant (the engine's
-    ``build_deck``: player-count icons, the variant's removals and substitutes)."""
+def _in_decks(run: Run, counts: list[int]) -> set[int]:
+    """The generation tiles in the decks at the run's player counts ``counts`` and variant
+    (the engine's ``build_deck``: player-count icons, the variant's removals and substitutes)."""
     from sim.neom import engine as E
     from sim.neom.tables import make_rules
 
@@ -545,7 +895,6 @@ def _in_decks(run: Run) -> set[int]:
         neighborhood_through_any=bool(rules_entry.get("neighborhood_through_any", 1)),
         solo_tileset=int(rules_entry.get("solo_tileset", 1)),
     )
-    counts = run.games.select(pl.col("n_players").unique()).collect()["n_players"].to_list()
     tiles = run.tables.tiles
     out = np.empty(tiles.shape[0], dtype=np.int64)
     found: set[int] = set()

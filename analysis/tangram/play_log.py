@@ -8,7 +8,7 @@ reconstruction says so) and, with ``args.json``, writes the ``play --json`` obje
 
 import json
 
-from sim.core.errors import UserError
+from sim.core.outputs import write_file
 from sim.tangram.rules import make_rules
 from sim.tangram.story import record_json, record_lines
 from strategies.tangram.play import play_one
@@ -21,9 +21,5 @@ def show_game(args, data, rules, specs) -> int:
     for line in record_lines(record, data):
         print(line)
     if getattr(args, "json", None):
-        try:
-            with open(args.json, "w", encoding="utf-8") as handle:
-                json.dump(record_json(record, data), handle, indent=1)
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: cannot write: {exc.strerror}") from None
+        write_file(args.json, json.dumps(record_json(record, data), indent=1), "--json")
     return 0

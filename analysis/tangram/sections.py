@@ -53,7 +53,7 @@ def score_section(report, run) -> None:
             f"(rounds {row['rounds_total']:.1f}, planning {row['planning_bonus']:.1f}, balance "
             f"{row['balance_bonus']:.1f})."
         )
-    players = tables.players_frame(run).select("n_players", "strategy_name", "total").collect()
+    histogram = tables.score_histogram(run)
     columns = [
         PLAYERS_COLUMN,
         SEATS_COLUMN,
@@ -75,7 +75,9 @@ def score_section(report, run) -> None:
         "shares.</p>",
         report.figure(
             "tangram_score_distributions",
-            figures.score_distributions(players, "Tangram City: final score by strategy"),
+            figures.score_distributions(
+                histogram, "Tangram City: final score by strategy", count="count"
+            ),
             "score distributions",
         ),
         "<h3>By strategy</h3>",
@@ -235,6 +237,11 @@ def tile_section(report, run) -> None:
         ),
     ]
     report.section("tangram_tiles", "Tiles: declines and card order", parts)
+
+
+def reductions(run) -> list:
+    """What Tangram City's sections read, chunk by chunk (``analysis.core.batches``)."""
+    return [tables.TABLES]
 
 
 def add_sections(report, run) -> None:

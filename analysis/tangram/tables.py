@@ -3,28 +3,27 @@
 Inputs: ``run.players`` (the players table with ``game_id``, ``strategy_name``, ``win_share``),
 ``run.games``, ``run.data`` (the tile set). Rates carry 95% Wilson intervals, means 95% normal
 intervals (mean +- 1.96 standard errors), differences of two groups the interval of their
-difference (Welch). Where a comparison is observational the docstring says so.
+difference (Welch). Where a comparison is observational the docstring says so. Every table is
+derived from statistics merged chunk by chunk (``analysis.core.batches``); percentiles come
+from merged histograms of the integer scores, exactly.
 """
 
+import functools
 import math
 
 import numpy as np
 import polars as pl
 
-from analysis.core.stats import Z95
-from analysis.core.tabulate import group_table, with_mean_interval, with_wilson, with_win_share
+from analysis.core.batches import Reduction, value
+from analysis.core.reduce import Moments, Sums
+from analysis.core.stats import Z95, quantile_from_counts
+from analysis.core.tabulate import with_mean_interval, with_wilson, with_win_share
 from sim.tangram import constants as K
 
 QUANTILES = (0.1, 0.5, 0.9)
 CARD_COLUMNS = tuple(f"card_{p}" for p in range(K.N_CARDS))
 EARLY_ROUNDS = (1, 2)  # "early" card: played in round 1 or 2
 LATE_ROUNDS = (5, 6)
-# A group's final-score mean and sd, and its wins (win shares summed).
-_TOTAL_AND_WINS = (
-    pl.col("total").mean().alias("total"),
-    pl.col("total").std().alias("total_sd"),
-    pl.col("win_share").sum().alias("wins"),
-)
 
 
 def players_frame(run) -> pl.LazyFrame:
@@ -58,6 +57,175 @@ def _diff_ci(frame, a: str, b: str, name: str) -> pl.DataFrame:
     )
 
 
+# --- the chunk-wise statistics ---------------------------------------------------------------
+
+
+def _roles(players, games) -> pl.DataFrame:
+    """Players with their round-1 ``role`` (see :func:`round_one_roles`)."""
+    players = players.join(games.select("game_id", "first_start"), on="game_id", how="left")
+    role = (
+        pl.when(pl.col("seat") == pl.col("first_start"))
+        .then(pl.lit("start"))
+        .when((pl.col("hand_rounds") % 2) == 1)
+        .then(pl.lit("own card"))
+        .when((pl.col("shared_rounds") % 2) == 1)
+        .then(pl.lit("shared card"))
+        .otherwise(pl.lit("none"))
+    )
+    return players.with_columns(role.alias("role"))
+
+
+def _scores(players, by) -> dict:
+    """A final-score distribution per group ``by``: moments, histogram, bonuses and wins."""
+    by = tuple(by)
+    return {
+        "moments": Moments.of(players, by, "total"),
+        "histogram": Sums.of(players, (*by, "total"), pl.len().alias("count")),
+        "sums": Sums.of(
+            players,
+            by,
+            pl.len().alias("n"),
+            *(pl.col(c).sum() for c in ("rounds_total", "planning_bonus", "balance_bonus")),
+            pl.col("win_share").sum().alias("wins"),
+        ),
+    }
+
+
+def tile_rows_of(players, games) -> pl.DataFrame:
+    """:func:`tile_rows` of a chunk's (or a run's collected) tables."""
+    positions = (
+        games.select("game_id", *CARD_COLUMNS)
+        .unpivot(index="game_id", on=list(CARD_COLUMNS), variable_name="card", value_name="tile")
+        .with_columns(
+            pl.col("card").str.strip_prefix("card_").cast(pl.Int32).alias("position"),
+            pl.col("tile").cast(pl.Int32),
+        )
+        .drop("card")
+    )
+    rows = players.select(
+        "game_id", "seat", "n_players", "strategy_name", "total", "win_share", "declined_mask"
+    ).join(positions, on="game_id", how="inner")
+    mask = rows["declined_mask"].cast(pl.Int64).to_numpy()
+    tile = rows["tile"].to_numpy().astype(np.int64)
+    position = rows["position"].to_numpy()
+    rounds = np.minimum(position // K.CARDS_PER_ROUND, K.REGULAR_ROUNDS) + 1
+    return rows.with_columns(
+        pl.Series("declined", (mask >> tile) & 1),
+        pl.Series("round", rounds.astype(np.int32)),
+    ).drop("declined_mask")
+
+
+def _tiles(rows: pl.DataFrame, by) -> dict:
+    keys = (*by, "tile")
+    early = rows.filter(pl.col("round").is_in(list(EARLY_ROUNDS)))
+    late = rows.filter(pl.col("round").is_in(list(LATE_ROUNDS)))
+    return {
+        "counts": Sums.of(
+            rows,
+            keys,
+            pl.len().alias("n"),
+            pl.col("declined").sum().alias("declines"),
+            pl.col("round").is_in(list(EARLY_ROUNDS)).sum().alias("early_n"),
+            pl.col("declined").filter(pl.col("round").is_in(list(EARLY_ROUNDS))).sum()
+            .alias("early_declines"),
+            pl.col("round").is_in(list(LATE_ROUNDS)).sum().alias("late_n"),
+            pl.col("declined").filter(pl.col("round").is_in(list(LATE_ROUNDS))).sum()
+            .alias("late_declines"),
+        ),
+        "early": Moments.of(early, keys, "total"),
+        "late": Moments.of(late, keys, "total"),
+    }  # fmt: skip
+
+
+def _reduce(chunk) -> dict:
+    players = chunk.players
+    keys = ("n_players", "strategy_name")
+    distance = (pl.col("red") - pl.col("green")).abs()
+    rows = tile_rows_of(players, chunk.games)
+    out = {
+        **{f"scores.{'.'.join(by)}.{k}": v for by in SCORE_GROUPS
+           for k, v in _scores(players, by).items()},
+        **{f"tiles.{'.'.join(by)}.{k}": v for by in TILE_GROUPS
+           for k, v in _tiles(rows, by).items()},
+        **{f"roles.{k}": v for k, v in _scores(_roles(players, chunk.games),
+                                               ("n_players", "role")).items()},
+        "rounds": Sums.of(
+            players, keys, pl.len().alias("n"),
+            *(pl.col(f"round_{r}").sum() for r in range(1, K.N_ROUNDS + 1)),
+        ),
+        "bonuses": Sums.of(
+            players, keys, pl.len().alias("n"),
+            (pl.col("planning_bonus") > 0).sum().alias("planning"),
+            (distance == 0).sum().alias("level"),
+            (pl.col("balance_bonus") > 0).sum().alias("any_balance"),
+            distance.sum().alias("distance"),
+            *(pl.col(c).sum() for c in ("full_squares", "tiles_declined", "fountains")),
+        ),
+        "balance": Moments.of(players, keys, "balance_bonus"),
+    }  # fmt: skip
+    return out
+
+
+# The groupings the sections read (other groupings are reduced when asked for).
+SCORE_GROUPS = (("n_players", "seat"), ("n_players", "strategy_name"))
+TILE_GROUPS = ((), ("strategy_name",))
+TABLES = Reduction("tangram.tables", _reduce, tables=("games", "players"))
+
+
+def _grouped(by, groups, kind: str) -> tuple[dict, str]:
+    """The statistics of grouping ``by`` (kind "scores" or "tiles"): from the run's
+    reduction when the sections read it, else reduced for it alone."""
+    by = tuple(by)
+    if by in groups:
+        return None, f"{kind}.{'.'.join(by)}"
+    function = _scores if kind == "scores" else _tiles
+    return Reduction(f"tangram.{kind}|{','.join(by)}", functools.partial(
+        _one_grouping, function=function, by=by, rows=kind == "tiles")), ""  # fmt: skip
+
+
+def _one_grouping(chunk, function, by, rows: bool) -> dict:
+    source = tile_rows_of(chunk.players, chunk.games) if rows else chunk.players
+    return {f"x.{k}": v for k, v in function(source, by).items()}
+
+
+def _stats(run, by, groups, kind: str) -> dict:
+    reduction, prefix = _grouped(by, groups, kind)
+    if reduction is None:
+        stats = value(run, TABLES)
+    else:
+        stats, prefix = value(run, reduction), "x"
+    return {k[len(prefix) + 1 :]: v for k, v in stats.items() if k.startswith(prefix + ".")}
+
+
+def _score_table(stats: dict, by) -> pl.DataFrame:
+    """Keys, n, total (mean), total_sd, percentiles, min, max, the bonuses' means, wins."""
+    by = list(by)
+    sums = stats["sums"].table()
+    moments = stats["moments"].table().select(*by, "total", "total_sd")
+    histogram = stats["histogram"].table()
+    rows = []
+    for key, part in histogram.partition_by(by, as_dict=True).items():
+        values, counts = part["total"].to_numpy(), part["count"].to_numpy()
+        row = dict(zip(by, key, strict=True))
+        for q in QUANTILES:
+            row[f"total_p{round(100 * q)}"] = quantile_from_counts(values, counts, q)
+        row["total_min"], row["total_max"] = int(values.min()), int(values.max())
+        rows.append(row)
+    schema = {k: sums.schema[k] for k in by} | {"total_min": pl.Int16, "total_max": pl.Int16}
+    quantiles = pl.DataFrame(rows, schema_overrides=schema)
+    means = [pl.col(c) / pl.col("n") for c in ("rounds_total", "planning_bonus", "balance_bonus")]
+    return (
+        sums.select(*by, "n", *means, "wins")
+        .join(moments, on=by, how="left")
+        .join(quantiles, on=by, how="left")
+        .select(
+            *by, "n", "total", "total_sd", *(f"total_p{round(100 * q)}" for q in QUANTILES),
+            "total_min", "total_max", "rounds_total", "planning_bonus", "balance_bonus", "wins",
+        )
+        .sort(by)
+    )  # fmt: skip
+
+
 # --- scores --------------------------------------------------------------------------------------
 
 
@@ -65,27 +233,21 @@ def score_distribution(run, by: tuple[str, ...] = ("n_players", "seat")) -> pl.D
     """Final scores per group (default: player count and seat): mean with its interval, sd,
     10th/50th/90th percentiles, min, max, the mean round-score total and bonuses, and the win
     share with its Wilson interval."""
-    frame = group_table(
-        players_frame(run),
-        by,
-        pl.col("total").mean().alias("total"),
-        pl.col("total").std().alias("total_sd"),
-        *(pl.col("total").quantile(q).alias(f"total_p{round(100 * q)}") for q in QUANTILES),
-        pl.col("total").min().alias("total_min"),
-        pl.col("total").max().alias("total_max"),
-        pl.col("rounds_total").mean().alias("rounds_total"),
-        pl.col("planning_bonus").mean().alias("planning_bonus"),
-        pl.col("balance_bonus").mean().alias("balance_bonus"),
-        pl.col("win_share").sum().alias("wins"),
-    )
+    frame = _score_table(_stats(run, by, SCORE_GROUPS, "scores"), by)
     return with_wilson(_mean_ci(frame, "total", "total_sd", "n"), "wins", "n", "win_share")
+
+
+def score_histogram(run, by: tuple[str, ...] = ("n_players", "strategy_name")) -> pl.DataFrame:
+    """How many seats of each group scored each final total (``count``)."""
+    return _stats(run, by, SCORE_GROUPS, "scores")["histogram"].table()
 
 
 def round_scores(run) -> pl.DataFrame:
     """Mean score of each of the six round scorings per player count and strategy."""
+    sums = value(run, TABLES)["rounds"].table()
     columns = [f"round_{r}" for r in range(1, K.N_ROUNDS + 1)]
-    return group_table(
-        players_frame(run), ("n_players", "strategy_name"), *(pl.col(c).mean() for c in columns)
+    return sums.select(
+        "n_players", "strategy_name", "n", *(pl.col(c) / pl.col("n") for c in columns)
     )
 
 
@@ -101,21 +263,14 @@ def round_one_roles(run) -> pl.DataFrame:
     and round 1's cards follow from it, so with seats rotated over strategies these groups
     differ only by their round-1 role: the differences are the value of starting and of
     holding a card of one's own rather than sharing it (4 and 5 players)."""
-    players = players_frame(run).join(
-        run.games.select("game_id", "first_start"), on="game_id", how="left"
-    )
-    role = (
-        pl.when(pl.col("seat") == pl.col("first_start"))
-        .then(pl.lit("start"))
-        .when((pl.col("hand_rounds") % 2) == 1)
-        .then(pl.lit("own card"))
-        .when((pl.col("shared_rounds") % 2) == 1)
-        .then(pl.lit("shared card"))
-        .otherwise(pl.lit("none"))
-    )
-    frame = group_table(
-        players.with_columns(role.alias("role")), ("n_players", "role"), *_TOTAL_AND_WINS
-    )
+    stats = {k[len("roles.") :]: v for k, v in value(run, TABLES).items() if k.startswith("roles.")}
+    keys = ["n_players", "role"]
+    frame = (
+        stats["sums"].table().select(*keys, "n", "wins")
+        .join(stats["moments"].table().select(*keys, "total", "total_sd"), on=keys)
+        .select(*keys, "n", "total", "total_sd", "wins")
+        .sort(keys)
+    )  # fmt: skip
     return with_win_share(_mean_ci(frame, "total", "total_sd", "n"), "win_share")
 
 
@@ -173,25 +328,21 @@ def _pool(rows: list[dict]) -> dict | None:
 
 
 # --- bonuses -------------------------------------------------------------------------------------
-
-
 def bonus_rates(run) -> pl.DataFrame:
     """Per player count and strategy: how often the planning bonus is scored (all 49 squares
     built) and the balance bonus at its top value (markers level) or at all, with Wilson
     intervals; the mean balance bonus and marker distance with intervals."""
-    frame = group_table(
-        players_frame(run).with_columns((pl.col("red") - pl.col("green")).abs().alias("distance")),
-        ("n_players", "strategy_name"),
-        (pl.col("planning_bonus") > 0).sum().alias("planning"),
-        (pl.col("distance") == 0).sum().alias("level"),
-        (pl.col("balance_bonus") > 0).sum().alias("any_balance"),
-        pl.col("balance_bonus").mean().alias("balance_bonus"),
-        pl.col("balance_bonus").std().alias("balance_bonus_sd"),
-        pl.col("distance").mean().alias("distance"),
-        pl.col("full_squares").mean().alias("full_squares"),
-        pl.col("tiles_declined").mean().alias("tiles_declined"),
-        pl.col("fountains").mean().alias("fountains"),
-    )
+    stats = value(run, TABLES)
+    keys = ["n_players", "strategy_name"]
+    means = ("distance", "full_squares", "tiles_declined", "fountains")
+    frame = (
+        stats["bonuses"].table()
+        .join(stats["balance"].table().select(*keys, "balance_bonus", "balance_bonus_sd"),
+              on=keys)
+        .select(*keys, "n", "planning", "level", "any_balance", "balance_bonus",
+                "balance_bonus_sd", *(pl.col(c) / pl.col("n") for c in means))
+        .sort(keys)
+    )  # fmt: skip
     frame = with_wilson(frame, "planning", "n", "planning_rate")
     frame = with_wilson(frame, "level", "n", "level_rate")
     frame = with_wilson(frame, "any_balance", "n", "balance_rate")
@@ -203,32 +354,8 @@ def bonus_rates(run) -> pl.DataFrame:
 
 def tile_rows(run) -> pl.DataFrame:
     """One row per seat and tile: where the tile's card came in the deal (position 0-22, its
-    round) and whether the seat declined it."""
-    positions = (
-        run.games.select("game_id", *CARD_COLUMNS)
-        .unpivot(index="game_id", on=list(CARD_COLUMNS), variable_name="card", value_name="tile")
-        .with_columns(
-            pl.col("card").str.strip_prefix("card_").cast(pl.Int32).alias("position"),
-            pl.col("tile").cast(pl.Int32),
-        )
-        .drop("card")
-    )
-    rows = (
-        players_frame(run)
-        .select(
-            "game_id", "seat", "n_players", "strategy_name", "total", "win_share", "declined_mask"
-        )
-        .join(positions, on="game_id", how="inner")
-        .collect()
-    )
-    mask = rows["declined_mask"].cast(pl.Int64).to_numpy()
-    tile = rows["tile"].to_numpy().astype(np.int64)
-    position = rows["position"].to_numpy()
-    rounds = np.minimum(position // K.CARDS_PER_ROUND, K.REGULAR_ROUNDS) + 1
-    return rows.with_columns(
-        pl.Series("declined", (mask >> tile) & 1),
-        pl.Series("round", rounds.astype(np.int32)),
-    ).drop("declined_mask")
+    round) and whether the seat declined it (the whole run: for a small run)."""
+    return tile_rows_of(players_frame(run).collect(), run.games.collect())
 
 
 def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
@@ -237,22 +364,26 @@ def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
     seat's mean final score when the card came early and late and their difference (Welch).
     The deal is random, so a tile's position is independent of everything else in the game:
     these differences measure how much the card's order matters."""
-    rows = tile_rows(run)
-    early = pl.col("round").is_in(list(EARLY_ROUNDS))
-    late = pl.col("round").is_in(list(LATE_ROUNDS))
-    frame = group_table(
-        rows,
-        (*by, "tile"),
-        pl.col("declined").sum().alias("declines"),
-        early.sum().alias("early_n"),
-        pl.col("declined").filter(early).sum().alias("early_declines"),
-        late.sum().alias("late_n"),
-        pl.col("declined").filter(late).sum().alias("late_declines"),
-        pl.col("total").filter(early).mean().alias("early"),
-        pl.col("total").filter(early).std().alias("early_sd"),
-        pl.col("total").filter(late).mean().alias("late"),
-        pl.col("total").filter(late).std().alias("late_sd"),
+    stats = _stats(run, by, TILE_GROUPS, "tiles")
+    keys = [*by, "tile"]
+    early = (
+        stats["early"]
+        .table()
+        .select(*keys, pl.col("total").alias("early"), pl.col("total_sd").alias("early_sd"))
     )
+    late = (
+        stats["late"]
+        .table()
+        .select(*keys, pl.col("total").alias("late"), pl.col("total_sd").alias("late_sd"))
+    )
+    frame = (
+        stats["counts"].table()
+        .join(early, on=keys, how="left", nulls_equal=True)
+        .join(late, on=keys, how="left", nulls_equal=True)
+        .select(*keys, "n", "declines", "early_n", "early_declines", "late_n", "late_declines",
+                "early", "early_sd", "late", "late_sd")
+        .sort(keys)
+    )  # fmt: skip
     frame = with_wilson(frame, "declines", "n", "decline_rate")
     frame = with_wilson(frame, "early_declines", "early_n", "early_rate")
     frame = with_wilson(frame, "late_declines", "late_n", "late_rate")
@@ -299,10 +430,10 @@ def reconstructed(run) -> bool:
 
 
 # --- strategies ----------------------------------------------------------------------------------
-
-
 def strategy_shares(run) -> pl.DataFrame:
     """Win share of each strategy per player count (sole win 1, a k-way tie 1/k), with Wilson
     intervals, and its mean score with an interval."""
-    frame = group_table(players_frame(run), ("n_players", "strategy_name"), *_TOTAL_AND_WINS)
+    frame = _score_table(_stats(run, ("n_players", "strategy_name"), SCORE_GROUPS, "scores"),
+                         ("n_players", "strategy_name"))  # fmt: skip
+    frame = frame.select("n_players", "strategy_name", "n", "total", "total_sd", "wins")
     return with_win_share(_mean_ci(frame, "total", "total_sd", "n"))

@@ -4,8 +4,11 @@ limits every input file is read under.
 Every file a user hands the tool (a catalogue, a tile set, a strategy file, a city, a run's
 manifest) is read by :func:`read_input`, which refuses a file larger than its limit before
 reading it (and reads at most that much from a pipe or a device such as ``/dev/zero``), and
-checked by :func:`check_nesting` before it is parsed, so a huge, endless or deeply nested file is
-one line naming it, in milliseconds, never a hang, gigabytes of memory or a RecursionError.
+checked by :func:`check_text` before it is parsed, so a huge, endless or deeply nested file, or a
+number longer than Python converts, is one line naming it, in milliseconds, never a hang,
+gigabytes of memory, a RecursionError or a ValueError. :func:`decode_text` accepts a UTF-8
+byte-order mark (Windows editors write one; the text means the same without it) and names a
+UTF-16 or UTF-32 file instead of calling it "not UTF-8 text".
 """
 
 import re
@@ -83,6 +86,17 @@ _TOML_TOKENS = re.compile(
 _JSON_TOKENS = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*(?:"|$)|[\[\]{}]', re.M)
 _TOKENS = {"toml": _TOML_TOKENS, "json": _JSON_TOKENS}
 
+# Python refuses to convert a whole number of more than 4,300 digits (a ValueError the parsers
+# let through); no field of any input needs more than 19. A longer run of digits (TOML allows
+# "_" between them) outside strings and comments is refused before parsing. The look-behind
+# starts a match only at the beginning of a run, so the scan stays linear.
+MAX_DIGITS = 1000
+_LONG_NUMBER = re.compile(rf"(?<![0-9_])[0-9](?:_?[0-9]){{{MAX_DIGITS},}}")
+_STRINGS = {
+    "toml": re.compile(_TOML_TOKENS.pattern.rsplit("|", 1)[0], re.S | re.M),
+    "json": re.compile(_JSON_TOKENS.pattern.rsplit("|", 1)[0], re.M),
+}
+
 
 def check_nesting(text: str, syntax: str, shown: str, max_depth: int = MAX_NESTING) -> None:
     """UserError if ``text`` (``syntax``: "toml" or "json") nests arrays and tables more than
@@ -102,29 +116,74 @@ def check_nesting(text: str, syntax: str, shown: str, max_depth: int = MAX_NESTI
             depth -= 1
 
 
+def check_numbers(text: str, syntax: str, shown: str) -> None:
+    """UserError if ``text`` (``syntax``: "toml" or "json") holds a number of more than
+    MAX_DIGITS digits outside its strings and comments. Run before parsing: the parsers would
+    raise a bare ValueError past Python's 4,300-digit conversion limit."""
+    if not _LONG_NUMBER.search(text):
+        return  # the common case: one quick scan
+    strings = [(m.start(), m.end()) for m in _STRINGS[syntax].finditer(text)]
+    for match in _LONG_NUMBER.finditer(text):
+        if any(start <= match.start() < end for start, end in strings):
+            continue
+        digits = sum(char.isdigit() for char in match.group())
+        line = text.count("\n", 0, match.start()) + 1
+        raise UserError(
+            f"{shown}: a number of {digits:,} digits (line {line}); no value is longer than "
+            f"{MAX_DIGITS} digits"
+        )
+
+
+def check_text(text: str, syntax: str, shown: str, max_depth: int = MAX_NESTING) -> None:
+    """Everything checked before a user's TOML or JSON text is parsed: its nesting
+    (:func:`check_nesting`) and its numbers (:func:`check_numbers`)."""
+    check_nesting(text, syntax, shown, max_depth)
+    check_numbers(text, syntax, shown)
+
+
+# Byte-order marks of encodings that are not UTF-8 (longest first: UTF-32 LE starts like
+# UTF-16 LE).
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def decode_text(data: bytes, shown: str) -> str:
-    """``data`` as UTF-8 text; UserError naming the first line that is not."""
+    """``data`` as UTF-8 text, a leading UTF-8 byte-order mark dropped; UserError naming a
+    UTF-16 or UTF-32 file (by its byte-order mark, or the zero bytes every other character of
+    ASCII text has in them), else the first line that is not UTF-8."""
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
+    for bom, encoding in _OTHER_BOMS:
+        if data.startswith(bom):
+            raise UserError(f"{shown}: {encoding} text (byte-order mark); save it as UTF-8")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UserError(f"{shown}: not UTF-8 text (line {line})") from None
+    if "\x00" in text[:4096]:
+        raise UserError(
+            f"{shown}: holds zero bytes, as UTF-16 or UTF-32 text does; save it as UTF-8"
+        )
+    return text
 
 
 def read_toml_input(path, what: str, max_bytes: int, shown: str) -> tuple[dict, bytes]:
     """A user's TOML file read under the limits above: its parsed content and its exact bytes.
-    A missing or oversized file is a UserError; text that is not UTF-8, nested too deeply or
-    not TOML is a CatalogError naming the file (and the line)."""
+    A missing or oversized file is a UserError; text that is not UTF-8, nested too deeply,
+    holding a number too long to convert or not TOML is a CatalogError naming the file (and
+    the line)."""
     import tomllib
 
     content = read_input(path, what, max_bytes, shown=shown)
     try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        raise CatalogError([f"{shown}: not UTF-8 text (line {line})"]) from None
-    try:
-        check_nesting(text, "toml", shown)
+        text = decode_text(content, shown)
+        check_text(text, "toml", shown)
         return tomllib.loads(text), content
     except UserError as exc:
         raise CatalogError([str(exc)]) from None

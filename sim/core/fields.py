@@ -10,6 +10,8 @@ import difflib
 import unicodedata
 from collections.abc import Callable
 
+from sim.core.errors import UserError
+
 # Why a value is not of a kind ("" if it is): a game's own checker of its field kinds.
 TypeProblem = Callable[[object, str], str]
 
@@ -152,3 +154,56 @@ def duplicate_names(
             )
         else:
             looks[key] = position
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+
+def name_problem(name: str) -> str:
+    """Why ``name`` cannot name anything ("" if it can): empty, or holding control characters
+    (a newline or a terminal escape would garble every message and report that shows it)."""
+    if not name.strip():
+        return "empty; give it a name"
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in name):
+        return "contains a control or invisible formatting character"
+    return ""
+
+
+def check_name(fields, where: str, problems: list[str]) -> None:
+    """Report an unusable ``fields["name"]`` and blank it (None), so no later check uses it."""
+    if fields and isinstance(fields.get("name"), str):
+        problem = name_problem(fields["name"])
+        if problem:
+            problems.append(f'{where}: field "name": {problem}')
+            fields["name"] = None
+
+
+# --- the kind of a file ------------------------------------------------------------------------
+
+STRATEGY_FILE_HEADER = "sets"
+
+
+def file_kinds() -> dict[str, str]:
+    """What a TOML file starting with each top-level table is: every game's data file (by the
+    registry) and a strategy file."""
+    from sim.core.registry import game_names, get_game
+
+    kinds = {}
+    for name in game_names():
+        game = get_game(name)
+        if game.data_header:
+            kinds[game.data_header] = f"a {game.title} {game.data_noun}"
+    kinds[STRATEGY_FILE_HEADER] = "a strategy file"
+    return kinds
+
+
+def check_kind(data: dict, header: str, shown: str) -> None:
+    """UserError "this is a NEOM catalogue, not a Tangram City tile set" when ``data`` (a
+    parsed TOML file expected to start with the table ``header``) lacks it and starts as
+    another kind of file does: one line, instead of one problem per missing field."""
+    if not isinstance(data, dict) or header in data:
+        return
+    kinds = file_kinds()
+    for other, what in kinds.items():
+        if other != header and isinstance(data.get(other), dict):
+            raise UserError(f"{shown}: this is {what}, not {kinds.get(header, header)}")

@@ -102,10 +102,25 @@ class GameData:
 
     @property
     def label(self) -> str:
-        """How every output names the data: reconstructions say so."""
+        """How every output names the data: reconstructions say so, and data a file calls
+        real says that this is the file's own claim (nothing here can check it)."""
         if self.reconstructed:
             return f"{self.name} (RECONSTRUCTED: not the published game's data)"
-        return self.name
+        return f"{self.name} ({NOT_RECONSTRUCTED_CLAIM})"
+
+
+# How data whose file says ``reconstructed = false`` is labelled: the user's claim, as such.
+NOT_RECONSTRUCTED_CLAIM = "its file says: not a reconstruction"
+# The name note of a file that claims not to be a reconstruction but holds exactly the shipped
+# reconstruction's content (its names and descriptions aside): labelled a reconstruction.
+COPY_NOTE = "a copy of the shipped reconstruction"
+
+
+def same_arrays(first: tuple, second: tuple) -> bool:
+    """Two data files compile to the same game (``GameData.arrays``): names aside, the same."""
+    return len(first) == len(second) and all(
+        a.shape == b.shape and np.array_equal(a, b) for a, b in zip(first, second, strict=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -167,6 +182,15 @@ class Game:
     # -> play_batch_for(strategy_ids) -> the compiled play_batch (same signature) that plays a
     # lineup of these strategies, when a game has several entries ("": play_batch for all).
     entry_ref: str = ""
+    # The data file's kind: the top-level table it starts with ("catalog") and what it is
+    # called ("catalogue"), so that another kind of file given instead is named in one line.
+    data_header: str = ""
+    data_noun: str = "data file"
+    # Legal but suspicious designs of a data file, one message each (the validator's warnings).
+    data_warnings: Callable[[GameData], list[str]] | None = None
+    # Entries of the manifest's "rules" that are experiment interventions (not rules options
+    # and not the rules' own tables, such as Tangram City's bonus tables).
+    intervention_rules: tuple[str, ...] = ()
 
     @property
     def strategies(self) -> StrategyRegistry:

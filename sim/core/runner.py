@@ -9,17 +9,16 @@ or backend: a game's content depends only on the run key and its game id.
 Every session (the first run and each ``--resume``) is recorded in the manifest with its games
 and wall time, including a session cut short by Ctrl-C or an error; a session killed outright
 is recovered from the run folder's journal when the run is resumed (``sim.core.store``).
-Worker processes exit when the command's process dies (:func:`_worker_setup`).
+Worker processes exit when the command's process dies, watching it from the moment they start
+(:func:`_worker_start`, :func:`_worker_setup`).
 """
 
 import json
 import logging
 import os
 import platform
-import signal
 import socket
 import sys
-import threading
 import time
 import uuid
 import warnings
@@ -39,6 +38,7 @@ from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import Game
+from sim.core.outputs import writer_lock
 from sim.core.registry import DEFAULT_GAME, get_game
 from sim.core.rng import master_key
 from sim.core.seeding import SEAT_MODES, assign_seats, check_game_count
@@ -56,13 +56,19 @@ from sim.core.store import (
     Damage,
     RunFolder,
     batch_path,
+    check_run_removal,
     encode_batch,
     listed_counts,
     listed_names,
-    manifest_field,
-    run_batches,
+    owned_files,
+    read_run_manifest,
+    remove_run_folder,
 )
-from sim.core.strategies import load_strategy_file, resolve_strategy
+from sim.core.strategies import seat_strategies
+from sim.core.workers import available_cores
+from sim.core.workers import sigint_ignored as _sigint_ignored
+from sim.core.workers import worker_setup as _worker_setup
+from sim.core.workers import worker_start as _worker_start
 
 BACKENDS = ("local", "dask")
 # Batches queued per worker beyond the one it plays: keeps workers busy, bounds memory.
@@ -72,8 +78,6 @@ IN_FLIGHT_PER_WORKER = 2
 # 0.66 GB; seeds are stored as JSON integers that other tools read as int64.
 MAX_BATCH_SIZE = 10_000
 MAX_SEED = 2**63 - 1
-# How often a worker checks that the command's process is still its parent.
-PARENT_CHECK_S = 0.5
 
 # Manifest entries a resumed run must share with the run it continues (with the option naming
 # each one in error messages).
@@ -115,6 +119,8 @@ class RunConfig:
     # Rules options by name (the game's RuleOption names, and game-specific extras such as
     # NEOM's experiment interventions), as the values make_rules takes.
     rules: dict = field(default_factory=dict)
+    # Repeat the validator's warnings about a data file the user gave (``neom simulate``).
+    data_warnings: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,7 @@ class RunResult:
     data_label: str  # the data's name, marked when it is a reconstruction
     reconstructed: bool
     manifest: dict = field(repr=False)
+    already_complete: bool = False  # --resume of a complete run: nothing played or written
 
 
 @dataclass(frozen=True)
@@ -184,42 +191,6 @@ def play_and_encode(plan: BatchPlan, index: int) -> tuple[int, dict[str, bytes]]
     _worker_setup(plan.parent)
     output = play_games(plan, plan.game_ids(index))
     return index, encode_batch(get_game(plan.game), output, plan.strategy_names)
-
-
-_watchdog: threading.Thread | None = None
-
-
-def _worker_setup(parent: tuple[str, int]) -> None:
-    """In a worker process started by the command's process (a loky or local Dask worker):
-    ignore Ctrl-C (the command stops its workers itself; a terminal's Ctrl-C reaches every
-    process of the group) and start a thread that ends the worker as soon as the command's
-    process is gone (killed with ``kill -9`` too), so workers never outlive the command.
-    Nothing in the command's own process or on another machine (a remote Dask worker has its
-    own parent)."""
-    global _watchdog
-    host, pid = parent
-    if _watchdog is not None or not pid or os.getpid() == pid:
-        return
-    if os.getppid() != pid or socket.gethostname() != host:
-        return
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == pid:
-            time.sleep(PARENT_CHECK_S)
-        os._exit(1)  # the parent is gone: nobody will read this worker's results
-
-    _watchdog = threading.Thread(target=watch, name="neom-parent-watch", daemon=True)
-    _watchdog.start()
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity, e.g. a container's or taskset's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def worker_count(config: "RunConfig") -> int:
@@ -281,17 +252,14 @@ def make_plan(config: RunConfig):
     _choice(config.backend, BACKENDS, "--backend")
     if config.scheduler and config.backend != "dask":
         raise UserError("--scheduler needs --backend dask")
-    if len(config.strategies) != config.players:
-        raise UserError(
-            f"--strategies lists {len(config.strategies)} strateg"
-            f"{'y' if len(config.strategies) == 1 else 'ies'} but --players is {config.players}:"
-            " give one strategy per seat"
-        )
-    registry = game.strategies
-    named = load_strategy_file(registry, config.strategy_file) if config.strategy_file else None
-    specs = [resolve_strategy(registry, spec, named) for spec in config.strategies]
+    specs = seat_strategies(
+        game.strategies, config.strategies, config.players, config.strategy_file
+    )
     check_game_count(config.seats, config.games, config.players)
     data = game.load_data(config.data)
+    if config.data_warnings and config.data is not None and game.data_warnings is not None:
+        for warning in game.data_warnings(data):
+            print(f"neom: warning: {warning}", file=sys.stderr)
     rules = rules_array(game, config.rules)
     plan = BatchPlan(
         game=game.name,
@@ -302,7 +270,7 @@ def make_plan(config: RunConfig):
         n_players=config.players,
         strategy_ids=np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE),
         strategy_params=np.array([spec.params for spec in specs], dtype=np.float64),
-        strategy_names=tuple(spec.spec for spec in specs),
+        strategy_names=tuple(spec.label for spec in specs),
         data=data.arrays,
         rules=rules,
         events=config.events,
@@ -316,7 +284,8 @@ def make_plan(config: RunConfig):
         "strategies": [
             {
                 "index": i,
-                "name": spec.spec,
+                "name": spec.label,  # what the tables call it (a named set: its name)
+                "spec": spec.spec,  # the strategy and every parameter not at its default
                 "strategy": spec.name,
                 "id": spec.id,
                 "params": [float(p) for p in spec.params],
@@ -357,11 +326,22 @@ def _resume_conflict(old: dict, new: dict) -> str | None:
         before, after = old.get(key), new[key]
         if key == "data":  # compare the content only: the same file may have moved
             same = before is not None and before.get("digest") == after["digest"]
+        elif key == "strategies":  # what was played and what the tables call it
+            same = _played(before) == _played(after)
         else:
             same = before == after
         if not same:
             return f"{option} (the run used {_shown(key, before)}, not {_shown(key, after)})"
     return None
+
+
+def _played(strategies) -> list | None:
+    """A manifest's strategies as the games know them (a run written before the manifest had
+    the ``spec`` entry still resumes)."""
+    if not isinstance(strategies, list):
+        return None
+    keys = ("name", "strategy", "id", "params")
+    return [{k: s.get(k) for k in keys} if isinstance(s, dict) else s for s in strategies]
 
 
 @dataclass
@@ -374,32 +354,7 @@ class Resumed:
     complete: set[int]  # batches whose every file is as the run wrote it
     damages: list[Damage]  # listed files that are missing, truncated or altered
     ignored: list[str]  # entries the run did not write (never read, never deleted)
-
-
-def _owned(folder: RunFolder, manifest: dict, files: dict | None) -> set[str]:
-    """The files a run folder's manifest (and journal) say the run wrote; for a folder written
-    without a listing, the run's own batch files by name and its data snapshot."""
-    owned = set(files or ())
-    data = manifest.get("data")
-    snapshot = data.get("snapshot") if isinstance(data, dict) else None
-    if isinstance(snapshot, str) and snapshot and "/" not in snapshot:
-        owned.add(snapshot)
-    if files is None:
-        n_batches = run_batches(manifest, folder.manifest_path)
-        owned |= {batch_path(t, i) for t in TABLE_NAMES for i in range(n_batches)}
-    return owned
-
-
-def _read_run_manifest(folder: RunFolder, action: str) -> dict:
-    """The manifest of a folder about to be resumed or overwritten: refused unless it is a
-    neom run manifest (a folder that merely holds some manifest.json is not a run)."""
-    try:
-        manifest = folder.read_manifest()
-        manifest_field(manifest, "game", str, folder.manifest_path)
-        run_batches(manifest, folder.manifest_path)
-    except UserError as exc:
-        raise UserError(f"{exc}: will not {action} {folder.path}") from None
-    return manifest
+    journal: bool = False  # a journal is left (a session that did not close): to be tidied
 
 
 def _prepare_folder(
@@ -407,10 +362,6 @@ def _prepare_folder(
 ) -> Resumed | None:
     """Check the output folder against the options, writing nothing but what ``--overwrite``
     removes; return what a resumed run holds (None: a new run)."""
-    if config.resume and config.overwrite:
-        raise UserError("--resume and --overwrite exclude each other")
-    if folder.path.exists() and not folder.path.is_dir():
-        raise UserError(f"{folder.path}: exists and is not a folder")
     if folder.is_empty():
         return None
     if not folder.is_run():
@@ -419,26 +370,14 @@ def _prepare_folder(
             f"{folder.path}: not empty and not a run folder (no {MANIFEST}): will not {action} it"
         )
     if config.overwrite:
-        manifest = _read_run_manifest(folder, "overwrite")
-        files = folder.listing(manifest)
-        if files is not None:
-            known = {s.get("id") for s in manifest.get("sessions") or () if isinstance(s, dict)}
-            files |= folder.read_journal(known).files
-        owned = _owned(folder, manifest, files)
-        foreign = folder.foreign(owned, TABLE_NAMES)
-        if foreign:
-            raise UserError(
-                f"{folder.path}: holds {foreign[0]}, which the run did not write: will not "
-                "overwrite it (move it away, or choose another --out)"
-            )
-        folder.remove(owned, TABLE_NAMES)
+        remove_run_folder(folder.path, check_run_removal(folder.path), keep_folder=True)
         return None
     if not config.resume:
         raise UserError(
             f"{folder.path}: already holds a run; pass --resume to continue it or --overwrite "
             "to replace it"
         )
-    manifest = _read_run_manifest(folder, "resume")
+    manifest = read_run_manifest(folder, "resume")
     conflict = _resume_conflict(manifest, parameters)
     if conflict is not None:
         raise UserError(f"{folder.path}: cannot resume with a different {conflict}")
@@ -454,7 +393,7 @@ def _prepare_folder(
     journal = folder.read_journal({s.get("id") for s in sessions if isinstance(s, dict)})
     files |= journal.files
     complete, damages = folder.verify(files, plan.tables, plan.n_batches)
-    foreign = folder.foreign(_owned(folder, manifest, files), TABLE_NAMES)
+    foreign = folder.foreign(owned_files(folder, manifest, files), TABLE_NAMES)
     # Entries in the way of what this session writes are refused; others are left alone.
     todo = [index for index in range(plan.n_batches) if index not in complete]
     needed = {batch_path(t, i) for t in plan.tables for i in todo}
@@ -465,7 +404,8 @@ def _prepare_folder(
             f"{folder.path}: {blocking[0]} was not written by this run and is where the run "
             "writes: move it away to resume"
         )
-    return Resumed(manifest, files, journal.sessions, complete, damages, foreign)
+    left = folder.journal_path.exists()
+    return Resumed(manifest, files, journal.sessions, complete, damages, foreign, left)
 
 
 def _versions() -> dict:
@@ -489,13 +429,16 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
     if workers == 1:
         yield (play_and_encode(plan, index) for index in todo)
         return
-    parallel = joblib.Parallel(
-        n_jobs=workers,
-        backend="loky",
-        return_as="generator_unordered",
-        pre_dispatch=f"{IN_FLIGHT_PER_WORKER} * n_jobs",
-        batch_size=1,  # one run batch per dispatch, so in-flight memory stays bounded
-    )
+    # Each worker watches the command's process from the moment it starts (loky runs the
+    # initializer first in every new worker), not from its first batch: a command killed
+    # while its workers start leaves none behind.
+    with joblib.parallel_config(backend="loky", initializer=_worker_start, initargs=(plan.parent,)):
+        parallel = joblib.Parallel(
+            n_jobs=workers,
+            return_as="generator_unordered",
+            pre_dispatch=f"{IN_FLIGHT_PER_WORKER} * n_jobs",
+            batch_size=1,  # one run batch per dispatch, so in-flight memory stays bounded
+        )
     # Workers start here (they ignore Ctrl-C: see _sigint_ignored) and stop with this command.
     with _sigint_ignored():
         results = parallel(joblib.delayed(play_and_encode)(plan, index) for index in todo)
@@ -518,6 +461,11 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
 def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str | None):
     from distributed import Client, LocalCluster, as_completed
 
+    # A Ctrl-C that lands while the client waits on its event loop makes distributed's own
+    # cancel callback fail (a NameError in distributed.utils.sync), which tornado logs with a
+    # traceback; a task's real error reaches this process as its exception, so the event
+    # loop's callback log says nothing the one-line message does not.
+    logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
     if scheduler:
         try:
             client = Client(scheduler, timeout="20s")
@@ -572,22 +520,6 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
             cluster.close()
 
 
-@contextmanager
-def _sigint_ignored():
-    """SIGINT ignored while worker processes are started, so that they ignore it too (Python
-    keeps an inherited ignored SIGINT ignored): a terminal's Ctrl-C reaches every process of
-    the group, and the command, not each worker, reports it, in one line. Only the main thread
-    can set handlers (elsewhere this does nothing)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _note(message: str) -> None:
     print(f"neom: note: {message}", file=sys.stderr)
 
@@ -604,11 +536,52 @@ def _timings(sessions: list[dict]) -> dict:
 
 
 def run_simulation(config: RunConfig) -> RunResult:
-    """Play the run described by ``config`` into its run folder (see the module docstring)."""
+    """Play the run described by ``config`` into its run folder (see the module docstring),
+    holding the folder's lock throughout (one writer at a time: a second is refused in one
+    line naming the live one, and never records it as killed). ``--resume`` of a run that is
+    complete and whole writes nothing (``RunResult.already_complete``)."""
+    if config.resume and config.overwrite:
+        raise UserError("--resume and --overwrite exclude each other")
     plan, data, parameters = make_plan(config)
     workers = worker_count(config)
     folder = RunFolder(Path(config.out))
-    resumed = _prepare_folder(config, folder, parameters, plan)
+    if folder.path.is_symlink() or (folder.path.exists() and not folder.path.is_dir()):
+        raise UserError(f"{folder.path}: exists and is not a folder")
+    with writer_lock(
+        folder.path,
+        config.command or "neom simulate",
+        "run folder",
+        check=lambda: _prepare_folder(config, folder, parameters, plan),
+    ) as resumed:
+        return _run_locked(config, plan, data, parameters, workers, folder, resumed)
+
+
+def _already_complete(resumed: "Resumed", plan: BatchPlan) -> bool:
+    """A resumed run with nothing to do: complete, every batch as written, no session left in
+    the journal to record."""
+    return (
+        resumed.manifest.get("status") == STATUS_COMPLETE
+        and len(resumed.complete) == plan.n_batches
+        and not resumed.sessions
+        and not resumed.journal
+    )
+
+
+def _run_locked(config, plan, data, parameters, workers, folder, resumed) -> RunResult:
+    if resumed is not None and _already_complete(resumed, plan):
+        return RunResult(
+            path=folder.path,
+            games=plan.n_games,
+            games_played=0,
+            batches_resumed=plan.n_batches,
+            warmup_s=0.0,
+            wall_s=0.0,
+            games_per_s=0.0,
+            data_label=data.label,
+            reconstructed=data.reconstructed,
+            manifest=resumed.manifest,
+            already_complete=True,
+        )
     if resumed is None:
         manifest = {
             "status": STATUS_RUNNING,

@@ -30,10 +30,10 @@ def check_game_count(seats: str, n_games: int, n_players: int) -> None:
     """Reject a game count the seat mode cannot honour (rotate needs whole rotations)."""
     if seats == "rotate" and n_games % n_players:
         lower = n_games - n_games % n_players
+        use = f"{lower} or {lower + n_players}" if lower else f"{n_players} or more"
         raise UserError(
             f"--games {n_games} is not a multiple of --players {n_players}: with --seats rotate "
-            f"each deal is played once per seat rotation (use {lower or n_players} or "
-            f"{lower + n_players})"
+            f"each deal is played once per seat rotation (use {use})"
         )
 
 

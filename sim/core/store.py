@@ -11,9 +11,14 @@ recorded in ``journal.jsonl`` (append-only, fsync'ed) and only then renamed into
 visible batch file is listed somewhere, even after ``kill -9``. Each file is written to a hidden
 temporary name (``.NAME.PID.tmp``) and renamed, so a visible file is always whole.
 
-- ``--overwrite`` removes exactly the files listed (and the tool's temporary files, its table
-  folders once empty) and refuses a folder holding anything else, naming the first foreign
-  entry; a folder is never removed as a whole.
+- ``--overwrite`` removes exactly the files listed, each only if its size and sha256 are still
+  what the run wrote (and the tool's temporary files, its table folders once empty); it refuses
+  a folder holding anything else, naming the first foreign entry, and a listed file changed
+  since (:func:`check_run_removal`); a folder is never removed as a whole. A data snapshot is
+  the run's only if listed (or, for a folder written without a listing, if its sha256 is the
+  manifest's data digest): a manifest merely naming a file does not make it the run's.
+- One writer at a time: ``simulate`` holds ``sim.core.outputs.writer_lock`` on the folder
+  (its ``.neom-writer.json`` names the holder while it lives).
 - ``report`` and ``--resume`` check every batch against the listing (size and sha256): a batch
   file that is missing, truncated or altered is damaged; files the run did not write are never
   read (an extra or duplicated batch file is not counted) and are named.
@@ -35,8 +40,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sim.core.batch import BatchOutput, records, used_event_rows
-from sim.core.errors import UserError, check_nesting, decode_text, read_input
+from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.core.game import Game
+from sim.core.outputs import WRITER
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -231,7 +237,8 @@ class RunFolder:
         return self.path / JOURNAL
 
     def is_empty(self) -> bool:
-        return not self.path.exists() or not any(self.path.iterdir())
+        """Nothing in the folder but the lock's note of who writes it."""
+        return not self.path.exists() or all(e.name == WRITER for e in self.path.iterdir())
 
     def is_run(self) -> bool:
         return self.manifest_path.is_file()
@@ -244,7 +251,7 @@ class RunFolder:
         where = self.manifest_path
         data = read_input(where, "run manifest", MAX_MANIFEST_BYTES)
         text = decode_text(data, str(where))
-        check_nesting(text, "json", str(where))
+        check_text(text, "json", str(where))
         try:
             manifest = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
@@ -465,7 +472,7 @@ class RunFolder:
                     if not (ours and inner.is_file(follow_symlinks=False)):
                         found.append(rel)
                 continue
-            ours = name in (MANIFEST, JOURNAL) or name in owned
+            ours = name in (MANIFEST, JOURNAL, WRITER) or name in owned
             ours = ours or self._is_temporary(name, "", owned)
             if not (ours and entry.is_file(follow_symlinks=False)):
                 found.append(name)
@@ -495,7 +502,8 @@ class RunFolder:
     def remove(self, owned: set[str], tables) -> None:
         """Delete exactly what the run wrote: the files in ``owned``, the journal and temporary
         files, the table folders once empty, the manifest last (so that an interrupted removal
-        leaves a run folder). The caller has checked ``foreign`` is empty."""
+        leaves a run folder). The caller has checked (:func:`check_run_removal`) that nothing
+        foreign is there and that every file of ``owned`` is as the run wrote it."""
         try:
             self.remove_temporary(owned, tables)
             for rel in sorted(owned):
@@ -567,6 +575,90 @@ def run_batches(manifest: dict, where) -> int:
     return n_batches
 
 
+def read_run_manifest(folder: RunFolder, action: str) -> dict:
+    """The manifest of a folder about to be resumed or overwritten: refused unless it is a
+    neom run manifest (a folder that merely holds some manifest.json is not a run)."""
+    try:
+        manifest = folder.read_manifest()
+        manifest_field(manifest, "game", str, folder.manifest_path)
+        run_batches(manifest, folder.manifest_path)
+    except UserError as exc:
+        raise UserError(f"{exc}: will not {action} {folder.path}") from None
+    return manifest
+
+
+def _snapshot_name(manifest: dict) -> str:
+    data = manifest.get("data")
+    name = data.get("snapshot") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name and "/" not in name else ""
+
+
+def owned_files(folder: RunFolder, manifest: dict, files: dict | None) -> set[str]:
+    """The files a run folder's listing (manifest and journal) says the run wrote. A folder
+    written without a listing (an older version): the run's own batch files by name, and its
+    data snapshot only if its sha256 is the manifest's data digest."""
+    owned = set(files or ())
+    if files is None:
+        n_batches = run_batches(manifest, folder.manifest_path)
+        owned |= {batch_path(t, i) for t in TABLE_NAMES for i in range(n_batches)}
+        name = _snapshot_name(manifest)
+        digest = manifest["data"].get("digest") if name else None
+        snapshot = folder.path / name
+        if name and snapshot.is_file() and not snapshot.is_symlink():
+            try:
+                if _sha256_file(snapshot) == digest:
+                    owned.add(name)
+            except OSError:
+                pass
+    return owned
+
+
+def check_run_removal(path, action: str = "overwrite") -> set[str]:
+    """What removing run folder ``path``'s run takes (``--overwrite``): the files it wrote,
+    after checking that the folder holds nothing else (UserError naming the first foreign
+    entry) and that every listed file still present is as the run wrote it (UserError naming
+    the first changed one). Nothing is removed here."""
+    folder = RunFolder(Path(path))
+    if folder.is_empty():
+        return set()
+    if not folder.is_run():
+        raise UserError(
+            f"{folder.path}: not empty and not a run folder (no {MANIFEST}): will not {action} it"
+        )
+    manifest = read_run_manifest(folder, action)
+    files = folder.listing(manifest)
+    if files is not None:
+        known = {s.get("id") for s in manifest.get("sessions") or () if isinstance(s, dict)}
+        files |= folder.read_journal(known).files
+    owned = owned_files(folder, manifest, files)
+    foreign = folder.foreign(owned, TABLE_NAMES)
+    if foreign:
+        raise UserError(
+            f"{folder.path}: holds {foreign[0]}, which the run did not write: will not "
+            f"{action} it (move it away, or choose another --out)"
+        )
+    for rel in sorted(files or ()):
+        why = folder._file_problem(rel, files[rel])
+        if why and why != "missing":
+            raise UserError(
+                f"{folder.path}: {rel} changed since the run wrote it ({why}): will not "
+                f"{action} it (move it away, or choose another --out)"
+            )
+    return owned
+
+
+def remove_run_folder(path, owned: set[str], keep_folder: bool = False) -> None:
+    """Remove a run checked by :func:`check_run_removal`, and its folder if then empty (unless
+    ``keep_folder``: ``simulate --overwrite`` writes the new run there)."""
+    folder = RunFolder(Path(path))
+    if not folder.path.is_dir():
+        return
+    if owned or folder.is_run():
+        folder.remove(owned, TABLE_NAMES)
+    if not keep_folder and not any(folder.path.iterdir()):
+        folder.path.rmdir()
+
+
 def damage_message(path: Path, damages: list[Damage]) -> str:
     """One line naming the first damaged batch (and how many more there are)."""
     others = len({d.index for d in damages}) - 1
@@ -581,6 +673,7 @@ class RunTables:
     players: pl.LazyFrame
     events: pl.LazyFrame | None  # None when the run did not record events
     ignored: tuple[str, ...] = ()  # files in the folder the run did not write (never read)
+    paths: dict = field(default_factory=dict)  # table -> its batch files, in batch order
 
 
 def read_run(path) -> RunTables:
@@ -631,4 +724,4 @@ def read_run(path) -> RunTables:
         return pl.scan_parquet(paths[table])
 
     events = scan(EVENTS) if EVENTS in tables else None
-    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events, ignored)
+    return RunTables(manifest, scan(GAMES), scan(PLAYERS), events, ignored, paths)

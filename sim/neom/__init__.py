@@ -31,6 +31,13 @@ def load_data(path: Path | None = None) -> GameData:
     )
 
 
+def data_warnings(data: GameData) -> list[str]:
+    """The validator's warnings about a catalogue (``neom catalog validate``)."""
+    from sim.neom.catalog import catalog_warnings
+
+    return catalog_warnings(data.content)
+
+
 RULE_OPTIONS = (
     RuleOption(
         name="variant",
@@ -88,6 +95,10 @@ GAME = Game(
     event_kinds=R.EVENT_KIND_NAMES,
     events_per_game=R.MAX_EVENTS_PER_GAME,
     data_flag="--catalog",
+    data_header="catalog",
+    data_noun="catalogue",
+    data_warnings=data_warnings,
+    intervention_rules=("force_tile", "force_seat", "ban_tile"),
     load_data=load_data,
     rule_options=RULE_OPTIONS,
     make_rules=make_rules,
@@ -103,6 +114,8 @@ GAME = Game(
         ("catalog", "sim.neom.commands.catalog"),
         ("experiment", "analysis.neom.experiment"),
         ("compare", "analysis.neom.compare"),
+        ("balance", "analysis.neom.balance_cli"),
         ("tune", "strategies.tools.tune"),
+        ("verify", "strategies.tools.verify"),
     ),
 )

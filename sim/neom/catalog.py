@@ -8,22 +8,25 @@ each naming the file, the tile (or good, board, deck) and the field.
 
 import hashlib
 import json
-import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from sim.core.errors import CatalogError, read_toml_input
 from sim.core.fields import (
+    check_kind,
+    check_name,
     describe,
     duplicate_names,
     lookalike_key,
+    name_problem,
     read_fields,
     read_header,
     suggest,
     table_array,
 )
+from sim.core.game import COPY_NOTE, same_arrays
 from sim.neom import constants as K
 from sim.neom.tables import Tables
 
@@ -234,28 +237,9 @@ def _good_bits(good_names) -> dict[str, int]:
 
 def _label(kind: str, raw, position: int) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
-    if isinstance(name, str) and _name_problem(name) == "":
+    if isinstance(name, str) and name_problem(name) == "":
         return f'{kind} "{name}"'
     return f"{kind} #{position + 1} (no name)"
-
-
-def _name_problem(name: str) -> str:
-    """Why ``name`` cannot name anything ("" if it can): empty, or holding control characters
-    (a newline or a terminal escape would garble every message and report that shows it)."""
-    if not name.strip():
-        return "empty; give it a name"
-    if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in name):
-        return "contains a control or invisible formatting character"
-    return ""
-
-
-def _check_name(fields, where: str, problems: list[str]) -> None:
-    """Report an unusable name and blank it (None), so no later check uses it."""
-    if fields and isinstance(fields.get("name"), str):
-        problem = _name_problem(fields["name"])
-        if problem:
-            problems.append(f'{where}: field "name": {problem}')
-            fields["name"] = None
 
 
 # --- one tile ---------------------------------------------------------------------------------
@@ -688,7 +672,7 @@ def _read_tiles(raw_tiles, spec, source: str, problems: list[str]):
         where = f"{source}: {_label('tile', raw, position)}"
         fields = _read_fields(raw, spec, where, problems)
         if fields is not None:
-            _check_name(fields, where, problems)
+            check_name(fields, where, problems)
             read.append((raw, fields, where))
     return read
 
@@ -767,7 +751,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
     catalog = read_header(
         data, TOP_LEVEL_KEYS, "catalog", CATALOG_FIELDS, source, problems, _type_problem
     )
-    _check_name(catalog, f"{source}: [catalog]", problems)
+    check_name(catalog, f"{source}: [catalog]", problems)
     catalog = catalog or {}
 
     raw_goods = table_array(data, "goods", source, problems)
@@ -775,7 +759,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
     for position, raw in enumerate(raw_goods):
         where = f"{source}: {_label('good', raw, position)}"
         fields = _read_fields(raw, GOOD_FIELDS, where, problems) or {}
-        _check_name(fields, where, problems)
+        check_name(fields, where, problems)
         tier = fields.get("tier")
         tier = K.TIER_RAW if tier is None else _tier(tier, f'{where}: field "tier"', problems)
         goods.append((fields.get("name"), tier, fields.get("invented")))
@@ -796,7 +780,7 @@ def _read_catalog(data: dict, source: str, problems: list[str]):
         fields = _read_fields(raw, BOARD_FIELDS, where, problems)
         if fields is None:
             continue
-        _check_name(fields, where, problems)
+        check_name(fields, where, problems)
         good = fields["good"]
         if good is not None and good not in good_bits:
             hint = suggest(good, good_bits, list_all=False)
@@ -910,7 +894,15 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     # Size first (before reading), then depth (before parsing): a huge, endless or deeply
     # nested file is one message in milliseconds.
     data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
-    return compile_catalog(data, source, hashlib.sha256(content).hexdigest()), content
+    check_kind(data, "catalog", source)
+    tables = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
+    if path != DEFAULT_CATALOG and not tables.reconstructed:
+        default = load_catalog()
+        if same_arrays(tables.arrays, default.arrays):
+            # reconstructed = false on the shipped reconstruction does not make it the
+            # published game's data.
+            tables = replace(tables, reconstructed=True, name=f"{tables.name} ({COPY_NOTE})")
+    return tables, content
 
 
 def catalog_warnings(tables: Tables) -> list[str]:

@@ -22,6 +22,13 @@ def load_data(path: Path | None = None) -> GameData:
     return load_tileset(path)
 
 
+def data_warnings(data: GameData) -> list[str]:
+    """The validator's warnings about a tile set (``neom tileset validate``)."""
+    from sim.tangram.tileset import tileset_warnings
+
+    return tileset_warnings(data)
+
+
 GAME = Game(
     name="tangram",
     title="Tangram City",
@@ -32,6 +39,9 @@ GAME = Game(
     event_kinds=R.EVENT_KINDS,
     events_per_game=R.EVENTS_PER_GAME,
     data_flag="--tileset",
+    data_header="tileset",
+    data_noun="tile set",
+    data_warnings=data_warnings,
     load_data=load_data,
     rule_options=RULE_OPTIONS,
     make_rules=make_rules,

@@ -55,7 +55,7 @@ ROUND_FIRST_CARD = np.array([0, 4, 8, 12, 16, 20], dtype=np.int64)
 
 # --- the rules array (sim.tangram.rules.make_rules) --------------------------------------------
 RO_FIRST_START = 0  # who holds the start marker in round 1: FIRST_START_*
-RO_FOUNTAIN_KEPT = 1  # 0: a fountain not placed in its round is lost; 1: kept for later rounds
+RO_FOUNTAIN_KEPT = 1  # 0: a fountain not placed in its round is lost (text 004); 1: kept
 RO_BALANCE_CAP = 2  # the balance scale's last space: markers = min(count, cap)
 RO_START_COLOUR = 3  # START_COLOUR_*: who decides the side (colour) of the start piece
 RO_BOARDS = 4  # BOARDS_*: which board each seat plays

@@ -33,11 +33,14 @@ RULE_OPTIONS = (
         flag="--fountain-kept",
         choices={"no": 0, "yes": 1},
         default="no",
-        help="whether a fountain not placed in its round can be placed later (not in the texts)",
+        help="yes: a fountain not placed in its round may be placed later, a house rule that "
+        'contradicts text 004 (a tile set aside "may not" be played later; its placing rules '
+        'apply to "City and Fountain Tiles")',
         commands=("play", "simulate"),
         describe={
-            "no": "a fountain not placed in its round is lost",
-            "yes": "a fountain not placed in its round is kept: later rounds may place several",
+            "no": "a fountain not placed in its round is set aside for good (text 004)",
+            "yes": "HOUSE RULE against text 004: a fountain not placed in its round is kept, and "
+            "later rounds may place several",
         },
     ),
     RuleOption(

@@ -10,7 +10,8 @@ A square is ``"."`` (empty), ``"R"`` or ``"G"`` (fully built red / green), or tw
 half is taken as the NW half and the second as the SE half. The result holds ``rectangle``
 (the largest fully built rectangle: the round score), ``red`` and ``green`` (the balance
 markers), ``balance_bonus`` and ``planning_bonus``. A bad board raises one UserError naming
-the square (``rows[r][c]``, counted from 0) and the problem.
+the square (``rows[r][c]``, counted from 0) and the problem; so does a board no game can
+reach (more fountain halves than the 6 Fountain Tiles a player has).
 """
 
 import json
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import UserError
+from sim.core.errors import UserError, check_text, decode_text
 from sim.core.game import GameData
 from sim.tangram import constants as K
 from sim.tangram import engine as E
@@ -55,6 +56,7 @@ def board_from_rows(rows, source: str) -> np.ndarray:
         shown = f"{len(rows)} row(s)" if isinstance(rows, list) else "not a list"
         raise UserError(f'{source}: "rows": {shown}; need {K.SIZE} lists of {K.SIZE} squares')
     board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+    fountains = 0
     for r, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != K.SIZE:
             shown = f"{len(row)} square(s)" if isinstance(row, list) else "not a list"
@@ -63,12 +65,19 @@ def board_from_rows(rows, source: str) -> np.ndarray:
             square = r * K.SIZE + c
             word, shift = divmod(4 * square, 64)
             for nibble, colour in parse_square(text, f"{source}: rows[{r}][{c}]"):
+                fountains += colour == K.FOUNTAIN
                 bits = np.uint64(nibble << shift)
                 board[E.OCC, word] |= bits
                 if colour == K.RED:
                     board[E.RED, word] |= bits
                 elif colour == K.GREEN:
                     board[E.GREEN, word] |= bits
+    if fountains > K.N_FOUNTAINS:
+        # Components (facts file): 6 triangular Fountain Tiles per player, half a square each.
+        raise UserError(
+            f"{source}: {fountains} fountain halves; a player has only {K.N_FOUNTAINS} Fountain "
+            "Tiles (half a square each), so no board holds more: not a board of the game"
+        )
     return board
 
 
@@ -102,10 +111,10 @@ def score_file(path, data: GameData | None = None, rules=None) -> dict:
         raise UserError(f"{source}: cannot read the board file ({exc.strerror})") from None
     if len(content) > MAX_BOARD_BYTES:
         raise UserError(f"{source}: larger than {MAX_BOARD_BYTES} bytes; not a board file")
+    text = decode_text(content, source)
+    check_text(text, "json", source)  # depth and numbers before parsing
     try:
-        board = json.loads(content.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{source}: not UTF-8 text") from None
+        board = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(
             f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"

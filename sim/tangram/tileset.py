@@ -19,21 +19,24 @@ The compiled form (``GameData.arrays``, passed to the compiled game as ``data``)
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from sim.core.errors import CatalogError, read_toml_input
 from sim.core.fields import (
+    check_kind,
+    check_name,
     describe,
     duplicate_names,
+    name_problem,
     read_fields,
     read_header,
     suggest,
     table_array,
 )
-from sim.core.game import GameData
+from sim.core.game import COPY_NOTE, GameData, same_arrays
 from sim.tangram import constants as K
 from sim.tangram import geometry as G
 
@@ -127,7 +130,8 @@ class TileSet:
 
     def marked(self, tile: int) -> bool:
         """True if the tile's card carries the "!" mark."""
-        return bool(self.similar_to[tile]) or self.tile_names[tile] in self.similar_to
+        name = self.tile_names[tile]
+        return bool(self.similar_to[tile]) or (bool(name) and name in self.similar_to)
 
     def card_name(self, tile: int) -> str:
         return self.tile_names[tile] + (" (!)" if self.marked(tile) else "")
@@ -196,9 +200,9 @@ def _depth(value, limit: int, level: int = 1) -> int:
 
 def _label(kind: str, raw, position: int) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
-    if isinstance(name, str) and len(name) <= MAX_TEXT:
+    if isinstance(name, str) and len(name) <= MAX_TEXT and not name_problem(name):
         return f'{kind} "{name}"'
-    return f"{kind} #{position + 1}"
+    return f"{kind} #{position + 1} (no name)"
 
 
 # --- shapes ---------------------------------------------------------------------------------------
@@ -387,16 +391,20 @@ def witness_rows(owner: dict[tuple[int, int, int], str]) -> list[str]:
 
 
 def _entries(raw_entries: list, kind: str, spec: dict, source: str, problems: list[str]):
-    """(where, fields or None) of each of the first MAX_ENTRIES ``[[...]]`` entries."""
+    """(where, fields or None) of each of the first MAX_ENTRIES ``[[...]]`` entries; an
+    unusable name (empty, control characters) is reported and left out (None)."""
     for position, raw in enumerate(raw_entries[:MAX_ENTRIES]):
         where = f"{source}: {_label(kind, raw, position)}"
-        yield where, _read_fields(raw, spec, where, problems)
+        fields = _read_fields(raw, spec, where, problems)
+        check_name(fields, where, problems)
+        yield where, fields
 
 
 def _read(data: dict, source: str, problems: list[str]) -> dict:
     header = read_header(
         data, TOP_LEVEL_KEYS, "tileset", TILESET_FIELDS, source, problems, _type_problem, SHOWN_TEXT
     )
+    check_name(header, f"{source}: [tileset]", problems)
     header = header or {}
 
     raw_tiles = table_array(data, "tiles", source, problems)
@@ -415,7 +423,7 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
             f"card: 5 rounds of {K.CARDS_PER_ROUND} cards and a final round of {K.FINAL_CARDS})"
         )
     names = [name for name, _, _, _ in tiles]
-    duplicate_names(names, "tile", source, problems)
+    duplicate_names(names, "tile", source, problems, lookalikes=True)
     shapes = [shape for _, shape, _, _ in tiles]
     first_with: dict[tuple, int] = {}
     for index, (name, shape, similar, where) in enumerate(tiles):
@@ -436,6 +444,15 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
                     f'{where}: field "similar_to": unknown tile "{similar}"'
                     + suggest(similar, [n for n in names if n])
                 )
+            elif name is not None and tiles[names.index(similar)][2] != name:
+                # The "!" is on both cards of a near-identical pair (text 004), so the pair
+                # names each other; a one-sided entry is a typo or a forgotten half.
+                back = tiles[names.index(similar)][2]
+                problems.append(
+                    f'{where}: field "similar_to": "{similar}" does not name this tile back '
+                    f'(its similar_to is "{back}"); both cards of a near-identical pair carry '
+                    f'"!": give "{similar}" similar_to = "{name}"'
+                )
 
     raw_boards = table_array(data, "boards", source, problems)
     boards = []
@@ -452,7 +469,7 @@ def _read(data: dict, source: str, problems: list[str]) -> dict:
             f"{source}: {len(raw_boards)} boards; the game has exactly {K.N_BOARDS} City Boards "
             "(one per player)"
         )
-    duplicate_names([b[0] for b in boards], "board", source, problems)
+    duplicate_names([b[0] for b in boards], "board", source, problems, lookalikes=True)
     first_at: dict[tuple, str] = {}
     for name, fields, start, _, where in boards:
         if start is None:
@@ -569,6 +586,7 @@ def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
     """Parse a tile-set file no larger than MAX_FILE_BYTES: (data, sha256, bytes); one clear
     line for any failure (``sim.core.errors.read_toml_input``)."""
     data, content = read_toml_input(path, "tile-set file", MAX_FILE_BYTES, source)
+    check_kind(data, "tileset", source)
     return data, hashlib.sha256(content).hexdigest(), content
 
 
@@ -577,7 +595,16 @@ def load_tileset(path: str | Path | None = None) -> GameData:
     path = DEFAULT_TILESET if path is None else Path(path)
     source = path.name if path == DEFAULT_TILESET else str(path)
     data, digest, raw = read_toml(path, source)
-    return compile_tileset(data, source, digest, raw)
+    loaded = compile_tileset(data, source, digest, raw)
+    if path != DEFAULT_TILESET and not loaded.reconstructed:
+        default = load_tileset()
+        if same_arrays(loaded.arrays, default.arrays):
+            # reconstructed = false on the shipped reconstruction does not make it the
+            # published game's tiles.
+            name = f"{loaded.name} ({COPY_NOTE})"
+            content = replace(loaded.content, name=name, reconstructed=True)
+            loaded = replace(loaded, name=name, reconstructed=True, content=content)
+    return loaded
 
 
 def tileset_warnings(game_data: GameData) -> list[str]:
@@ -606,6 +633,25 @@ def tileset_warnings(game_data: GameData) -> list[str]:
                 "can be fully built (python -m sim.tangram.witness finds one)"
             )
     return warnings
+
+
+def fill_problem(tileset: TileSet) -> str:
+    """Why no witness can exist for this tile set's area ("" if one may): a witness places every
+    tile once and 0 to 6 fountains (half a square each) around the start piece, so the tiles
+    must cover the rest of the board less a whole number of fountain halves. Checked before
+    any search, which would otherwise look for minutes before giving up."""
+    area = sum(len(shape) for shape in tileset.shapes)
+    free = K.N_QUARTERS - K.START_AREA_QUARTERS
+    least = free - K.N_FOUNTAINS * K.FOUNTAIN_QUARTERS
+    if least <= area <= free and (free - area) % K.FOUNTAIN_QUARTERS == 0:
+        return ""
+    return (
+        f"{tileset.source}: the tiles cover {area / 4:g} squares, but with the start piece "
+        f"({K.START_AREA_QUARTERS / 4:g} squares) and 0 to {K.N_FOUNTAINS} fountains (half a "
+        f"square each) they cannot fill the {K.SIZE}x{K.SIZE} board, which takes "
+        f"{least / 4:g} to {free / 4:g} squares of tiles: no witness tiling exists, so none is "
+        "searched for"
+    )
 
 
 def template() -> str:

@@ -21,6 +21,7 @@ from sim.tangram import geometry as G
 from sim.tangram.tileset import (
     WITNESS_FOUNTAIN,
     WITNESS_START,
+    fill_problem,
     load_tileset,
     tile_letter,
     witness_rows,
@@ -129,6 +130,11 @@ def main(argv=None) -> int:
         print(exc, file=sys.stderr)
         return 1
     ts = data.content
+    problem = fill_problem(ts)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    print(f"# tile set: {data.label}")
     status = 0
     for board in ts.boards:
         tiling = find_tiling(ts.shapes, board.start)

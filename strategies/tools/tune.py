@@ -14,14 +14,15 @@ compares values, so one weight sets the scale.
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from sim.core.errors import UserError
-from sim.core.strategies import StrategySpec, split_strategies
+from sim.core.strategies import StrategySpec, set_name_problem, split_strategies
+from sim.core.strategy_writer import claim_set, write_set
 from sim.neom.catalog import load_catalog
 from strategies.neom.registry import (
+    REGISTRY,
     STRATEGIES,
     load_strategy_file,
     parse_strategy,
@@ -54,7 +55,14 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=1, help="master seed of the deals")
     parser.add_argument("--workers", type=int, default=1, help="threads playing games")
     parser.add_argument("--name", help="name of the tuned set (default tuned_BASE)")
-    parser.add_argument("--out", help="strategy TOML file to write (default: print it)")
+    parser.add_argument(
+        "--out",
+        help="strategy TOML file to write the set into (default: print it); an existing "
+        "strategy file keeps its other sets",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a set of the same name in --out"
+    )
     parser.add_argument("--strategy-file", help="named sets usable as base or opponents")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -175,11 +183,70 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, desc="tune", unit="gen", disable=not enabled, file=sys.stderr)
 
 
-def strategy_toml(name: str, spec: StrategySpec, comment: str) -> str:
+def strategy_toml(name: str, spec: StrategySpec, comment: str, tuning: dict | None = None) -> str:
     info = STRATEGIES[spec.name]
     lines = [f"# {comment}", f"[sets.{name}]", f'base = "{spec.name}"']
     lines += [f"{key} = {spec.params[k]:.4g}" for k, key in enumerate(info.param_names)]
+    if tuning:
+        import tomlkit
+
+        lines += ["", f"[sets.{name}.tuning]", tomlkit.dumps(tuning).rstrip()]
     return "\n".join(lines) + "\n"
+
+
+def opponent_specs(
+    text: str, n_players: int, strategy_file, name: str, base: str
+) -> tuple[str, ...]:
+    """``--opponents`` as specs. A named field (``strong``) stands for its list for the player
+    count with the tuned set's own seat taken out (the seat named like the set or like
+    ``--base``), so the set is tuned in the field it will play in. UserError when more
+    opponents are named than there are other seats."""
+    from sim.core.strategies import expand_field, read_strategy_file, shipped_file
+
+    texts = split_strategies(text, "--opponents")
+    shipped = shipped_file(REGISTRY)
+    user = read_strategy_file(REGISTRY, strategy_file, shipped) if strategy_file else None
+    fields = {**(shipped.fields if shipped else {}), **(user.fields if user else {})}
+    expanded = expand_field(texts, n_players, fields, "--opponents")
+    if expanded is not texts:
+        own = [k for k, spec in enumerate(expanded) if spec in (name, base.strip())]
+        if own:
+            expanded = expanded[: own[0]] + expanded[own[0] + 1 :]
+    if len(expanded) > n_players - 1:
+        raise UserError(
+            f"--opponents {text}: {len(expanded)} strategies for the {n_players - 1} other "
+            f"seat{'s' if n_players > 2 else ''} of a {n_players}-player game"
+            + (
+                " (the field has no seat named like the set or --base)"
+                if expanded is not texts
+                else ""
+            )
+        )
+    return expanded
+
+
+def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> dict:
+    """How the set was made, stored beside it (``neom verify`` replays its field)."""
+    from datetime import UTC, datetime
+
+    from sim.core.registry import get_game
+    from strategies.tools.verify import source_commit
+
+    return {
+        "base": args.base,
+        "opponents": [spec.label for spec in opponents],
+        # exactly as they played, so verify replays this field after the sets are re-tuned
+        "opponent_specs": [spec.spec for spec in opponents],
+        "players": args.players,
+        "budget": args.budget,
+        "seed": args.seed,
+        "games": result.games,
+        "share": round(result.tuned_share, 4),
+        "base_share": round(result.base_share, 4),
+        "rules_version": get_game("neom").rules_version,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "commit": source_commit(),
+    }
 
 
 def run(args) -> int:
@@ -187,12 +254,23 @@ def run(args) -> int:
         raise UserError(f"--players must be 2 to 5, got {args.players}")
     if args.budget < 100:
         raise UserError(f"--budget must be at least 100 games, got {args.budget}")
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: must be at least 1")
+    # The set's name and the output file are checked before the budget is spent.
+    name = args.name if args.name is not None else f"tuned_{args.base.partition(':')[0]}"
+    problem = set_name_problem(REGISTRY, name, bare=True)
+    if problem:
+        raise UserError(f"--name {name!r}: {problem}")
+    existing = claim_set(REGISTRY, args.out, name, args.overwrite) if args.out else None
     named = load_strategy_file(args.strategy_file) if args.strategy_file else {}
     base = resolve_strategy(args.base, named)
     if not STRATEGIES[base.name].param_names:
         raise UserError(f"--base {args.base!r} has no parameters to tune")
     opponents = [
-        resolve_strategy(spec, named) for spec in split_strategies(args.opponents, "--opponents")
+        resolve_strategy(spec, named)
+        for spec in opponent_specs(
+            args.opponents, args.players, args.strategy_file, name, args.base
+        )
     ]
     tables = load_catalog()
     result = tune(
@@ -205,15 +283,15 @@ def run(args) -> int:
         args.workers,
         progress=not args.no_progress,
     )
-    name = args.name or f"tuned_{args.base.partition(':')[0]}"
     comment = (
         f"neom tune --base {args.base} --opponents {args.opponents} --players {args.players} "
         f"--budget {args.budget} --seed {args.seed}: win share {result.tuned_share:.3f} "
         f"(base {result.base_share:.3f}) on fresh deals, {result.games} games"
     )
-    text = strategy_toml(name, result.spec, comment)
+    tuning = tuning_table(args, result, opponents)
+    text = strategy_toml(name, result.spec, comment, tuning)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_set(REGISTRY, args.out, name, text, existing)
         print(f"wrote {args.out}: set {name!r}; {comment}")
     else:
         print(text, end="")

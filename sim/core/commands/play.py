@@ -8,9 +8,10 @@ from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import resolve
+from sim.core.outputs import claim_file
 from sim.core.rng import master_key
 from sim.core.runner import rules_array as rules_array_of
-from sim.core.strategies import load_strategy_file, resolve_strategy, split_strategies
+from sim.core.strategies import seat_strategies, split_strategies
 
 
 def register(subparsers) -> None:
@@ -25,6 +26,9 @@ def register(subparsers) -> None:
     parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
     parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the --json file if it exists"
+    )
     add_game_options(parser, "play")
     parser.set_defaults(func=run)
 
@@ -37,16 +41,15 @@ def run(args) -> int:
         )
     if args.seed < 0:
         raise UserError(f"--seed {args.seed}: must be 0 or more")
-    registry = game.strategies
-    named = load_strategy_file(registry, args.strategy_file) if args.strategy_file else None
-    specs = [resolve_strategy(registry, s, named) for s in split_strategies(args.strategies)]
-    if len(specs) == 1:
-        specs *= args.players
-    if len(specs) != args.players:
-        raise UserError(
-            f"--strategies: {len(specs)} strategies for {args.players} players "
-            "(give one per seat, or one for all)"
-        )
+    if args.json:
+        claim_file(args.json, "--json", args.overwrite)  # before the game is played
+    specs = seat_strategies(
+        game.strategies,
+        split_strategies(args.strategies),
+        args.players,
+        args.strategy_file,
+        one_for_all=True,
+    )
     data = game.load_data(data_path)
     entry = game.play_batch_for([spec.id for spec in specs])
     with compile_notice(game.title, game.compile_seconds, code=entry):

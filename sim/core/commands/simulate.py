@@ -84,8 +84,17 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         command=shlex.join(["neom", *sys.argv[1:]]),
         rules=rules,
+        data_warnings=True,
     )
     result = run_simulation(config)
+    if result.already_complete:
+        print(
+            f"neom: note: {result.path}: the run is already complete ({result.games} games); "
+            "nothing to do",
+            file=sys.stderr,
+        )
+        print(f"game: {game.title}\noutput: {result.path}\ndata: {result.data_label}")
+        return 0
     resumed = f" ({result.games - result.games_played} resumed)" if result.batches_resumed else ""
     print(
         f"game: {game.title}\n"

@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from sim.core.errors import UserError, check_nesting, read_input
+from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.neom import constants as K
 from sim.neom.catalog import with_extra_tiles
 from sim.neom.scoring import score_city
@@ -45,11 +45,8 @@ def score_file(path, data, rules: dict) -> dict:
 
 def read_city_file(path: str) -> dict:
     content = read_input(path, "city file", MAX_CITY_BYTES)  # size before reading
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
-    check_nesting(text, "json", path)  # depth before parsing
+    text = decode_text(content, path)
+    check_text(text, "json", path)  # depth and numbers before parsing
     try:
         data = json.loads(text)
     except RecursionError:

@@ -1,0 +1,345 @@
+"""``neom balance NAME`` and ``neom balance --all``: the command line of the balance search
+(``analysis.neom.balance``, ``analysis.neom.balance_all``)."""
+
+import json
+import math
+import os
+import shlex
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from sim.core.errors import UserError
+from sim.neom.constants import VARIANT_NAMES
+
+DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
+ITEM_GAMES = 2000  # games per candidate of a one-item search
+ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "balance",
+        help="the lever value (VP, cost, ...) that brings an item's effect into the band, "
+        "measured on paired deals and re-measured on fresh ones; --all: a whole-catalogue pass",
+        description="Search a tile's, cornerstone's or Disaster's numeric levers for the value "
+        "that brings its effect (the report's definition) into the practical band. Every "
+        "candidate plays the same deals as the catalogue as it is; each suggestion is measured "
+        "again on fresh deals.",
+    )
+    parser.add_argument("name", nargs="?", help="the tile, cornerstone or Disaster")
+    parser.add_argument("--all", action="store_true", help="a whole-catalogue pass")
+    parser.add_argument("--catalog", default=None, help="catalogue file (default: built-in)")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument(
+        "--strategies", default=DEFAULT_FIELD,
+        help=f"one strategy per seat, comma-separated, or a named field ({DEFAULT_FIELD})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--strategy-file",
+        type=Path,
+        default=None,
+        help="TOML file of named parameter sets usable in --strategies",
+    )
+    parser.add_argument(
+        "--games", type=int, default=None,
+        help="games per candidate on the search deals (2000; --all: 4000; a multiple of "
+        "--players)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--verify-games", type=int, default=None,
+        help="games per side on the fresh deals every suggestion is measured on again "
+        "(default: twice --games)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=1, help="master seed of the search deals")
+    parser.add_argument("--variant", default="standard", choices=tuple(VARIANT_NAMES))
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
+    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    parser.add_argument("--lever", default=None, help="search only this lever (vp, cost, "
+                        "effects[0].vp, ...)")  # fmt: skip
+    parser.add_argument(
+        "--relative-to", choices=("median", "expected"), default="median",
+        help="a cornerstone's effect: against the median cornerstone (the report's vs_median) "
+        "or against its drafters' expected share (the report's flagged effect) (median)",
+    )  # fmt: skip
+    parser.add_argument("--band", type=float, default=2.0, help="practical band, pct-pts (2)")
+    parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
+    parser.add_argument(
+        "--max-evals",
+        type=int,
+        default=None,
+        help="candidates per lever (8); --all: evaluations in all (16)",
+    )
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the result here")
+    parser.add_argument("--work", default=None, metavar="DIR",
+                        help="keep the candidates' runs here (default: a temporary folder, "
+                        "deleted at the end)")  # fmt: skip
+    parser.add_argument("--out", default=None, help="--all: output folder (balance/all)")
+    parser.add_argument("--resume", action="store_true", help="--all: continue a pass")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier --json file or --all folder")  # fmt: skip
+    parser.add_argument(
+        "--intended", default="", metavar="NAME,...",
+        help="--all: tiles meant to be rarely or never placed (not counted as dead)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--goals", default="cornerstones,tiles,dead", metavar="GOAL,...",
+        help="--all: which goals to pursue (cornerstones: in the band against the median and "
+        "not flagged; tiles: not flagged; dead: placed) (all three)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--per-round",
+        type=int,
+        default=0,
+        metavar="K",
+        help="--all, coordinate: items moved in the first round, furthest from their goal "
+        "first, halved after a round that made the loss worse (0: every off-goal item)",
+    )
+    parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
+                        default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(func=run)
+
+
+def check_output_file(path: str | None, overwrite: bool, option: str = "--json") -> None:
+    """Refuse to replace an existing file without --overwrite, or to write into a missing
+    folder, before any work is done."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"{option} {path}: is a folder")
+    if target.exists() and not overwrite:
+        raise UserError(f"{option} {path}: exists; pass --overwrite to replace it")
+    if not target.parent.is_dir():
+        raise UserError(f"{option} {path}: no such folder {target.parent}")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing (a temporary file beside it, then renamed)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def setting_from(args):
+    from analysis.neom.balance import Setting
+    from sim.core.seeding import check_game_count
+    from sim.core.strategies import split_strategies
+
+    if not 0.0 <= args.band < 100.0:
+        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
+    for option, games in (("--games", args.games), ("--verify-games", args.verify_games)):
+        if games is not None:
+            if games < args.players:
+                raise UserError(f"{option} {games}: at least --players ({args.players})")
+            check_game_count("rotate", games, args.players)
+    if args.catalog is not None and not Path(args.catalog).is_file():
+        raise UserError(f"--catalog {args.catalog}: no such catalogue file")
+    return Setting(
+        strategies=split_strategies(args.strategies),
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        variant=args.variant,
+        workers=args.workers,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        strategy_file=args.strategy_file,
+        min_n=args.min_n,
+        band=args.band / 100.0,
+        median=args.relative_to == "median",
+    )
+
+
+def base_catalog(path):
+    """(text, source, GameData) of the catalogue, validated."""
+    from sim.neom import load_data
+
+    data = load_data(Path(path) if path else None)
+    return data.raw.decode("utf-8"), data.source, data
+
+
+def run(args) -> int:
+    if args.games is None:
+        args.games = ALL_GAMES if args.all else ITEM_GAMES
+    if args.all:
+        if args.name:
+            raise UserError("give either NAME or --all, not both")
+        from analysis.neom.balance_all import run_all
+
+        return run_all(args)
+    if not args.name:
+        raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
+    if (args.resume or args.out or args.intended or args.optimizer != "coordinate"
+            or args.goals != "cornerstones,tiles,dead" or args.per_round != 0):  # fmt: skip
+        raise UserError(
+            "--out, --resume, --intended, --goals, --per-round and --optimizer belong to --all"
+        )
+    return run_item(args)
+
+
+def run_item(args) -> int:
+    from analysis.neom import balance as B
+
+    setting = setting_from(args)
+    check_output_file(args.json, args.overwrite)
+    text, source, data = base_catalog(args.catalog)
+    item, kind, levers = B.item_levers(tomllib.loads(text), args.name, args.variant)
+    levers = B.pick_levers(levers, args.lever)
+    max_evals = B.DEFAULT_MAX_EVALS if args.max_evals is None else args.max_evals
+    if max_evals < 1:
+        raise UserError(f"--max-evals {max_evals}: at least 1")
+    verify_games = args.verify_games or 2 * setting.games
+    live = [lever for lever in levers if not lever.inert]
+    if not levers:
+        print(
+            f"{item}: no lever in the catalogue moves this {kind}"
+            + (" (what a Disaster costs its victims is a rule, RULES.md P10, and no tile "
+               "protects against it or insures it)" if kind == "disaster" else ""),
+        )  # fmt: skip
+        return 1
+    created = args.work is None
+    work = Path(tempfile.mkdtemp(prefix="neom-balance-")) if created else Path(args.work)
+    if not created:
+        _check_work(work)
+    planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live))
+    progress = B.Progress(planned, quiet=args.quiet)
+    command = "neom balance"
+    if sys.argv[1:2] == ["balance"]:
+        command = shlex.join(["neom", *sys.argv[1:]])
+    evaluator = B.Evaluator(text, source, setting, work, progress, command)
+    try:
+        result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+    finally:
+        B.remove_work(work, created)
+    records = B.lever_records(result, setting)
+    document = {
+        "item": item,
+        "kind": kind,
+        "field": ",".join(setting.strategies),
+        "games": setting.games,
+        "seed": setting.seed,
+        "levers": records,
+        "players": setting.players,
+        "verify_games": verify_games,
+        "fresh_seed": result.fresh_seed,
+        "band": 100 * setting.band,
+        "effect_definition": B.KIND_WORDS[kind]
+        if kind != "cornerstone" or setting.median else B.EXPECTED_WORDS,
+        "current_effect": [B._pp(x) for x in result.verified[""]["target"]],
+        "catalog": data.name,
+        "catalog_source": str(source),
+        "variant": args.variant,
+        "seconds": round(time.perf_counter() - progress.start, 1),
+    }  # fmt: skip
+    if data.reconstructed:
+        document["data"] = data.label
+    for line in summary_lines(document):
+        print(line)
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(document, indent=1) + "\n")
+        print(f"written: {args.json}")
+    return 0
+
+
+def _check_work(work: Path) -> None:
+    if work.exists() and not work.is_dir():
+        raise UserError(f"--work {work}: exists and is not a folder")
+    if work.is_dir():
+        foreign = [p.name for p in work.iterdir() if p.name not in ("runs", "catalogs")]
+        if foreign:
+            raise UserError(f"--work {work}: holds {foreign[0]!r}, which neom balance did not "
+                            "write; choose an empty or new folder")  # fmt: skip
+
+
+def _fmt(x, digits: int = 1) -> str:
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else (
+        f"{x:+.{digits}f}")  # fmt: skip
+
+
+def summary_lines(doc: dict) -> list[str]:
+    """The result in words and a table (what the command prints)."""
+    from analysis.neom.balance import RATES
+
+    lines = []
+    if doc.get("data"):
+        lines.append(f"catalogue: {doc['data']}")
+    effect, lo, hi = doc["current_effect"]
+    lines += [
+        f"{doc['item']} ({doc['kind']}): effect = {doc['effect_definition']}; band "
+        f"±{doc['band']:g} pct-pts.",
+        f"field: {doc['field']} ({doc['players']} players); search: {doc['games']:,} games a "
+        f"candidate, seed {doc['seed']}; every figure below measured again on fresh deals "
+        f"(seed {doc['fresh_seed']}, {doc['verify_games']:,} games a side).",
+        f"as it is: {_fmt(effect)} [{_fmt(lo)}, {_fmt(hi)}] pct-pts on the fresh deals.",
+        "",
+        "| lever | current | suggested | effect on fresh deals [95% CI] | slope per unit "
+        "[95% CI] | in band | search |",
+        "|---|---:|---:|---|---|---|---|",
+    ]
+    for r in doc["levers"]:
+        slope = (
+            f"1 {r['unit']} = {_fmt(r['slope'], 2)} [{_fmt(r['slope_lo'], 2)}, "
+            f"{_fmt(r['slope_hi'], 2)}] pct-pts" if r["slope"] is not None else "–"
+        )  # fmt: skip
+        lines.append(
+            f"| {r['lever']} | {r['current']} | {r['suggested']} | {_fmt(r['effect'])} "
+            f"[{_fmt(r['lo'])}, {_fmt(r['hi'])}] | {slope} | {'yes' if r['in_band'] else 'no'} "
+            f"| {r['stop']} |"
+        )
+    for r in doc["levers"]:
+        if "rates" not in r:
+            continue
+        words = dict(RATES[doc["kind"]])
+        rates = "; ".join(
+            f"{words[k]} {_share(v['before'])} → {_share(v['after'])}"
+            for k, v in r["rates"].items()
+        )
+        others = "; ".join(
+            f"{o['kind']} {o['name']} {_fmt(o['shift'])} [{_fmt(o['lo'])}, {_fmt(o['hi'])}]"
+            for o in r.get("other_shifts", [])[:3]
+        )
+        lines.append(
+            f"- {r['lever']} = {r['suggested']}: shift {_fmt(r['shift'][0])} "
+            f"[{_fmt(r['shift'][1])}, {_fmt(r['shift'][2])}] pct-pts (paired); {rates}; "
+            f"largest other shifts: {others or '–'}"
+        )
+    levers = doc["levers"]
+    never = [r for r in levers if not r["reached_on_search_deals"]]
+    lost = [r for r in levers if r["reached_on_search_deals"] and not r["in_band"]]
+    if doc["current_effect"][0] is None:
+        lines.append(
+            f"{doc['item']}'s effect cannot be measured in this field: fewer than --min-n seats "
+            "hold it (more --games, or another field)"
+        )
+    elif levers and len(never) == len(levers):
+        lines.append(
+            f"No lever value within the catalogue's bounds brings {doc['item']} into the band: "
+            + "; ".join(f"{r['lever']}: {r['stop']}" for r in never)
+        )
+    elif never:
+        lines.append(
+            "Not reaching the band with one lever: "
+            + "; ".join(f"{r['lever']} ({r['stop']})" for r in never)
+        )
+    if lost:
+        lines.append(
+            "In the band on the search deals but not on the fresh ones (the search's noise; "
+            "more --games narrows it): "
+            + ", ".join(f"{r['lever']} = {r['suggested']}" for r in lost)  # fmt: skip
+        )
+    return lines
+
+
+def _share(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"

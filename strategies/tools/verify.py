@@ -1,0 +1,425 @@
+"""``neom verify``: does a tuned set beat what it replaces, on fresh deals?
+
+A set of a strategy file is played against what it replaces (its base strategy at its default
+parameters, or the table's ``replaces``) in two fields of ``--players`` seats:
+
+- **tuned**: the field it was tuned in (its ``[sets.NAME.tuning]`` table's ``opponents``, which
+  fill the other seats in turn, as ``neom tune`` seats them);
+- **mixed**: a field of the other shipped sets, the named field (``strong``) for that player
+  count with the set's own seat taken out (the seat of the same name, else the first of the
+  same base strategy, else the last).
+
+In each field the set and what it replaces play the same games: the same deals (a master seed
+other than the tuning's, so the deals are fresh), the same seat, the same other players; seats
+rotate game by game. The set's win share and the replaced one's are shown with 95% Wilson
+intervals, and their paired difference (game by game) with a 95% interval. The set **passes**
+when in both fields that interval lies above 0: its win share is above the one it replaces.
+``--write`` stores the figures, the rules version, seed, date and commit as the set's
+``[sets.NAME.verification]`` table, which ``neom strategies`` shows; rerunning the whole check
+of the shipped sets is ``neom verify --write``.
+"""
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from analysis.core.stats import paired_difference, wilson_interval
+from sim.core.errors import UserError
+from sim.core.strategies import (
+    SET_TABLES,
+    StrategyFile,
+    StrategySpec,
+    read_strategy_file,
+    resolve_strategy,
+    shipped_file,
+    split_strategies,
+)
+from strategies.neom.registry import REGISTRY
+from strategies.tools.arena import play_match
+
+DEFAULT_GAMES = 8000
+DEFAULT_SEED = 20_261_201  # not a seed any shipped set was tuned with
+DEFAULT_FIELD = "strong"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check that tuned sets beat what they replace, on fresh deals",
+        description="Play each set and what it replaces on the same fresh deals, in the "
+        "field it was tuned in and in a mixed field of the other shipped sets; a set passes "
+        "when, in both, the 95%% interval of its win share's lead over the replaced one is "
+        "above 0. --write stores the figures in the strategy file.",
+    )
+    parser.add_argument(
+        "--strategy-file",
+        type=Path,
+        help="the strategy file whose sets to check (default: the shipped tuned sets)",
+    )
+    parser.add_argument("--sets", help="comma-separated sets to check (default: every set)")
+    parser.add_argument(
+        "--games", type=int, default=DEFAULT_GAMES, help=f"games per match ({DEFAULT_GAMES})"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="master seed of the fresh deals"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="threads playing games")
+    parser.add_argument(
+        "--field",
+        default=DEFAULT_FIELD,
+        help=f"the named field of the mixed check ({DEFAULT_FIELD})",
+    )
+    parser.add_argument(
+        "--replaces",
+        help="compare with this strategy instead of what each set replaces (its tuning "
+        "table's replaces, else its base), e.g. an older version of the set",
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="store each set's figures in the strategy file"
+    )
+    parser.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    field: str  # "tuned" or "mixed"
+    others: tuple[str, ...]  # the other seats' strategies
+    games: int
+    share: float  # the set's win share
+    share_lo: float
+    share_hi: float
+    replaced_share: float
+    replaced_lo: float
+    replaced_hi: float
+    lead: float  # paired mean of (set's share - replaced share), game by game
+    lead_lo: float
+    lead_hi: float
+
+    @property
+    def passed(self) -> bool:
+        return self.lead_lo > 0.0
+
+    def as_table(self) -> dict:
+        table = {"others": list(self.others), "games": self.games}
+        for key in ("share", "share_lo", "share_hi", "replaced_share", "replaced_lo"):
+            table[key] = round(getattr(self, key), 4)
+        for key in ("replaced_hi", "lead", "lead_lo", "lead_hi"):
+            table[key] = round(getattr(self, key), 4)
+        table["passed"] = self.passed
+        return table
+
+
+@dataclass(frozen=True)
+class Verification:
+    name: str
+    replaces: str
+    players: int
+    seed: int
+    rules_version: str
+    date: str
+    commit: str
+    checks: tuple[FieldCheck, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+    def as_table(self) -> dict:
+        table = {
+            "passed": self.passed,
+            "rules_version": self.rules_version,
+            "replaces": self.replaces,
+            "players": self.players,
+            "seed": self.seed,
+            "date": self.date,
+            "commit": self.commit,
+        }
+        for check in self.checks:
+            table[check.field] = check.as_table()
+        return table
+
+
+def game_shares(match, which: int) -> np.ndarray:
+    """Strategy ``which``'s win share in each game (one seat of it per game)."""
+    from sim.neom import records as R
+
+    wins = match.players[:, :, R.P_WIN].astype(np.float64)
+    share = wins / np.maximum(wins.sum(axis=1, keepdims=True), 1.0)
+    mine = match.players[:, :, R.P_STRATEGY] == which
+    return (share * mine).sum(axis=1)
+
+
+def check_field(
+    tables,
+    field: str,
+    candidate: StrategySpec,
+    replaced: StrategySpec,
+    others: list[StrategySpec],
+    n_players: int,
+    games: int,
+    seed: int,
+    workers: int = 1,
+) -> FieldCheck:
+    """The set and what it replaces, each in seat 0 of the lineup (``others`` filling the other
+    seats in turn), on the same ``games`` deals of ``seed``, seats rotating."""
+    from strategies.tools.tune import lineup
+
+    seats = lineup(n_players, len(others))
+    shares = []
+    for spec in (candidate, replaced):
+        match = play_match(tables, [spec, *others], seats, games, seed, workers=workers)
+        shares.append(game_shares(match, 0))
+    lead = paired_difference(shares[0], shares[1])
+    (lo_a, hi_a), (lo_b, hi_b) = (wilson_interval(s.sum(), s.size) for s in shares)
+    used = tuple(others[k - 1].label for k in sorted(set(seats) - {0}))
+    return FieldCheck(
+        field,
+        used,
+        games,
+        float(shares[0].mean()),
+        float(lo_a),
+        float(hi_a),
+        float(shares[1].mean()),
+        float(lo_b),
+        float(hi_b),
+        lead["mean"],
+        lead["lo"],
+        lead["hi"],
+    )
+
+
+def mixed_field(name: str, spec: StrategySpec, field: list[str], named: dict) -> list[str]:
+    """The field's list without the set's own seat: the seat of its name, else the first seat
+    of the same base strategy, else the last seat."""
+    names = [entry.strip() for entry in field]
+    if name in names:
+        drop = names.index(name)
+    else:
+        bases = [resolve_strategy(REGISTRY, entry, named).name for entry in names]
+        drop = bases.index(spec.name) if spec.name in bases else len(names) - 1
+    return names[:drop] + names[drop + 1 :]
+
+
+def tuned_field(tuning: dict, named: dict, where: str) -> list[StrategySpec]:
+    """The opponents a set was tuned against: exactly as they played when the tuning table
+    has their specs (``opponent_specs``: a named set re-tuned since keeps its old weights
+    here), else as their names resolve now."""
+    from dataclasses import replace
+
+    from sim.core.strategies import parse_strategy
+
+    opponents = tuning["opponents"]
+    exact = tuning.get("opponent_specs")
+    if exact is None:
+        return [resolve_strategy(REGISTRY, o, named) for o in opponents]
+    if not isinstance(exact, list) or len(exact) != len(opponents):
+        raise UserError(f"{where}: opponent_specs must list one spec per opponent")
+    try:
+        return [
+            replace(parse_strategy(REGISTRY, spec), label=label)
+            for spec, label in zip(exact, opponents, strict=True)
+        ]
+    except UserError as exc:
+        raise UserError(f"{where}: opponent_specs: {exc}") from None
+
+
+def verify_set(
+    tables,
+    name: str,
+    spec: StrategySpec,
+    tuning: dict,
+    named: dict,
+    fields: dict,
+    field_name: str,
+    games: int,
+    seed: int,
+    workers: int = 1,
+    progress=None,
+    against: str | None = None,
+) -> Verification:
+    from sim.core.registry import get_game
+
+    where = f"set {name!r}"
+    players = tuning.get("players")
+    opponents = tuning.get("opponents")
+    if not isinstance(players, int) or not isinstance(opponents, list) or not opponents:
+        raise UserError(
+            f"{where}: its [sets.{name}.tuning] table must give players (a number) and "
+            "opponents (a list of strategies): the field it was tuned in"
+        )
+    if tuning.get("seed") == seed:
+        raise UserError(
+            f"{where} was tuned on the deals of seed {seed}: verify with another --seed"
+        )
+    replaces = against or tuning.get("replaces", tuning.get("base", spec.name))
+    if not isinstance(replaces, str):
+        raise UserError(f"{where}: its tuning table's replaces must name a strategy")
+    replaced = resolve_strategy(REGISTRY, replaces, named)
+    tuned_others = tuned_field(tuning, named, where)
+    field = fields.get(field_name)
+    if field is None or players not in field.tables:
+        raise UserError(f"{where}: no field {field_name!r} with a {players}-player list")
+    mixed_others = [
+        resolve_strategy(REGISTRY, o, named)
+        for o in mixed_field(name, spec, list(field.tables[players]), named)
+    ]
+    checks = []
+    for step, (field_label, others) in enumerate(
+        (("tuned", tuned_others), ("mixed", mixed_others))
+    ):
+        start = time.perf_counter()
+        checks.append(
+            check_field(tables, field_label, spec, replaced, others, players, games, seed, workers)
+        )
+        if progress:
+            seconds = time.perf_counter() - start
+            progress(
+                f"{name}: {field_label} field ({', '.join(o.label for o in others)}): "
+                f"{2 * games:,} games in {seconds:.0f} s ({2 * games / seconds:,.0f} games/s)"
+                + (f"; the other field about {seconds:.0f} s more" if step == 0 else "")
+            )
+    return Verification(
+        name,
+        replaced.label,
+        players,
+        seed,
+        get_game("neom").rules_version,
+        datetime.now(UTC).strftime("%Y-%m-%d"),
+        source_commit(),
+        tuple(checks),
+    )
+
+
+def source_commit() -> str:
+    """The checkout's commit (``-dirty`` when its Python code has uncommitted changes: the code
+    that plays; a strategy file being written or a document does not count), or ``unknown``."""
+    root = Path(__file__).resolve().parent.parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "*.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def describe(v: Verification) -> list[str]:
+    """The figures as ``neom verify`` prints them (``neom strategies`` shows the same)."""
+    from sim.core.commands.strategies import verification_lines
+
+    lines = verification_lines(v.name, v.as_table())
+    return [f"{v.name}: {lines[0]}", *lines[1:]]
+
+
+def write_verification(path: Path, results: list[Verification]) -> None:
+    """Store each result as its set's ``verification`` table (replacing the one before),
+    written to a temporary file, then moved over: the file is laid out anew, set by set, each
+    with the comment lines above its header; the file's leading comment and the fields are
+    kept (other comments are not)."""
+    import tomllib
+
+    text = path.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    for result in results:
+        data["sets"][result.name]["verification"] = result.as_table()
+    temporary = path.with_name(f".{path.name}.verify-tmp")
+    temporary.write_text(strategy_file_text(data, text), encoding="utf-8")
+    temporary.replace(path)
+
+
+def strategy_file_text(data: dict, old_text: str = "") -> str:
+    """A strategy file's TOML: the leading comment of ``old_text``, then every set (the comment
+    lines above its header in ``old_text``, its parameters, then its tables), then the fields."""
+    import tomlkit
+
+    lines = old_text.splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    comments: dict[str, list[str]] = {}
+    for k, line in enumerate(lines):
+        if line.startswith("[sets.") and line.endswith("]") and line.count(".") == 1:
+            above = k
+            while above > len(header) and lines[above - 1].startswith("#"):
+                above -= 1
+            comments[line[len("[sets.") : -1]] = lines[above:k]
+
+    def table(name: str, values: dict) -> list[str]:
+        plain = {key: value for key, value in values.items() if not isinstance(value, dict)}
+        out = [f"[{name}]", tomlkit.dumps(plain).rstrip()] if plain else [f"[{name}]"]
+        for key, value in values.items():
+            if isinstance(value, dict):
+                out += ["", *table(f"{name}.{key}", value)]
+        return out
+
+    out = [*header, ""] if header else []
+    for name, values in data.get("sets", {}).items():
+        ordered = {key: value for key, value in values.items() if not isinstance(value, dict)}
+        ordered |= {key: values[key] for key in SET_TABLES if key in values}
+        out += [*comments.get(name, []), *table(f"sets.{name}", ordered), ""]
+    for name, values in data.get("fields", {}).items():
+        out += [*table(f"fields.{name}", values), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def run(args) -> int:
+    from sim.neom.catalog import load_catalog
+
+    if args.games < 10:
+        raise UserError(f"--games {args.games}: at least 10")
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: at least 1")
+    shipped = shipped_file(REGISTRY)
+    path = args.strategy_file or REGISTRY.named_sets
+    chosen: StrategyFile = (
+        read_strategy_file(REGISTRY, path, shipped) if args.strategy_file else shipped
+    )
+    named = {**shipped.sets, **chosen.sets}
+    fields = {**shipped.fields, **chosen.fields}
+    names = split_strategies(args.sets, "--sets") if args.sets else tuple(chosen.sets)
+    for name in names:
+        if name not in chosen.sets:
+            raise UserError(f"--sets: no set {name!r} in {path} ({', '.join(chosen.sets)})")
+    tables = load_catalog()
+    results = []
+    for name in names:
+        tuning = chosen.tables.get(name, {}).get("tuning", {})
+        result = verify_set(
+            tables,
+            name,
+            chosen.sets[name],
+            tuning,
+            named,
+            fields,
+            args.field,
+            args.games,
+            args.seed,
+            args.workers,
+            progress=lambda text: print(f"  played {text}", file=sys.stderr, flush=True),
+            against=args.replaces,
+        )
+        results.append(result)
+        print("\n".join(describe(result)), flush=True)
+    if args.write:
+        write_verification(Path(path), results)
+        print(f"wrote the verification of {len(results)} set(s) to {path}")
+    failed = [r.name for r in results if not r.passed]
+    if failed:
+        print(f"not verified: {', '.join(failed)}")
+    return 1 if failed else 0
