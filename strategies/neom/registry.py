@@ -50,9 +50,12 @@ WEIGHT_BOUNDS = (-1000.0, 1000.0)
 MAX_PLAYOUTS = 10_000
 
 TUNED_SETS = Path(__file__).with_name("tuned.toml")
-# The expert's playout policy (and its own draft, purchases, disasters): the best verified
-# tuned set for 2 players and for 3-5 players. Every seat of a playout plays it.
-EXPERT_POLICY = "tuned_builder_2p"
+# The expert's playout policy (and its own draft, purchases, disasters): a verified tuned set
+# for 2 players and one for 3-5 players. Every seat of a playout plays it. Chosen on the same
+# deals (docs/strategies.md, "The expert, measured"): with 2 players the strong field's best,
+# tuned_denier_2p (0.647 against tuned_denier_2p, tuned_builder_2p's weights 0.609); with 4,
+# tuned_builder_4p (0.393 against three strong-field sets, tuned_denier_4p's weights 0.362).
+EXPERT_POLICY = "tuned_denier_2p"
 EXPERT_POLICY_MANY = "tuned_builder_4p"
 
 
