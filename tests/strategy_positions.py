@@ -13,7 +13,7 @@ from sim.neom.state import Game
 from sim.neom.tables import make_rules
 from strategies.neom.dispatch import choose
 from strategies.neom.evaluate import memo_size
-from strategies.neom.registry import parse_strategy
+from strategies.neom.registry import N_PARAMS, SEARCH_IDS, parse_strategy
 
 
 @dataclass
@@ -78,10 +78,22 @@ class Position:
 
     def game(self, options=None):
         """The position as the game loop's bundle (``sim.neom.state.Game``), with ``options``
-        as its decision's options; seats, streams and scratch of the game loop's types."""
+        as its decision's options; seats, streams and scratch of the game loop's types. The
+        generation decks are the decks of this player count in catalogue order (a search
+        redraws what the seat has not seen from them)."""
         n_tiles = len(self.tables.tiles)
         if options is None:
             options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+        decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64)
+        sizes = np.array(
+            [
+                E.build_deck(g + 1, self.n_players, self.tables.tiles, self.rules, decks[g])
+                for g in range(E.N_GENERATIONS)
+            ],
+            dtype=np.int64,
+        )
+        summaries = np.zeros((self.n_players, E.N_SUMMARY), dtype=np.int64)
+        summaries[:, E.SM_OCCUPIED] = -1  # stale: summarized when first read
         return Game(
             *self.tables.arrays,
             self.rules,
@@ -93,24 +105,52 @@ class Position:
             self.goods_of,
             np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
             np.full(n_tiles, -1, dtype=np.int64),
+            decks,
+            sizes,
+            np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
+            np.zeros(E.SOLO_PACKS, dtype=np.int64),
             np.arange(self.n_players, dtype=np.int32),
             np.zeros(self.n_players, dtype=np.int32),
-            np.zeros((self.n_players, 16), dtype=np.float64),
+            np.zeros((self.n_players, N_PARAMS), dtype=np.float64),
             np.zeros((self.n_players, 2), dtype=np.uint64),
             np.zeros((self.n_players, memo_size(n_tiles)), dtype=np.int64),
             options,
-            np.zeros((self.n_players, E.N_SUMMARY), dtype=np.int64),
+            summaries,
             np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
             np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
             np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
         )
 
     def decide(self, name: str, decision: int, options, n: int, seat: int = 0, seed: int = 0):
-        """The option the strategy spec ``name`` picks for ``seat`` (its stream from ``seed``)."""
+        """The option the strategy spec ``name`` picks for ``seat`` (its stream from ``seed``).
+        A search (a selection or an action) takes it as the game loop stopped before that
+        step of the turn would: its own listing of the options must be ``options``."""
         spec = parse_strategy(name)
         state = np.array([seed + 1, 7], dtype=np.uint64)
         memo = np.zeros(memo_size(len(self.tables.tiles)), dtype=np.int64)
-        return choose(spec.id, spec.params, state, decision, n, seat, self.game(options), memo)
+        if spec.id not in SEARCH_IDS or decision not in (E.D_SELECT, E.D_ACTION):
+            return choose(spec.id, spec.params, state, decision, n, seat, self.game(options), memo)
+        from strategies.neom.search import choose_paused, new_scratch
+
+        game = self.game(np.zeros_like(options))
+        game.strategy_ids[seat] = spec.id
+        game.strategy_params[seat] = spec.params
+        game.strat_rng[seat] = state
+        acting = decision == E.D_ACTION
+        if acting:  # the last action sells the selected tile
+            game.pstate[seat, E.PS_SELECTED] = options[n - 1, E.OPT_TILE]
+        turn = int(self.gstate[E.GS_TURN])
+        if self.n_players <= 2:
+            order = (seat - turn) % self.n_players  # 2 players: the start seat changes
+            step = 2 * order + int(acting)
+        else:
+            step = seat + self.n_players * int(acting)
+        self.gstate[E.GS_STEP] = step
+        k = choose_paused(game, new_scratch(game))
+        columns = slice(None) if acting else [E.OPT_TILE, E.OPT_SLOT]
+        listed = game.options[:n, columns] == options[:n, columns]
+        assert listed.all(), "the search listed other options"
+        return k
 
 
 def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards=None) -> Position:

@@ -205,10 +205,13 @@ def test_selection_sees_no_selection_made_so_far(tables, name):
     """001 "Playing a Generation": tiles are selected secretly and simultaneously (3-5 players).
     The game loop writes each selection into PS_SELECTED as it is made, but a strategy's
     selection does not read it: a Disaster selected by an earlier seat this turn changes no
-    choice of a later seat's selection (only its action, once all selections are revealed)."""
+    choice of a later seat's selection (only its action, once all selections are revealed).
+    Seat 1 held the Fire and the Apartments (a hand seat 2 may have seen): which one it
+    selected is the secret."""
     picks = []
     for fire in (False, True):
         pos, _ = fire_position(tables, fire)
+        pos.give(1, ["Apartments" if fire else "Fire"])
         pos.pstate[0, E.PS_SELECTED] = -1
         pos.pstate[2, E.PS_SELECTED] = -1
         pos.give(2, ["Student Housing", "Apartments", "Family Homes", "Row Houses"])

@@ -13,7 +13,7 @@ from sim.neom.catalog import load_catalog
 from strategies.neom.registry import list_strategies, load_strategy_file, parse_strategy
 from strategies.tools.arena import play_match
 
-FAST = [info.name for info in list_strategies() if info.name != "rollout"]
+FAST = [info.name for info in list_strategies() if info.name not in ("rollout", "expert")]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,24 @@ def test_rollout_plays_legal_games(tables):
     specs = [parse_strategy("rollout:playouts=2,candidates=2"), parse_strategy("greedy")]
     match = play_match(tables, specs, [0, 1, 1], 2, seed=3)
     assert (match.players[:, :, R.P_SCORE_TOTAL] > -60).all()
+
+
+@pytest.mark.parametrize("n_players", [1, 2, 3, 5])
+def test_the_expert_plays_whole_games_legally(tables, n_players):
+    """The expert's playouts resume the game loop at every kind of step: each player count
+    and variant (the solo packs, the beginner swap, the random disasters), truncated or not;
+    an option that does not exist would stop the game."""
+    specs = [
+        parse_strategy("expert:playouts=3,candidates=2"),
+        parse_strategy("expert:playouts=3,candidates=3,truncate=1"),
+        parse_strategy("builder"),
+    ]
+    for variant in (K.V_STANDARD, K.V_NO_DISASTERS, K.V_RANDOM_DISASTERS, K.V_BEGINNER):
+        lineup = [(variant + s) % len(specs) for s in range(n_players)]
+        match = play_match(tables, specs, lineup, 1, seed=n_players, variant=variant)
+        scores = match.players[:, :, R.P_SCORE_TOTAL]
+        assert (scores > -60).all() and (scores < 400).all()
+        assert (match.games[:, R.G_N_WINNERS] >= 1).all()
 
 
 def test_worked_example_miser_never_spends(tables):

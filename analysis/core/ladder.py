@@ -122,7 +122,7 @@ def play_rung(
             seats="rotate",
             workers=workers,
             batch_size=max(players, min(1000, games // 8 // players * players)),
-            progress=False,
+            progress=None,  # on a terminal: games done, rate and ETA (slow rungs: the searches)
             command="neom ladder",
         )
         result = run_simulation(config)

@@ -41,7 +41,7 @@ def play_arrays(
     games = np.empty((n, columns["games"]), dtype=np.int64)
     players = np.empty((n, game.max_players, columns["players"]), dtype=np.int64)
     event_rows = np.empty((n * game.events_per_game if events else 0, columns["events"]), np.int64)
-    game.play_batch(
+    game.play_batch_for(strategy_ids)(
         key,
         np.asarray(game_ids, dtype=np.int64),
         np.asarray(deal_indices, dtype=np.int64),

@@ -179,6 +179,9 @@ class Game:
     # The game's own commands: (name, module whose register(subparsers) adds it).
     commands: tuple[tuple[str, str], ...] = ()
     compile_seconds: float = 60.0  # a cold compile of play_batch here (said while compiling)
+    # -> play_batch_for(strategy_ids) -> the compiled play_batch (same signature) that plays a
+    # lineup of these strategies, when a game has several entries ("": play_batch for all).
+    entry_ref: str = ""
     # The data file's kind: the top-level table it starts with ("catalog") and what it is
     # called ("catalogue"), so that another kind of file given instead is named in one line.
     data_header: str = ""
@@ -198,7 +201,15 @@ class Game:
 
     @property
     def play_batch(self):
+        """The default compiled entry (every strategy that has no entry of its own)."""
         return resolve(self.play_batch_ref)
+
+    def play_batch_for(self, strategy_ids):
+        """The compiled entry that plays a lineup of these strategy ids: a game may compile
+        some strategies only in an entry of their own, used only by lineups naming them."""
+        if self.entry_ref:
+            return resolve(self.entry_ref)(strategy_ids)
+        return self.play_batch
 
     def columns(self, table: str) -> tuple[str, ...]:
         return self.tables[table].names

@@ -605,7 +605,8 @@ def _run_locked(config, plan, data, parameters, workers, folder, resumed) -> Run
     warmup_start = time.perf_counter()
     if todo:
         game = get_game(plan.game)
-        with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
+        entry = game.play_batch_for(plan.strategy_ids)
+        with compile_notice(game.title, game.compile_seconds, code=entry):
             play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 

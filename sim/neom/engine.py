@@ -78,7 +78,25 @@ GS_RESOLVING = 9  # DIS_* being resolved (context of D_DISASTER / D_SACRIFICE), 
 # GS_RANDOM_TURN + g - 1, drawn at setup and shown (002: the turns left are shown under the
 # player panel); -1 in the other variants.
 GS_RANDOM_TURN = 10
-N_GSTATE = GS_RANDOM_TURN + 3
+# Where the game loop is (strategies.neom.play.advance resumes there): the step of the turn
+# GS_TURN (0 .. 2P - 1: each seat's selection, then each seat's action; with 1-2 players a
+# seat's selection and action are consecutive steps).
+GS_STEP = GS_RANDOM_TURN + 3
+# A decision taken outside the loop for one step (a search's: strategies.neom.play.force):
+# the step's key (step_key) and the option the step's first decision takes; key 0 = none.
+GS_FORCED_KEY = GS_STEP + 1
+GS_FORCED_OPTION = GS_FORCED_KEY + 1
+# advance stops at the start of this turn (a search's truncated playout); 0 = at the end.
+GS_STOP_TURN = GS_FORCED_OPTION + 1
+N_GSTATE = GS_STOP_TURN + 1
+STEPS_PER_TURN = 16  # more than 2 * MAX_PLAYERS: a step's key is unique over the game
+
+
+@njit(inline="always")
+def step_key(turn, step):
+    """A step's key for GS_FORCED_KEY: never 0, the draft (DRAFT_TURN) included."""
+    return (turn + 2) * STEPS_PER_TURN + step
+
 
 # --- decisions and their options: options[MAX_OPTIONS, N_OPT_COLS] --------------------
 D_DRAFT = 0  # keep a cornerstone: OPT_TILE, OPT_SLOT = its index in the draft hand

@@ -1,18 +1,23 @@
 """``python -m sim.tools.bench_compile``: the cold compile of the NEOM game core, timed.
 
 What a new user pays once per machine before the first game (``make run``, ``make test``): the
-compiled ``play_batch`` with every strategy (the dispatch compiles them all, whichever a run
-uses). Each repeat is a fresh Python process with an empty compile cache of its own (a new
-temporary folder), which imports the game core and calls ``play_batch`` on zero games, so the
-call is compilation and nothing else. Wall and CPU seconds (user + system) are reported for
-the call and for the whole process, with the machine's facts (CPU, cores, load, what else was
-running), to stdout and to ``bench/compile.json``.
+compiled ``play_batch`` with every strategy of the default entry (its dispatch compiles them
+all, whichever a run uses; the searches have an entry of their own, compiled only by a run
+that uses one: ``strategies.neom.entries``). Each repeat is a fresh Python process with an
+empty compile cache of its own (a new temporary folder), which imports the game core and calls
+``play_batch`` on zero games, so the call is compilation and nothing else. Wall and CPU
+seconds (user + system) are reported for the call and for the whole process, with the
+machine's facts (CPU, cores, load, what else was running), to stdout and to
+``bench/compile.json``.
 
     python -m sim.tools.bench_compile [--repeat 2] [--checkout DIR] [--functions 20]
+                                      [--lineup expert,tuned_builder_2p]
 
 ``--checkout`` times another checkout of the project (a ``git worktree add --detach`` of an
 older commit) the same way; ``--functions`` prints the functions that took longest to
-compile (inclusive: a function's time contains its callees').
+compile (inclusive: a function's time contains its callees'); ``--lineup`` times the entry
+that lineup uses instead (the search entry for a lineup with ``expert``: its cold compile
+includes the default entry's loop, which a machine that ran the default field has cached).
 """
 
 import argparse
@@ -65,7 +70,15 @@ try:  # the Game interface: what the runner calls, through play_arrays, on zero 
 
     data = GAME.load_data(None).arrays
     registry = GAME.strategies
-    strategy_ids = np.array([info.id for info in registry.strategies])
+    strategy_ids = [info.id for info in registry.strategies]
+    lineup = os.environ.get("NEOM_BENCH_LINEUP", "")
+    if lineup:  # --lineup: the entry that lineup uses
+        from sim.core.strategies import resolve_strategy, split_strategies
+
+        strategy_ids = [resolve_strategy(registry, s).id for s in split_strategies(lineup)]
+    elif hasattr(GAME, "play_batch_for"):  # the default entry: no search
+        strategy_ids = [i for i in strategy_ids if GAME.play_batch_for([i]) is GAME.play_batch]
+    strategy_ids = np.array(strategy_ids)
     params = np.zeros((len(strategy_ids), registry.n_params))
     args = (GAME, key, ids, ids, np.zeros((0, 4)), strategy_ids, params, data, GAME.make_rules())
 
@@ -148,10 +161,12 @@ def git_revision(checkout: Path) -> str:
     return revision
 
 
-def cold_compile(checkout: Path, functions: int = 0) -> dict:
+def cold_compile(checkout: Path, functions: int = 0, lineup: str = "") -> dict:
     """Time one cold compile: a fresh process, an empty cache folder of its own."""
     with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
-        env = cache_env(cache, checkout, NEOM_BENCH_FUNCTIONS=str(functions))
+        env = cache_env(
+            cache, checkout, NEOM_BENCH_FUNCTIONS=str(functions), NEOM_BENCH_LINEUP=lineup
+        )
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(
@@ -194,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="cold compiles, one after another")
     parser.add_argument("--checkout", type=Path, default=None, help="another checkout to time")
     parser.add_argument("--functions", type=int, default=0, help="list the N slowest functions")
+    parser.add_argument(
+        "--lineup",
+        default="",
+        help="compile the entry this lineup uses (e.g. expert,tuned_builder_2p; default: the "
+        "default entry, every strategy but the searches)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -205,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(args.repeat):
         others.append(busy_processes())
         load_before = os.getloadavg()
-        run = cold_compile(checkout, args.functions)
+        run = cold_compile(checkout, args.functions, args.lineup)
         run["load_before"] = load_before
         run["load_after"] = os.getloadavg()
         runs.append(run)
@@ -223,7 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("compile_wall", "compile_cpu", "process_wall", "process_cpu")
     }
     report = {
-        "what": "cold compile of play_batch with every strategy, fresh process, empty cache",
+        "what": (
+            f"cold compile of the play_batch of the lineup {args.lineup}"
+            if args.lineup
+            else "cold compile of the default play_batch (every strategy but the searches)"
+        )
+        + ", fresh process, empty cache",
         "checkout": str(checkout),
         "revision": git_revision(checkout),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -8,14 +8,54 @@ and the deciding seat's own hand and cornerstones.
 a strategy may keep there what it computed for a state, and recomputes whatever the state no
 longer matches. It returns the index of the chosen option. Add a strategy: an id in
 ``strategies.registry`` and one ``elif`` here.
+
+The searches (``registry.SEARCH_IDS``) take their selections and actions outside the game loop
+(``strategies.neom.search``); here they take every other decision (draft, purchases, disasters,
+cornerstone effects) with their playout policy (the expert's weights for the table size,
+``expert_policy``; rollout's is the builder).
 """
 
+import numpy as np
+
 from sim.core.jit import njit
+from sim.neom import engine as E
 from strategies.neom import basic
+from strategies.neom.archetypes import ARCHETYPES, N_WEIGHTS
 from strategies.neom.evaluate import choose_evaluated
 from strategies.neom.example import choose_miser
-from strategies.neom.registry import EVALUATED_ID, GREEDY_ID, MISER_ID, RANDOM_ID, ROLLOUT_ID
-from strategies.neom.rollout import choose_rollout
+from strategies.neom.registry import (
+    EVALUATED_ID,
+    EXPERT_ID,
+    GREEDY_ID,
+    MISER_ID,
+    N_PARAMS,
+    RANDOM_ID,
+    ROLLOUT_ID,
+    X_POLICY_MANY,
+)
+
+# Rollout's policy, the builder's weights. Numba freezes a global array as a read-only
+# constant, and a read-only array is another type: handed to the shared evaluation as is, it
+# would compile that whole evaluation a second time (minutes). Callers take a writable copy.
+ROLLOUT_POLICY = np.zeros(N_PARAMS)
+ROLLOUT_POLICY[: len(ARCHETYPES[0].defaults())] = next(
+    a for a in ARCHETYPES if a.name == "builder"
+).defaults()
+
+
+@njit
+def rollout_policy():
+    return ROLLOUT_POLICY.copy()
+
+
+@njit
+def expert_policy(params, n_players):
+    """The expert's policy weights at this table size (its first weights with 1-2 players,
+    its *_4p ones with 3-5), as the evaluation reads them (the other slots 0)."""
+    policy = np.zeros(N_PARAMS)
+    first = 0 if n_players <= 2 else X_POLICY_MANY
+    policy[:N_WEIGHTS] = params[first : first + N_WEIGHTS]
+    return policy
 
 
 @njit
@@ -29,8 +69,12 @@ def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo
         return basic.choose_greedy(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EVALUATED_ID:
         return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
-    elif strategy_id == ROLLOUT_ID:
-        return choose_rollout(params, rng_state, decision, n_options, seat, game)
+    elif strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID:
+        if strategy_id == ROLLOUT_ID:
+            policy = rollout_policy()
+        else:
+            policy = expert_policy(params, game.gstate[E.GS_N_PLAYERS])
+        return choose_evaluated(policy, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == MISER_ID:
         return choose_miser(rng_state, game.options, n_options)
     return -1

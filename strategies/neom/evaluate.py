@@ -54,6 +54,7 @@ from sim.neom.scoring import (
     score_masks,
 )
 from strategies.neom.archetypes import (
+    N_WEIGHTS,
     W_CORNERSTONE,
     W_DENY,
     W_DISASTER,
@@ -71,7 +72,7 @@ from strategies.neom.archetypes import (
     W_RESERVE,
     W_VP,
 )
-from strategies.neom.registry import EVALUATED_ID, N_PARAMS
+from strategies.neom.registry import EVALUATED_ID
 
 NO_VALUE = -1e18
 TIE = 1e-9
@@ -118,8 +119,10 @@ VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 MEMO_STRATEGY = 0  # id of the strategy that wrote it + 1 (0: empty)
 MEMO_GEN = 1
 MEMO_DISASTERS = 2
-MEMO_PARAMS = 3  # the strategy's parameters (float64 bits)
-MEMO_CITY = MEMO_PARAMS + N_PARAMS
+# The strategy's parameters (float64 bits): the first N_WEIGHTS, all that greedy and the
+# evaluation read (a search's own parameters come after them).
+MEMO_PARAMS = 3
+MEMO_CITY = MEMO_PARAMS + N_WEIGHTS
 MEMO_CTX = MEMO_CITY + K.N_CELLS
 MEMO_TRIED = MEMO_CTX + N_CTX  # per tile: cell mask of the squares whose parts are stored
 # then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
@@ -138,13 +141,13 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     disasters. If not, it is keyed to them with nothing tried, and the caller writes the
     context (``memo_context``). A strategy whose values do not depend on the generation or the
     disasters passes ``ANY_STATE`` for them, so its memo outlives their changes."""
-    stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_PARAMS].view(np.float64)
+    stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_WEIGHTS].view(np.float64)
     same = (
         memo[MEMO_STRATEGY] == strategy_id + 1
         and memo[MEMO_GEN] == gen
         and memo[MEMO_DISASTERS] == disasters
     )
-    for k in range(N_PARAMS):
+    for k in range(N_WEIGHTS):
         if not same:
             break
         same = stored_params[k] == params[k]
@@ -156,7 +159,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
         memo[MEMO_STRATEGY] = strategy_id + 1
         memo[MEMO_GEN] = gen
         memo[MEMO_DISASTERS] = disasters
-        for k in range(N_PARAMS):
+        for k in range(N_WEIGHTS):
             stored_params[k] = params[k]
         for cell in range(K.N_CELLS):
             memo[MEMO_CITY + cell] = city[cell]
@@ -1044,6 +1047,16 @@ def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
     """The option of ``game.options[:n_options]`` of highest value under the weights
     ``params`` (one entry per decision kind of sim.neom.engine; ties broken by the strategy's
     random stream). ``memo``: the seat's (see memo_holds), or an empty array for none."""
+    values = np.empty(n_options, dtype=np.float64)
+    evaluated_values(params, decision, n_options, seat, game, memo, values)
+    return pick_best(values, n_options, rng_state)
+
+
+@njit
+def evaluated_values(params, decision, n_options, seat, game, memo, values):
+    """The value under the weights ``params`` of each option of ``game.options[:n_options]``
+    into ``values`` (``choose_evaluated`` takes the best; a search ranks its candidates by
+    them)."""
     gstate = game.gstate
     tiles = game.tiles
     effects = game.effects
@@ -1059,7 +1072,6 @@ def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
         ctx = evaluated_context(
             memo, params, city, money, gstate, tiles, effects, goods_tier, rules
         )
-    values = np.empty(n_options, dtype=np.float64)
     if decision == E.D_ACTION:
         action_values(
             params, options, n_options, city, tiles, effects, goods_tier, rules, ctx, values,
@@ -1114,7 +1126,6 @@ def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
             values[k] = move_value(
                 params, K.EMPTY, cell, 0, city, tiles, effects, goods_tier, rules, ctx
             )
-    return pick_best(values, n_options, rng_state)
 
 
 @njit

@@ -6,6 +6,14 @@ the seat it acts for and the game. Every choice is a strategy decision
 only from the game's deal stream, drawn entirely at setup, so a strategy never changes which
 tiles are dealt. ``play_batch`` is the entry point of the runner; ``play_one`` is the Python
 convenience behind ``neom play`` and the tests.
+
+The loop is resumable: ``advance`` plays from wherever the state says the game is (the draft,
+or a step of a turn: ``GS_TURN``, ``GS_STEP``) to the end. It stops before the selection or
+the action of a seat played by a search strategy (``strategies.neom.registry.SEARCH_IDS``),
+whose decision is taken outside the loop (``strategies.neom.search``) and handed back with
+``force``; a search's playouts are this same loop run on a copy of the state. ``play_batch``
+has no search: a lineup with one is played by ``strategies.neom.search.play_batch``
+(``strategies.neom.entries``), so that a run without a search never compiles it.
 """
 
 import numpy as np
@@ -22,10 +30,17 @@ from sim.neom.state import Game
 from strategies.neom.basic import choose_random
 from strategies.neom.dispatch import choose
 from strategies.neom.evaluate import memo_size
-from strategies.neom.registry import RANDOM_ID
+from strategies.neom.registry import EXPERT_ID, RANDOM_ID, ROLLOUT_ID
 
 
 # --- decisions -----------------------------------------------------------------------------
+@njit(inline="always")
+def searches(strategy_id):
+    """Whether the strategy takes its selections and actions by a search outside the loop
+    (registry.SEARCH_IDS)."""
+    return strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID
+
+
 @njit(inline="always")
 def decide(seat, decision, n, game):
     """Index of the option of ``game.options[:n]`` the seat's strategy picks (no question
@@ -51,6 +66,28 @@ def decide(seat, decision, n, game):
     if k < 0 or k >= n:
         raise ValueError("a strategy chose an option that does not exist")
     return k
+
+
+@njit(inline="always")
+def forced_option(game):
+    """The option a decision taken outside the loop (``force``) gives the step the loop is at,
+    once; -1 when none."""
+    gstate = game.gstate
+    if gstate[E.GS_FORCED_KEY] == 0:
+        return -1
+    if gstate[E.GS_FORCED_KEY] != E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP]):
+        return -1
+    gstate[E.GS_FORCED_KEY] = 0
+    return gstate[E.GS_FORCED_OPTION]
+
+
+@njit
+def force(game, option):
+    """The first decision of the step the loop stopped before (``advance`` returned PAUSED)
+    takes ``option`` of the list that step makes (``list_selections``, ``list_actions``)."""
+    gstate = game.gstate
+    gstate[E.GS_FORCED_KEY] = E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
+    gstate[E.GS_FORCED_OPTION] = option
 
 
 @njit
@@ -150,21 +187,37 @@ def draft(game):
 
 # --- a turn --------------------------------------------------------------------------------
 @njit(inline="always")
-def select_tile(seat, disaster_selectable, game):
+def disaster_selectable(gstate):
+    """Whether a Disaster may be selected now (solo: only from packs 1-3, RULES.md P12)."""
+    return gstate[E.GS_N_PLAYERS] > 1 or gstate[E.GS_TURN] % E.TURNS_PER_GENERATION < 3
+
+
+@njit(inline="always")
+def list_selections(seat, game):
+    """The seat's selection options (the tiles of its hand it may select) into
+    ``game.options``; returns their number."""
+    hands = game.hands
+    selectable = disaster_selectable(game.gstate)
+    n = 0
+    for k in range(game.pstate[seat, E.PS_HAND_SIZE]):
+        tile = hands[seat, k]
+        if not selectable and game.tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+            continue
+        E.set_option(game.options, n, 0, tile, -1, -1, k, -1, -1, 0)
+        n += 1
+    return n
+
+
+@njit(inline="always")
+def select_tile(seat, game):
     """The seat selects a tile of its hand into PS_SELECTED: secret during the selection step,
     revealed before the actions (with 2 players, before the seat acts: RULES.md P3)."""
     hands = game.hands
     pstate = game.pstate
     size = pstate[seat, E.PS_HAND_SIZE]
-    n = 0
-    for k in range(size):
-        tile = hands[seat, k]
-        if not disaster_selectable and game.tiles[tile, K.C_DISASTER] != K.DIS_NONE:
-            continue
-        E.set_option(game.options, n, 0, tile, -1, -1, k, -1, -1, 0)
-        n += 1
-    k = -1
-    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
+    n = list_selections(seat, game)
+    k = forced_option(game)
+    if k < 0 and game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare)
         k = E.forced_choice(seat, E.D_SELECT, game.gstate, game.rules, game.tiles, game.options, n)
     if k < 0:
         k = decide(seat, E.D_SELECT, n, game)
@@ -255,6 +308,31 @@ def placement_effects(seat, tile, game):
 
 
 @njit(inline="always")
+def list_actions(seat, game):
+    """The seat's action options with its selected (non-Disaster) tile into ``game.options``;
+    returns their number."""
+    gstate = game.gstate
+    summary = game.summaries[seat]
+    E.refresh_summary(game.cells[seat], game.tiles, summary)
+    return E.fill_action_options(
+        seat,
+        game.pstate[seat, E.PS_SELECTED],
+        gstate[E.GS_GEN],
+        game.cells,
+        game.pstate,
+        game.cs_hands,
+        game.goods_of,
+        gstate[E.GS_N_PLAYERS],
+        game.tiles,
+        game.req,
+        game.goods_tier,
+        game.options,
+        summary,
+        game.req_costs,
+    )
+
+
+@njit(inline="always")
 def take_action(seat, game):
     """Place the selected tile, discard it to place a cornerstone, or sell it."""
     gstate = game.gstate
@@ -263,24 +341,10 @@ def take_action(seat, game):
     options = game.options
     selected = pstate[seat, E.PS_SELECTED]
     summary = game.summaries[seat]
-    E.refresh_summary(game.cells[seat], game.tiles, summary)
-    n = E.fill_action_options(
-        seat,
-        selected,
-        gstate[E.GS_GEN],
-        game.cells,
-        pstate,
-        game.cs_hands,
-        game.goods_of,
-        gstate[E.GS_N_PLAYERS],
-        game.tiles,
-        game.req,
-        game.goods_tier,
-        options,
-        summary,
-        game.req_costs,
-    )
-    k = decide(seat, E.D_ACTION, n, game)
+    n = list_actions(seat, game)
+    k = forced_option(game)
+    if k < 0:
+        k = decide(seat, E.D_ACTION, n, game)
     kind = options[k, E.OPT_KIND]
     if kind == E.A_SELL:
         pstate[seat, E.PS_MONEY] += E.SELL_COINS
@@ -407,19 +471,26 @@ def turn_disaster(source, game):
     return spared, disaster
 
 
-@njit(inline="always")
-def play_generation(gen, deck, n_deck, game):
+@njit
+def start_generation(gen, game):
+    """Generation ``gen`` begins: its hands dealt from the top of its deck (8 each; with 2
+    players the 1+ deck's remaining tiles stay in the box), solo its packs and the first one
+    in hand; the loop is then at the first step of its first turn."""
     gstate = game.gstate
     pstate = game.pstate
     hands = game.hands
     n_players = gstate[E.GS_N_PLAYERS]
+    deck = game.decks[gen - 1]
+    n_deck = game.deck_sizes[gen - 1]
     gstate[E.GS_GEN] = gen
-    packs = np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64)
-    pack_sizes = np.zeros(E.SOLO_PACKS, dtype=np.int64)
+    gstate[E.GS_TURN] = (gen - 1) * E.TURNS_PER_GENERATION
+    gstate[E.GS_STEP] = 0
     if n_players == 1:
-        deal_solo_packs(deck, n_deck, packs, pack_sizes)
+        game.packs[:, :] = -1
+        game.pack_sizes[:] = 0
+        deal_solo_packs(deck, n_deck, game.packs, game.pack_sizes)
+        load_pack(0, game)
     else:
-        # 8 each; with 2 players the 1+ deck's remaining tiles stay in the box.
         dealt = 0
         for s in range(n_players):
             size = min(E.HAND_SIZE, n_deck - dealt)
@@ -427,45 +498,72 @@ def play_generation(gen, deck, n_deck, game):
                 hands[s, k] = deck[dealt + k]
             dealt += size
             pstate[s, E.PS_HAND_SIZE] = size
-    for t in range(E.TURNS_PER_GENERATION):
-        gstate[E.GS_TURN] = (gen - 1) * E.TURNS_PER_GENERATION + t
-        if n_players == 1:
-            hands[0, : pack_sizes[t]] = packs[t, : pack_sizes[t]]
-            pstate[0, E.PS_HAND_SIZE] = pack_sizes[t]
-        # One call site each for selecting and acting (every inlined copy costs compile time):
-        # 1-2 players select and act in turn, the 2-player start seat changing every turn; 3-5
-        # all select, then act in seat order buying from the cities as they were before.
-        for step in range(2 * n_players):
-            if n_players <= 2:
-                j = step // 2
-                acting = step % 2 == 1
-            else:
-                j = step % n_players
-                acting = step >= n_players
-            seat = (gstate[E.GS_TURN] + j) % n_players if n_players == 2 else j
-            if not acting:
-                if pstate[seat, E.PS_HAND_SIZE] > 0:
-                    select_tile(seat, n_players > 1 or t < 3, game)
-                continue
-            if n_players <= 2 and pstate[seat, E.PS_SELECTED] < 0:
-                continue  # no tile left to select this turn
-            if n_players <= 2 or j == 0:
-                refresh_goods(game)
-            act_seat(seat, game)
-        # The disasters of the turn, in order: the one a player selected (its selector spared),
-        # solo: the one revealed in packs 4-7, random-disasters variant: the generation's.
-        for source in range(E.N_DISASTER_SOURCES):
-            spared, disaster = turn_disaster(source, game)
-            if disaster != K.DIS_NONE:
-                resolve_disaster(spared, disaster, game)
+
+
+@njit(inline="always")
+def load_pack(t, game):
+    """Solo: the pack of turn ``t`` of the generation is the hand."""
+    size = game.pack_sizes[t]
+    game.hands[0, :size] = game.packs[t, :size]
+    game.pstate[0, E.PS_HAND_SIZE] = size
+
+
+@njit(inline="always")
+def step_seat(step, turn, n_players):
+    """The seat of ``step`` of ``turn`` and whether the step is its action (else its
+    selection): 1-2 players select and act in turn, the 2-player start seat changing every
+    turn; 3-5 all select, then act in seat order."""
+    if n_players <= 2:
+        j = step // 2
+        acting = step % 2 == 1
+    else:
+        j = step % n_players
+        acting = step >= n_players
+    seat = (turn + j) % n_players if n_players == 2 else j
+    return seat, acting
+
+
+@njit(inline="always")
+def pauses(seat, game):
+    """Whether the loop stops before this step: the seat's strategy is a search and no
+    decision was handed to the step (``force``)."""
+    gstate = game.gstate
+    if not searches(game.strategy_ids[game.seats[seat]]):
+        return False
+    return gstate[E.GS_FORCED_KEY] != E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
+
+
+@njit(inline="always")
+def end_turn(game):
+    """The end of the turn: its disasters, in order (the one a player selected, its selector
+    spared; solo, the one revealed in packs 4-7; random-disasters variant, the generation's),
+    the selections cleared, hands passed (or discarded after the 7th turn, solo every turn),
+    the coins of goods sold released; after the 7th turn income, and the next generation.
+    The loop is then at the first step of the next turn (GS_TURN = N_TURNS: the game is over)."""
+    gstate = game.gstate
+    pstate = game.pstate
+    n_players = gstate[E.GS_N_PLAYERS]
+    turn = gstate[E.GS_TURN]
+    gen = gstate[E.GS_GEN]
+    t = turn % E.TURNS_PER_GENERATION
+    for source in range(E.N_DISASTER_SOURCES):
+        spared, disaster = turn_disaster(source, game)
+        if disaster != K.DIS_NONE:
+            resolve_disaster(spared, disaster, game)
+    for seat in range(n_players):
+        pstate[seat, E.PS_SELECTED] = -1
+    if n_players == 1 or t == E.TURNS_PER_GENERATION - 1:
         for seat in range(n_players):
-            pstate[seat, E.PS_SELECTED] = -1
-        if n_players == 1 or t == E.TURNS_PER_GENERATION - 1:
-            for seat in range(n_players):
-                discard_hand(seat, game, R.EV_DISCARD)
-        else:
-            E.pass_left(hands, pstate, n_players)
-        release_pending(game)
+            discard_hand(seat, game, R.EV_DISCARD)
+    else:
+        E.pass_left(game.hands, pstate, n_players)
+    release_pending(game)
+    gstate[E.GS_STEP] = 0
+    if t < E.TURNS_PER_GENERATION - 1:
+        gstate[E.GS_TURN] = turn + 1
+        if n_players == 1:
+            load_pack(t + 1, game)
+        return
     collect_income(game)
     if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
         # The game-flow report's VP by generation; recorded with the event log only, so that
@@ -474,6 +572,9 @@ def play_generation(gen, deck, n_deck, game):
         for s in range(n_players):
             score_seat(s, game, score)
             game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
+    gstate[E.GS_TURN] = turn + 1
+    if gen < E.N_GENERATIONS:
+        start_generation(gen + 1, game)
 
 
 @njit(inline="always")
@@ -487,6 +588,55 @@ def act_seat(seat, game):
         log(game, seat, R.EV_DISASTER_SELECT, selected, -1, 0, -1, -1)
         return
     take_action(seat, game)
+
+
+DONE = 0  # advance: the game is over and scored
+PAUSED = 1  # advance: stopped before a search seat's selection or action
+STOPPED = 2  # advance: stopped at the start of turn GS_STOP_TURN
+
+
+@njit
+def advance(game, game_row):
+    """Play from where the state says the game is to its end (then score it into the seats'
+    rows and ``game_row``: DONE), or until the selection or action of a seat played by a
+    search (PAUSED: the step is ``GS_TURN``, ``GS_STEP``; ``force`` its decision and call
+    again), or until the start of turn ``GS_STOP_TURN`` when it is set (STOPPED). The draft is
+    played whole (a search seat drafts with its policy)."""
+    gstate = game.gstate
+    pstate = game.pstate
+    n_players = gstate[E.GS_N_PLAYERS]
+    if gstate[E.GS_TURN] == E.DRAFT_TURN:
+        draft(game)
+        game_row[:] = -1
+        for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
+            game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
+        start_generation(1, game)
+    while gstate[E.GS_TURN] < E.N_TURNS:
+        if gstate[E.GS_STOP_TURN] > 0 and gstate[E.GS_TURN] >= gstate[E.GS_STOP_TURN]:
+            return STOPPED
+        # One call site each for selecting and acting (every inlined copy costs compile time).
+        for step in range(gstate[E.GS_STEP], 2 * n_players):
+            gstate[E.GS_STEP] = step
+            seat, acting = step_seat(step, gstate[E.GS_TURN], n_players)
+            if not acting:
+                if pstate[seat, E.PS_HAND_SIZE] > 0:
+                    if pauses(seat, game):
+                        return PAUSED
+                    select_tile(seat, game)
+                continue
+            selected = pstate[seat, E.PS_SELECTED]
+            if n_players <= 2 and selected < 0:
+                continue  # no tile left to select this turn
+            if n_players <= 2 or seat == 0:
+                # 3-5 players buy from the cities as they were when the actions began.
+                refresh_goods(game)
+            if selected >= 0 and game.tiles[selected, K.C_DISASTER] == K.DIS_NONE:
+                if pauses(seat, game):
+                    return PAUSED
+            act_seat(seat, game)
+        end_turn(game)
+    final_scoring(game, game_row)
+    return DONE
 
 
 # --- a whole game --------------------------------------------------------------------------
@@ -541,12 +691,11 @@ def int64_bits(value):
     return box.view(np.int64)[0]
 
 
-@njit(inline="always")
-def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_out, players_out,
-              events_out):  # fmt: skip
-    """Play one whole game and write its row of ``games_out``/``players_out`` (and events).
-    ``batch``: the scratch every game of the batch shares (strategy_ids, strategy_params,
-    options, summaries, req_costs, memos)."""
+@njit
+def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_out, events_out):
+    """Game ``game_id`` set up (``batch``: the scratch every game of the batch shares:
+    strategy_ids, strategy_params, options, summaries, req_costs, memos), ready for
+    ``advance``: returns it and its deal seed."""
     tiles, req, effects, goods_tier, board_center = data
     strategy_ids, strategy_params, options, summaries, req_costs, memos = batch
     n_players = seats.shape[0]
@@ -566,6 +715,10 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
         np.zeros(n_players, dtype=np.int64),
         np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
         np.full(n_tiles, -1, dtype=np.int64),
+        np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64),
+        np.zeros(E.N_GENERATIONS, dtype=np.int64),
+        np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
+        np.zeros(E.SOLO_PACKS, dtype=np.int64),
         seats,
         strategy_ids,
         strategy_params,
@@ -580,13 +733,13 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
     gstate = game.gstate
     pstate = game.pstate
     stats = game.stats
-    game_row = games_out[row]
-    decks = np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64)
-    deck_sizes = np.zeros(E.N_GENERATIONS, dtype=np.int64)
+    decks = game.decks
+    deck_sizes = game.deck_sizes
     deal = np.zeros(2, dtype=np.uint64)
 
     gstate[E.GS_N_PLAYERS] = n_players
     gstate[E.GS_GAME_ROW] = row
+    gstate[E.GS_TURN] = E.DRAFT_TURN
     for s in range(n_players):
         E.mark_stale(summaries[s])
     pstate[:, E.PS_SELECTED] = -1
@@ -614,21 +767,34 @@ def play_game(row, key, game_id, deal_index, seats, batch, data, rules, games_ou
             stats[s, R.P_CS_DRAFTED0 + d] = -1
         stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
         stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
+    return game, deal_seed
 
-    draft(game)
-    game_row[:] = -1
-    for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
-        game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
-    for g in range(E.N_GENERATIONS):
-        play_generation(g + 1, decks[g], deck_sizes[g], game)
 
-    final_scoring(game, game_row)
+@njit
+def finish_game(game, game_row, game_id, deal_seed):
+    """The game's row, once ``advance`` returned DONE."""
+    gstate = game.gstate
     game_row[R.G_GAME_ID] = game_id
     game_row[R.G_DEAL_SEED] = int64_bits(deal_seed)
-    game_row[R.G_N_PLAYERS] = n_players
-    game_row[R.G_VARIANT] = rules[K.RO_VARIANT]
+    game_row[R.G_N_PLAYERS] = gstate[E.GS_N_PLAYERS]
+    game_row[R.G_VARIANT] = game.rules[K.RO_VARIANT]
     game_row[R.G_DISASTERS_MASK] = gstate[E.GS_DISASTERS]
     game_row[R.G_N_EVENTS] = gstate[E.GS_N_EVENTS]
+
+
+@njit
+def batch_scratch(strategy_ids, strategy_params, n_tiles):
+    """The scratch of the decisions every game of a batch shares, allocated once: every row an
+    option list uses is written first; a memo is only read back for the state it was written
+    for."""
+    return (
+        strategy_ids,
+        strategy_params,
+        np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64),
+        np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64),
+        np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
+        np.zeros((R.MAX_PLAYERS, memo_size(n_tiles)), dtype=np.int64),
+    )
 
 
 @njit
@@ -648,33 +814,18 @@ def play_batch(
     """Play ``len(game_ids)`` games: the signature and the guarantees of ``sim.core.game``.
 
     ``data`` is the catalogue's ``(tiles, req, effects, goods_tier, board_center)``
-    (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE.
+    (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE. No seat may be
+    played by a search (``strategies.neom.search.play_batch`` plays those).
     """
-    # Scratch of the decisions, allocated once: every row an option list uses is written first;
-    # a memo is only read back for the state it was written for.
-    n_tiles = data[0].shape[0]
-    batch = (
-        strategy_ids,
-        strategy_params,
-        np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64),
-        np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64),
-        np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
-        np.zeros((R.MAX_PLAYERS, memo_size(n_tiles)), dtype=np.int64),
-    )
+    batch = batch_scratch(strategy_ids, strategy_params, data[0].shape[0])
     for i in range(game_ids.shape[0]):
-        play_game(
-            i,
-            key,
-            game_ids[i],
-            deal_indices[i],
-            seat_strategy[i],
-            batch,
-            data,
-            rules,
-            games_out,
-            players_out,
-            events_out,
-        )
+        game, deal_seed = new_game(
+            i, key, game_ids[i], deal_indices[i], seat_strategy[i], batch, data, rules,
+            players_out, events_out,
+        )  # fmt: skip
+        if advance(game, games_out[i]) != DONE:
+            raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
+        finish_game(game, games_out[i], game_ids[i], deal_seed)
 
 
 # --- Python convenience --------------------------------------------------------------------

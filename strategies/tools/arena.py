@@ -1,5 +1,6 @@
-"""Matches between strategies straight on ``sim.game.play_batch`` (no files): the shared
-helper of ``neom tune``, the ladder and the tests.
+"""Matches between strategies straight on the compiled ``play_batch`` of their lineup
+(``strategies.neom.entries``; no files): the shared helper of ``neom tune``, the ladder and the
+tests.
 
 Seats rotate so that every strategy sits in every seat equally often, and game i always uses
 deal i of the master seed: two calls with the same seed play the same deals (common random
@@ -17,7 +18,7 @@ from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.neom import constants as K
 from sim.neom import records as R
 from sim.neom.tables import make_rules
-from strategies.neom.play import play_batch
+from strategies.neom.entries import play_batch_for
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def play_match(
     games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
     players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     no_events = np.zeros((0, R.N_EVENT_COLS), dtype=np.int64)
+    play_batch = play_batch_for(ids)
 
     def run(part: slice) -> None:
         play_batch(

@@ -51,7 +51,8 @@ def run(args) -> int:
         one_for_all=True,
     )
     data = game.load_data(data_path)
-    with compile_notice(game.title, game.compile_seconds, code=game.play_batch):
+    entry = game.play_batch_for([spec.id for spec in specs])
+    with compile_notice(game.title, game.compile_seconds, code=entry):
         warm_up(game, data, rules, specs)
     return resolve(game.play_ref)(args, data, rules, specs)
 
