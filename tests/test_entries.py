@@ -88,7 +88,12 @@ def cached_functions(cache: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("lineup", "entry"), [("random", "play_batch__basic"), ("greedy", "play_batch__greedy")]
+    ("lineup", "entry"),
+    [
+        ("random", "play_batch__basic"),
+        # slow: one more cold compile (about 40 s CPU) for what the random case already shows
+        pytest.param("greedy", "play_batch__greedy", marks=pytest.mark.slow),
+    ],
 )
 def test_a_fresh_process_compiles_only_the_lineups_strategies_and_a_second_one_loads_them(
     tmp_path, lineup, entry
