@@ -73,11 +73,13 @@ def test_column_indices_match_the_dtypes():
 def test_every_reference_resolves():
     """Every "module:attribute" of the declaration, under the core's Game of this branch
     (play_one_ref, commands_ref) and of main (play_ref, commands): only the fields the core
-    has are declared, and each resolves."""
+    has are declared, and each one given resolves."""
     registry = GAME.strategies
     assert registry.n_params >= max(len(i.param_names) for i in registry.strategies)
     assert callable(GAME.play_batch)
+    # An optional reference left at "" (score_ref, entry_ref) means the game has none.
     refs = [getattr(GAME, name) for name in dir(GAME) if name.endswith("_ref")]
+    refs = [ref for ref in refs if ref]
     assert len(refs) >= 5
     for ref in refs:
         target = resolve(ref)
