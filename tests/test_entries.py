@@ -65,6 +65,7 @@ print(json.dumps({
     "entry_loaded": sum(entry._cache_hits.values()),
     "entry_compiled": sum(entry._cache_misses.values()),
     "game": [int(x) for x in result["game"]],
+    "search_imported": "strategies.neom.search" in sys.modules,
 }))
 """
 
@@ -104,6 +105,7 @@ def test_a_fresh_process_compiles_only_the_lineups_strategies_and_a_second_one_l
     assert first["compiled"]["choose_evaluated"] == 0
     assert first["compiled"]["evaluated_values"] == 0
     assert first["compiled"]["full play_batch"] == 0
+    assert not first["search_imported"]  # the expert adds nothing to a lineup without it
     assert first["compiled"]["greedy_context"] == (1 if lineup == "greedy" else 0)
     cached = cached_functions(tmp_path)
     assert f"play.{entry}" in cached

@@ -34,10 +34,10 @@ LOOP_COPIES = {
     "basic": ((RANDOM_ID, MISER_ID), ("WITH_GREEDY", "WITH_EVALUATED", "WITH_SEARCH")),
     "greedy": ((RANDOM_ID, MISER_ID, GREEDY_ID), ("WITH_EVALUATED", "WITH_SEARCH")),
 }
-# A cold compile of each entry, seconds (python -m sim.tools.bench_compile --lineup ...; the
-# search entry's includes the full one's loop): what the compile notice says before a first
-# measurement on this machine.
-COMPILE_SECONDS = {"basic": 30.0, "greedy": 50.0, "full": 100.0, "search": 150.0}
+# A cold compile of each entry, CPU seconds on the 2-core VM (python -m sim.tools.bench_compile
+# --lineup random / greedy / make run's; the search entry's includes the full one's, a rough
+# guess): what the compile notice says before this machine measured one.
+COMPILE_SECONDS = {"basic": 35.0, "greedy": 52.0, "full": 78.0, "search": 120.0}
 
 
 def entry_name(strategy_ids: Iterable[int]) -> str:
