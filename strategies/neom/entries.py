@@ -24,6 +24,7 @@ import types
 from collections.abc import Iterable
 from functools import cache
 
+import numba
 from numba.core.registry import CPUDispatcher
 
 from sim.core.jit import njit
@@ -115,6 +116,10 @@ def loop_copy(name: str) -> types.SimpleNamespace:
     its ``choose``), compiled only for the strategies that entry plays."""
     from strategies.neom import dispatch, play
 
+    if numba.config.DISABLE_JIT:  # interpreted: nothing compiles, the loop itself serves
+        return types.SimpleNamespace(
+            name=name, choose=dispatch.choose, advance=play.advance, play_batch=play.play_batch
+        )
     _, off = LOOP_COPIES[name]
     dispatch_globals = dict(vars(dispatch))
     dispatch_globals.update(dict.fromkeys(off, False))
