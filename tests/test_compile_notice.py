@@ -63,7 +63,7 @@ def test_the_game_core_is_known_cached_once_compiled():
     from strategies.tools.arena import play_match
 
     play_match(load_catalog(), [parse_strategy("random")], [0, 0], 1, 1)
-    assert has_cached_code(get_game("neom").play_batch)
+    assert has_cached_code(get_game("neom").play_batch_for([parse_strategy("random").id]))
 
     @njit(cache=False)
     def never_called(x):

@@ -336,7 +336,7 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     compiles it twice."""
     from sim.core import runner
     from sim.tools import bench
-    from strategies.neom import play as G
+    from strategies.neom import entries
     from strategies.tools import arena
 
     seen = []
@@ -344,10 +344,11 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     def record(*args):
         seen.append(args[4].dtype)
 
-    # The runner and play_one reach play_batch through the Game interface (resolved per call).
-    # The matches reach it through strategies.neom.entries (resolved per call) too.
-    for module in (bench, G):
-        monkeypatch.setattr(module, "play_batch", record)
+    # Every caller takes its lineup's entry from strategies.neom.entries.play_batch_for: the
+    # runner and play_one through the Game interface (resolved per call), the benchmark and
+    # the matches by name.
+    for module in (bench, entries, arena):
+        monkeypatch.setattr(module, "play_batch_for", lambda strategy_ids: record)
     tables = load_catalog()
     bench.run_games(tables, "greedy", 0, 1)
     arena.play_match(tables, [parse_strategy("random")], [0, 0], 1, seed=1)

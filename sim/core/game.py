@@ -182,6 +182,9 @@ class Game:
     # -> play_batch_for(strategy_ids) -> the compiled play_batch (same signature) that plays a
     # lineup of these strategies, when a game has several entries ("": play_batch for all).
     entry_ref: str = ""
+    # -> compile_estimate(strategy_ids) -> (the entry's name, seconds of its cold compile): what
+    # the compile notice says for that lineup ("": the game's title and compile_seconds).
+    compile_estimate_ref: str = ""
     # The data file's kind: the top-level table it starts with ("catalog") and what it is
     # called ("catalogue"), so that another kind of file given instead is named in one line.
     data_header: str = ""
@@ -210,6 +213,14 @@ class Game:
         if self.entry_ref:
             return resolve(self.entry_ref)(strategy_ids)
         return self.play_batch
+
+    def compile_estimate(self, strategy_ids) -> tuple[str, float]:
+        """What the compile notice calls the entry of a lineup of these strategy ids, and
+        how long its cold compile takes here (before this machine measured one)."""
+        if self.compile_estimate_ref:
+            name, seconds = resolve(self.compile_estimate_ref)(strategy_ids)
+            return f"{self.title} ({name} entry)", seconds
+        return self.title, self.compile_seconds
 
     def columns(self, table: str) -> tuple[str, ...]:
         return self.tables[table].names

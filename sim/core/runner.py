@@ -606,7 +606,7 @@ def _run_locked(config, plan, data, parameters, workers, folder, resumed) -> Run
     if todo:
         game = get_game(plan.game)
         entry = game.play_batch_for(plan.strategy_ids)
-        with compile_notice(game.title, game.compile_seconds, code=entry):
+        with compile_notice(*game.compile_estimate(plan.strategy_ids), code=entry):
             play_and_encode(replace(plan, n_games=1, batch_size=1), 0)
     warmup_s = time.perf_counter() - warmup_start
 

@@ -26,7 +26,7 @@ from sim.core.machine import cpu_model
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
-from strategies.neom.play import play_batch
+from strategies.neom.entries import play_batch_for
 from strategies.neom.registry import parse_strategy
 
 N_PLAYERS = 4
@@ -41,6 +41,7 @@ def run_games(tables, strategy: str, first: int, n_games: int, seed: int = 1) ->
     ids = np.arange(first, first + n_games, dtype=np.int64)
     games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
     players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
+    play_batch = play_batch_for([spec.id])  # the entry a run of this strategy uses
     start = time.process_time()
     play_batch(
         rng.master_key(seed),

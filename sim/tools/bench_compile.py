@@ -1,14 +1,13 @@
 """``python -m sim.tools.bench_compile``: the cold compile of the NEOM game core, timed.
 
 What a new user pays once per machine before the first game (``make run``, ``make test``): the
-compiled ``play_batch`` with every strategy of the default entry (its dispatch compiles them
-all, whichever a run uses; the searches have an entry of their own, compiled only by a run
-that uses one: ``strategies.neom.entries``). Each repeat is a fresh Python process with an
-empty compile cache of its own (a new temporary folder), which imports the game core and calls
-``play_batch`` on zero games, so the call is compilation and nothing else. Wall and CPU
-seconds (user + system) are reported for the call and for the whole process, with the
-machine's facts (CPU, cores, load, what else was running), to stdout and to
-``bench/compile.json``.
+compiled ``play_batch`` of a lineup (by default ``make run``'s): the entry that plays it
+(``strategies.neom.entries``), which compiles the strategies of that entry only. Each repeat
+is a fresh Python process with an empty compile cache of its own (a new temporary folder),
+which imports the game core and calls ``play_batch`` on zero games, so the call is
+compilation and nothing else. Wall and CPU seconds (user + system) are reported for the call
+and for the whole process, with the machine's facts (CPU, cores, load, what else was
+running), to stdout and to ``bench/compile.json``.
 
     python -m sim.tools.bench_compile [--repeat 2] [--checkout DIR] [--functions 20]
                                       [--lineup expert,tuned_builder_2p]
@@ -16,8 +15,8 @@ machine's facts (CPU, cores, load, what else was running), to stdout and to
 ``--checkout`` times another checkout of the project (a ``git worktree add --detach`` of an
 older commit) the same way; ``--functions`` prints the functions that took longest to
 compile (inclusive: a function's time contains its callees'); ``--lineup`` times the entry
-that lineup uses instead (the search entry for a lineup with ``expert``: its cold compile
-includes the default entry's loop, which a machine that ran the default field has cached).
+another lineup uses (the search entry for a lineup with ``expert``: its cold compile includes
+the full entry's loop, which a machine that ran the default field has cached).
 """
 
 import argparse
@@ -35,6 +34,7 @@ from pathlib import Path
 from sim.core.machine import cache_env, cpu_model
 
 RESULTS = Path("bench") / "compile.json"
+DEFAULT_LINEUP = "greedy,builder,merchant,industrialist"  # make run's (RUN_STRATEGIES)
 
 # Runs in the fresh process, with the checkout on PYTHONPATH: every version of the project since
 # the sim/neom layout, before and after play_batch took the Game interface's signature.
@@ -76,8 +76,10 @@ try:  # the Game interface: what the runner calls, through play_arrays, on zero 
         from sim.core.strategies import resolve_strategy, split_strategies
 
         strategy_ids = [resolve_strategy(registry, s).id for s in split_strategies(lineup)]
-    elif hasattr(GAME, "play_batch_for"):  # the default entry: no search
-        strategy_ids = [i for i in strategy_ids if GAME.play_batch_for([i]) is GAME.play_batch]
+    elif hasattr(GAME, "play_batch_for"):  # '': every strategy but the searches
+        from strategies.neom.registry import SEARCH_IDS
+
+        strategy_ids = [i for i in strategy_ids if i not in SEARCH_IDS]
     strategy_ids = np.array(strategy_ids)
     params = np.zeros((len(strategy_ids), registry.n_params))
     args = (GAME, key, ids, ids, np.zeros((0, 4)), strategy_ids, params, data, GAME.make_rules())
@@ -211,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--functions", type=int, default=0, help="list the N slowest functions")
     parser.add_argument(
         "--lineup",
-        default="",
-        help="compile the entry this lineup uses (e.g. expert,tuned_builder_2p; default: the "
-        "default entry, every strategy but the searches)",
+        default=DEFAULT_LINEUP,
+        help="compile the entry this lineup uses (e.g. random, greedy, expert,tuned_builder_2p; "
+        f"default: make run's, {DEFAULT_LINEUP}; '': every strategy but the searches)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -247,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "what": (
             f"cold compile of the play_batch of the lineup {args.lineup}"
             if args.lineup
-            else "cold compile of the default play_batch (every strategy but the searches)"
+            else "cold compile of the play_batch of every strategy but the searches"
         )
         + ", fresh process, empty cache",
         "checkout": str(checkout),

@@ -58,6 +58,14 @@ def expert_policy(params, n_players):
     return policy
 
 
+# Which strategy families this copy of the dispatch compiles. The game loop's copy for a lineup
+# (``strategies.neom.entries``) sets the ones it does not name to False: Numba drops a branch on
+# a False global before typing, so that family's code is never compiled for that copy.
+WITH_GREEDY = True
+WITH_EVALUATED = True  # the archetypes and the tuned sets (the searches' policy too)
+WITH_SEARCH = True  # the searches' other decisions (their entry is strategies.neom.search)
+
+
 @njit
 def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo):
     """The index of the option of ``game.options[:n_options]`` the strategy picks for
@@ -66,15 +74,18 @@ def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo
     if strategy_id == RANDOM_ID:
         return basic.choose_random(rng_state, n_options)
     elif strategy_id == GREEDY_ID:
-        return basic.choose_greedy(params, rng_state, decision, n_options, seat, game, memo)
+        if WITH_GREEDY:
+            return basic.choose_greedy(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EVALUATED_ID:
-        return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
+        if WITH_EVALUATED:
+            return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID:
-        if strategy_id == ROLLOUT_ID:
-            policy = rollout_policy()
-        else:
-            policy = expert_policy(params, game.gstate[E.GS_N_PLAYERS])
-        return choose_evaluated(policy, rng_state, decision, n_options, seat, game, memo)
+        if WITH_SEARCH:
+            if strategy_id == ROLLOUT_ID:
+                policy = rollout_policy()
+            else:
+                policy = expert_policy(params, game.gstate[E.GS_N_PLAYERS])
+            return choose_evaluated(policy, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == MISER_ID:
         return choose_miser(rng_state, game.options, n_options)
     return -1

@@ -52,7 +52,7 @@ def run(args) -> int:
     )
     data = game.load_data(data_path)
     entry = game.play_batch_for([spec.id for spec in specs])
-    with compile_notice(game.title, game.compile_seconds, code=entry):
+    with compile_notice(*game.compile_estimate([spec.id for spec in specs]), code=entry):
         warm_up(game, data, rules, specs)
     return resolve(game.play_ref)(args, data, rules, specs)
 
