@@ -10,6 +10,19 @@ from pathlib import Path
 from sim.core.runner import RunConfig, run_simulation
 
 TESTS = Path(__file__).resolve().parent
+# A small NEOM run (8 random 4-player games in 4 batches), as a config and as a command line.
+SMALL = RunConfig(
+    out=Path("unused"),
+    strategies=("random",) * 4,
+    players=4,
+    games=8,
+    seed=3,
+    batch_size=2,
+    workers=1,
+    progress=False,
+)
+SIMULATE = ["simulate", "--games", "8", "--batch-size", "2", "--seed", "3", "--workers", "1"]
+SIMULATE += ["--strategies", "random,random,random,random"]
 
 
 def one_line_error(capsys, code: int, *words: str) -> str:

@@ -15,26 +15,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import one_line_error
+from run_helpers import SIMULATE, SMALL, one_line_error
 
 from sim.core import store
 from sim.core.cli import main
-from sim.core.runner import RunConfig, run_simulation
+from sim.core.runner import run_simulation
 from sim.core.strategies import load_strategy_file
 from strategies.neom.registry import REGISTRY
 
-SMALL = RunConfig(
-    out=Path("unused"),
-    strategies=("random",) * 4,
-    players=4,
-    games=8,
-    seed=3,
-    batch_size=2,
-    workers=1,
-    progress=False,
-)
-SIMULATE = ["simulate", "--games", "8", "--batch-size", "2", "--seed", "3", "--workers", "1"]
-SIMULATE += ["--strategies", "random,random,random,random"]
 COMPARE = ["compare", "--players", "2", "--games", "8", "--strategies", "random,greedy"]
 COMPARE += ["--workers", "1"]
 LISTING = "neom-listing.json"  # sim.core.outputs.LISTING

@@ -17,26 +17,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import one_line_error
+from run_helpers import SIMULATE, SMALL, one_line_error
 
 from sim.core import store
 from sim.core.cli import main
-from sim.core.runner import RunConfig, run_simulation
+from sim.core.runner import run_simulation
 from sim.core.store import RunFolder, read_run
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = RunConfig(
-    out=Path("unused"),
-    strategies=("random",) * 4,
-    players=4,
-    games=8,
-    seed=3,
-    batch_size=2,
-    workers=1,
-    progress=False,
-)
-SIMULATE = ["simulate", "--games", "8", "--batch-size", "2", "--seed", "3", "--workers", "1"]
-SIMULATE += ["--strategies", "random,random,random,random"]
 
 
 def simulate(out: Path, *args: str) -> int:

@@ -121,6 +121,15 @@ def _relative(rel) -> bool:
     return all(part not in ("", ".", "..") for part in rel.split("/"))
 
 
+def entry_is_sound(entry: dict) -> bool:
+    """A listing entry's size is a whole number of bytes and its digest a sha256 (the only
+    entries trusted with a deletion)."""
+    size, digest = entry.get("bytes"), entry.get("sha256")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return False
+    return isinstance(digest, str) and _SHA256.fullmatch(digest) is not None
+
+
 def _valid_files(files) -> dict[str, dict]:
     """The entries of a listing's ``files`` that name a file inside the folder with a size and
     sha256; anything else is never trusted with a deletion."""
@@ -128,12 +137,9 @@ def _valid_files(files) -> dict[str, dict]:
     for rel, entry in (files or {}).items() if isinstance(files, dict) else ():
         if not _relative(rel) or rel in (LISTING, WRITER) or not isinstance(entry, dict):
             continue
-        size, digest = entry.get("bytes"), entry.get("sha256")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if not entry_is_sound(entry):
             continue
-        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-            continue
-        valid[rel] = {"bytes": size, "sha256": digest}
+        valid[rel] = {"bytes": entry["bytes"], "sha256": entry["sha256"]}
     return valid
 
 

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from sim.core.batch import BatchOutput, records, used_event_rows
 from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.core.game import Game
-from sim.core.outputs import WRITER, file_digest, file_problem
+from sim.core.outputs import WRITER, entry_is_sound, file_digest, file_problem
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -63,7 +63,6 @@ NEVER_WRITTEN = "not written yet"
 _COMPRESSION = "zstd"
 _BATCH_FILE = re.compile(r"batch-(\d{6,})\.parquet")
 _TEMPORARY = re.compile(r"\.(.+)\.\d+\.tmp")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def batch_file_name(index: int) -> str:
@@ -552,10 +551,7 @@ def _valid_entries(files: dict) -> dict[str, dict]:
                 continue
         elif name in ("", ".", "..", MANIFEST, JOURNAL) or name in TABLE_NAMES:
             continue
-        size, digest = entry.get("bytes"), entry.get("sha256")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            continue
-        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        if not entry_is_sound(entry):
             continue
         rows = entry.get("rows", 0)
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
