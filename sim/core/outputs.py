@@ -121,6 +121,45 @@ def _relative(rel) -> bool:
     return all(part not in ("", ".", "..") for part in rel.split("/"))
 
 
+def symlink_on_path(root: Path, rel: str) -> str:
+    """The first part of ``rel`` (a path inside folder ``root``) that is a symbolic link: the
+    link's path relative to ``root`` ("" when none). Every component is checked, not only the
+    last: removing or writing ``root/lnk/file`` through a linked folder ``lnk`` would reach a
+    file outside the output. Stops at the first component that is missing (nothing below it can
+    lead anywhere)."""
+    current, parts = Path(root), rel.split("/")
+    for depth, part in enumerate(parts, 1):
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except OSError:
+            return ""
+        if stat.S_ISLNK(mode):
+            return "/".join(parts[:depth])
+        if not stat.S_ISDIR(mode):
+            return ""
+    return ""
+
+
+def check_owned_paths(path: Path, rels, shown: str = "") -> None:
+    """UserError naming the first of ``rels`` (paths inside output folder ``path`` that a
+    command would remove or write) that is, or passes through, a symbolic link: an output never
+    follows one, so nothing outside it is removed or written (the link may stand for a run or a
+    folder of the user's anywhere)."""
+    for rel in rels:
+        link = symlink_on_path(path, rel)
+        if link:
+            what = (
+                f"{rel} is a symbolic link"
+                if link == rel
+                else (f"{rel} passes through the symbolic link {link}")
+            )
+            raise UserError(
+                f"{shown or path}: {what}: will not remove or write anything through it "
+                "(replace the link by the folder or file itself, or choose another --out)"
+            )
+
+
 def entry_is_sound(entry: dict) -> bool:
     """A listing entry's size is a whole number of bytes and its digest a sha256 (the only
     entries trusted with a deletion)."""
@@ -346,6 +385,7 @@ class Claim:
         interrupted command resumes the runs it listed; ``--overwrite`` removes them."""
         if not _relative(rel):
             raise ValueError(f"not a folder inside {self.path}: {rel!r}")
+        check_owned_paths(self.path, [rel])
         if rel not in self.listing.setdefault("runs", []):
             self.listing["runs"].append(rel)
             write_listing(self.path, self.listing)
@@ -410,6 +450,9 @@ def claim_folder(
         raise UserError(
             f"{shown}: written by {listing['command']}, not {command}: will not write into it"
         )
+    # Whatever the command goes on to do (resume, replace, remove), it never goes through a
+    # link: the whole listing is checked before anything is touched.
+    check_owned_paths(path, [*listing["runs"], *listing["files"]], shown)
     interrupted = listing.get("status") != STATUS_COMPLETE
     if resume:
         difference = _first_difference(listing["parameters"], parameters)
@@ -455,6 +498,9 @@ def _remove(path: Path, listing: dict, command: str) -> None:
     _changed(path, listing, command)
     folders = [path / rel for rel in listing["runs"] if (path / rel).exists()]
     plans = [check_run_removal(folder) for folder in folders]
+    # Checked, all of it; from the first deletion on, the listing says "interrupted": a removal
+    # that fails halfway is never taken for a complete result (``--resume`` plays it again).
+    write_listing(path, listing | {"status": STATUS_RUNNING})
     try:
         for folder, plan in zip(folders, plans, strict=True):
             remove_run_folder(folder, plan)
@@ -473,7 +519,9 @@ def _remove_empty_parents(path: Path, rels) -> None:
     folders = {parent for rel in rels for parent in Path(rel).parents if str(parent) != "."}
     for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
         target = path / folder
-        if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
+        if symlink_on_path(path, folder.as_posix()):
+            continue  # a folder reached through a link is not the output's
+        if target.is_dir() and not any(target.iterdir()):
             target.rmdir()
 
 
@@ -506,6 +554,7 @@ def publish(staging: Path, claim: Claim) -> None:
         for p in sorted(staging.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
+    check_owned_paths(out, [*old, *new])
     for rel in new:
         target = out / rel
         if target.is_dir() and not target.is_symlink():

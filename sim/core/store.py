@@ -618,6 +618,11 @@ def check_run_removal(path, action: str = "overwrite") -> set[str]:
     entry) and that every listed file still present is as the run wrote it (UserError naming
     the first changed one). Nothing is removed here."""
     folder = RunFolder(Path(path))
+    if folder.path.is_symlink():  # its files are another folder's, wherever the link leads
+        raise UserError(
+            f"{folder.path}: is a symbolic link, not a run folder: will not {action} it "
+            "(replace the link by the folder itself, or choose another --out)"
+        )
     if folder.is_empty():
         return set()
     if not folder.is_run():
@@ -650,6 +655,8 @@ def remove_run_folder(path, owned: set[str], keep_folder: bool = False) -> None:
     """Remove a run checked by :func:`check_run_removal`, and its folder if then empty (unless
     ``keep_folder``: ``simulate --overwrite`` writes the new run there)."""
     folder = RunFolder(Path(path))
+    if folder.path.is_symlink():
+        raise UserError(f"{folder.path}: is a symbolic link, not a run folder: will not remove it")
     if not folder.path.is_dir():
         return
     if owned or folder.is_run():
