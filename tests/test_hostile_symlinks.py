@@ -118,3 +118,57 @@ def test_a_removal_that_fails_halfway_leaves_the_listing_interrupted(
     fresh = results["compare"]
     for rel in ("tables/items.csv", "findings.json"):
         assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
+
+
+# --- S1: listed paths through a linked folder; a linked folder where the report writes ----------
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """A small run and its report."""
+    from dataclasses import replace
+
+    from run_helpers import SMALL
+
+    from sim.core.runner import run_simulation
+
+    base = tmp_path_factory.mktemp("report")
+    run_simulation(replace(SMALL, out=base / "run"))
+    assert main(["report", str(base / "run"), "--out", str(base / "report")]) == 0
+    return base
+
+
+def list_entry(out: Path, rel: str, data: bytes) -> None:
+    import hashlib
+
+    listing = listing_of(out)
+    listing["files"][rel] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (out / LISTING).write_text(json.dumps(listing))
+
+
+@pytest.mark.parametrize("case", ["listed file", "listed folder", "figures"])
+def test_a_report_never_removes_or_writes_through_a_linked_folder(report, tmp_path, capsys, case):
+    out = tmp_path / "report"
+    shutil.copytree(report / "report", out, symlinks=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "victim.txt").write_text("the user's file")
+    if case == "listed file":  # the entry's size and sha256 are the outside file's
+        (out / "lnk").symlink_to(elsewhere, target_is_directory=True)
+        list_entry(out, "lnk/victim.txt", b"the user's file")
+        link = "lnk"
+    elif case == "listed folder":  # its file is gone: only its (outside, empty) folder is left
+        (elsewhere / "empty").mkdir()
+        (out / "lnk").symlink_to(elsewhere, target_is_directory=True)
+        list_entry(out, "lnk/empty/gone.txt", b"gone")
+        link = "lnk"
+    else:  # the report's own figures, moved elsewhere and linked back
+        shutil.move(out / "figures", elsewhere / "figures")
+        (out / "figures").symlink_to(elsewhere / "figures", target_is_directory=True)
+        link = "figures"
+    outside = contents(elsewhere)
+    folders = sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*") if p.is_dir())
+    code = main(["report", str(report / "run"), "--out", str(out)])
+    one_line_error(capsys, code, link, "symbolic link")
+    assert contents(elsewhere) == outside
+    assert sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*") if p.is_dir()) == folders
