@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -172,3 +171,121 @@ def test_a_report_never_removes_or_writes_through_a_linked_folder(report, tmp_pa
     one_line_error(capsys, code, link, "symbolic link")
     assert contents(elsewhere) == outside
     assert sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*") if p.is_dir()) == folders
+
+
+# --- m3: staging folders of killed commands ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+STALLED_REPORT = """
+import sys, time
+import sim.core.outputs as outputs
+
+def stalled(staging, claim):  # the report is built: killed before it is published
+    print("staged", flush=True)
+    time.sleep(600)
+
+outputs.publish = stalled
+from sim.core.cli import main
+sys.exit(main(["report", sys.argv[1], "--out", sys.argv[2]]))
+"""
+LIVE_STAGING = """
+import sys, time
+from sim.core.outputs import staging_folder
+
+with staging_folder(sys.argv[1]):
+    print("staged", flush=True)
+    time.sleep(600)
+"""
+
+
+def started(script: str, *args: str) -> subprocess.Popen:
+    """A Python process running ``script``, once it has printed "staged"."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout.readline() == "staged\n", process.wait(timeout=60)
+    return process
+
+
+def hidden(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if p.name.startswith(".")}
+
+
+def test_the_next_report_cleans_the_staging_folder_of_a_killed_one(report, tmp_path, capsys):
+    out = tmp_path / "report"
+    shutil.copytree(report / "report", out)
+    # A folder of the user's named like a staging folder, and a live command's staging folder.
+    (tmp_path / ".report.mine.neom-staging").mkdir()
+    processes = [started(LIVE_STAGING, str(out))]
+    try:
+        live = hidden(tmp_path)
+        processes.append(started(STALLED_REPORT, str(report / "run"), str(out)))
+        left = hidden(tmp_path) - live
+        processes[-1].send_signal(signal.SIGKILL)
+        processes[-1].wait(timeout=60)
+        assert len(left) == 1  # the killed report's
+        assert main(["report", str(report / "run"), "--out", str(out)]) == 0
+        assert hidden(tmp_path) == live  # the killed one's cleaned; the others kept
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait(timeout=60)
+
+
+# --- m4: the live writer's note ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("note", ["control characters", "a pipe"])
+def test_a_writer_note_is_read_without_blocking_and_printed_escaped(report, tmp_path, capsys, note):
+    from sim.core.outputs import writer_lock
+
+    out = tmp_path / "report"
+    shutil.copytree(report / "report", out)
+    argv = ["report", str(report / "run"), "--out", str(out)]
+    with writer_lock(out, "neom report"):  # a live writer (this process)
+        path = out / ".neom-writer.json"
+        path.unlink()
+        if note == "control characters":
+            info = {"pid": 4242, "host": "evil\n\x1b[2Jhost", "started": "\x07now", "command": "x"}
+            path.write_text(json.dumps(info))
+            err = one_line_error(capsys, main(argv), "another neom command", "PID 4242", "evil\\n")
+            assert "\x1b" not in err and "\x07" not in err
+            return
+        os.mkfifo(path)
+        second = subprocess.run(
+            [sys.executable, "-m", "sim.core.cli", *argv],
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            capture_output=True,
+            text=True,
+            timeout=120,  # a blocking read of the pipe would wait for ever
+        )
+        assert second.returncode == 1, second.stderr
+        assert second.stderr.count("\n") == 1 and "another neom command" in second.stderr
+
+
+# --- m11: --json inside the command's own --out --------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["compare", "experiment"])
+@pytest.mark.parametrize("where", [".", "findings.json"])
+def test_json_inside_its_own_out_is_refused_before_any_game(
+    tmp_path, capsys, monkeypatch, name, where
+):
+    """``--json OUT`` (a new folder): the folder is made, the games played, then the file cannot
+    be written; ``--json OUT/findings.json`` into an empty ``--out``: a file the listing does
+    not name is written into the output."""
+    import sim.core.runner as runner
+
+    def never(*args, **kwargs):
+        raise AssertionError("games were played before the output was checked")
+
+    monkeypatch.setattr(runner, "run_simulation", never)
+    out = tmp_path / "out"
+    if where != ".":
+        out.mkdir()
+    target = out if where == "." else out / where
+    code = main([*COMMANDS[name], "--out", str(out), "--json", str(target)])
+    one_line_error(capsys, code, "--json", "inside --out")
+    assert (list(out.iterdir()) == []) if where != "." else not out.exists()

@@ -896,6 +896,7 @@ def run_compare(args) -> int:
 
     from analysis.core.batches import Execution
     from sim.core.outputs import (
+        check_outside,
         claim_file,
         claim_folder,
         publish,
@@ -916,10 +917,12 @@ def run_compare(args) -> int:
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules")
     candidate = args.candidate if args.candidate is not None else args.baseline
     # Checked before any game; a resumed result's is checked once it is known to be played.
+    out = Path(args.out) if args.out else Path("reports") / "compare"
     json_path = None
+    if args.json:
+        check_outside(args.json, "--json", out)
     if args.json and not args.resume:
         json_path = claim_file(args.json, "--json", args.overwrite)
-    out = Path(args.out) if args.out else Path("reports") / "compare"
     command = "neom compare"
     runs = (f"runs/{BASELINE}", f"runs/{CANDIDATE}")
     configs = [

@@ -509,6 +509,7 @@ def run_experiment(args) -> int:
 
     from sim.core import runner
     from sim.core.outputs import (
+        check_outside,
         claim_file,
         claim_folder,
         publish,
@@ -533,6 +534,8 @@ def run_experiment(args) -> int:
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
     # Checked before any game; a resumed result's is checked once it is known to be played.
     json_path = None
+    if args.json:
+        check_outside(args.json, "--json", out)
     if args.json and not args.resume:
         json_path = claim_file(args.json, "--json", args.overwrite)
     intervention = (

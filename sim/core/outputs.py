@@ -185,18 +185,36 @@ def _valid_files(files) -> dict[str, dict]:
 # --- one writer at a time ------------------------------------------------------------------------
 
 
+MAX_WRITER_BYTES = 4096
+
+
+def printable(value, limit: int = 120) -> str:
+    """``value`` as text safe to print on one line: control characters (a newline, a terminal's
+    escape sequences) escaped, at most ``limit`` characters."""
+    text = str(value)
+    text = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _holder(path: Path, wait_s: float = 2.0) -> str:
     """The live writer of ``path`` in words, from its ``.neom-writer.json`` (waiting a moment
-    for a writer that has just taken the lock to write it)."""
+    for a writer that has just taken the lock to write it). The note is read without blocking
+    and within a size limit (a pipe put there is not read), and printed escaped."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            info = json.loads((path / WRITER).read_text(encoding="utf-8"))
+            data = read_small(path / WRITER, MAX_WRITER_BYTES)
+            info = json.loads(data) if data is not None else None
+            pid = info["pid"]
+            if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 1 << 32:
+                raise ValueError(pid)
             return (
-                f"PID {int(info['pid'])} on {info['host']}, started {info['started']} "
-                f"({info['command']})"
+                f"PID {pid} on {printable(info['host'])}, started {printable(info['started'])} "
+                f"({printable(info['command'])})"
             )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             if time.monotonic() > deadline:
                 return "a process that has not yet said which"
             time.sleep(0.05)
@@ -311,6 +329,18 @@ def claim_file(path, option: str, overwrite: bool = False) -> Path:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UserError(f"{shown}: cannot write into {parent} (permission denied)")
     return path
+
+
+def check_outside(path, option: str, folder, folder_option: str = "--out") -> None:
+    """Refuse, before any game, an output file at or inside the output folder a command owns
+    (it would be written into the folder unlisted, or onto the folder itself, after all the
+    games)."""
+    file, owned = Path(path).resolve(), Path(folder).resolve()
+    if file == owned or file.is_relative_to(owned):
+        raise UserError(
+            f"{option} {path}: is inside {folder_option} {folder}, which the command writes "
+            f"itself; give a file outside it"
+        )
 
 
 def write_file(path, data: bytes | str, option: str = "") -> None:
@@ -438,6 +468,7 @@ def claim_folder(
         raise UserError("--resume and --overwrite exclude each other")
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise UserError(f"{shown}: exists and is not a folder")
+    clean_dead_staging(path)
     listing = read_listing(path) if path.is_dir() else None
     if listing is None:
         if not _is_empty(path):
@@ -525,22 +556,123 @@ def _remove_empty_parents(path: Path, rels) -> None:
             target.rmdir()
 
 
+STAGING_SUFFIX = ".neom-staging"
+STAGING_NOTE = "neom-staging.json"
+STAGING_RESULT = "result"
+
+
 @contextmanager
 def staging_folder(out) -> Iterator[Path]:
-    """A hidden folder beside ``out`` to build a result in (so a failure leaves ``out`` as it
-    was), removed at the end."""
+    """A folder to build a result in (so a failure leaves ``out`` as it was), removed at the
+    end: ``result/`` inside a hidden folder beside ``out`` (``.OUT.XXXX.neom-staging``) that
+    also holds a note of the command (pid, host) and whose lock (``flock``) the command holds
+    while it lives, so that the next command on ``out`` can tell a killed command's staging
+    folder from a live one and remove it (:func:`clean_dead_staging`)."""
     out = Path(out)
+    clean_dead_staging(out)
+    outer = handle = None
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        outer = Path(
+            tempfile.mkdtemp(prefix=f".{out.name}.", suffix=STAGING_SUFFIX, dir=out.parent)
+        )
+        handle = os.open(outer, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pass  # no locks on this file system: the folder is never taken for a dead one's
+        note = {"pid": os.getpid(), "host": socket.gethostname(), "out": out.name}
+        (outer / STAGING_NOTE).write_text(json.dumps(note) + "\n", encoding="utf-8")
+        staging = outer / STAGING_RESULT
+        staging.mkdir()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private; a result is not
     except OSError as exc:
+        if outer is not None:
+            shutil.rmtree(outer, ignore_errors=True)
+        if handle is not None:
+            os.close(handle)
         raise UserError(f"{out}: cannot write ({exc.strerror})") from None
     try:
         yield staging
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # wholly ours
+        shutil.rmtree(outer, ignore_errors=True)  # wholly ours
+        os.close(handle)
+
+
+def clean_dead_staging(out) -> list[Path]:
+    """Remove the staging folders beside ``out`` that commands killed before they could
+    (``kill -9``, a power cut) left behind; return them. Only a folder proven to be a staging
+    folder of this tool whose command has ended is removed: a hidden folder named as
+    :func:`staging_folder` names them (not a link), holding its note, written on this host,
+    and whose lock nobody holds (the operating system drops it with the process)."""
+    out = Path(out)
+    removed = []
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(f".{out.name}.") and name.endswith(STAGING_SUFFIX)):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        if not _staging_of_this_host(entry.path, out.name):
+            continue
+        try:
+            handle = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(handle)
+            continue  # a live command's (or no locks here: cannot tell, so kept)
+        try:
+            shutil.rmtree(entry.path)  # links inside are removed, never followed
+            removed.append(Path(entry.path))
+        except OSError:
+            pass  # not removable (permissions): left as it is, nothing else depends on it
+        finally:
+            os.close(handle)
+    return removed
+
+
+def _staging_of_this_host(path: str, out_name: str) -> bool:
+    data = read_small(Path(path) / STAGING_NOTE)
+    try:
+        note = json.loads(data) if data is not None else None
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(note, dict):
+        return False
+    return note.get("host") == socket.gethostname() and note.get("out") == out_name
+
+
+def read_small(path: Path, limit: int = 4096) -> bytes | None:
+    """The bytes of a small regular file the tool wrote (a writer's or a staging folder's
+    note), None when it is missing, not a regular file (a pipe would block the reader: it is
+    opened without blocking and not read), a link, unreadable, or larger than ``limit``."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(handle, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
 
 
 def publish(staging: Path, claim: Claim) -> None:
