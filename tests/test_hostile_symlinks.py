@@ -173,6 +173,19 @@ def test_a_report_never_removes_or_writes_through_a_linked_folder(report, tmp_pa
     assert sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*") if p.is_dir()) == folders
 
 
+def test_a_link_at_a_temporary_name_is_replaced_not_written_through(report, tmp_path):
+    """Files are written under a predictable temporary name (``.NAME.PID.tmp``) and renamed: a
+    link put at that name is removed, not written through (nor renamed into place)."""
+    out = tmp_path / "report"
+    shutil.copytree(report / "report", out)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file")
+    (out / f".{LISTING}.{os.getpid()}.tmp").symlink_to(victim)
+    assert main(["report", str(report / "run"), "--out", str(out)]) == 0
+    assert victim.read_text() == "the user's file"
+    assert not (out / LISTING).is_symlink() and listing_of(out)["status"] == "complete"
+
+
 # --- m3: staging folders of killed commands ----------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent

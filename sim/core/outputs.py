@@ -20,6 +20,12 @@ carry a listing, ``neom-listing.json``, as a run folder's manifest lists its fil
 - :func:`publish` moves a result built whole in a staging folder into place: the listed files
   of the previous result (unchanged) are replaced, the listing is written before the files it
   names, each file is renamed into place whole.
+- **Never through a symbolic link**: a listed run folder or file, a file about to be published,
+  or any folder on the way to one, that is (or passes through) a link is refused in one line
+  (:func:`check_owned_paths`) before anything is touched; a removal marks the listing
+  interrupted before its first deletion, so one that fails halfway is never "complete".
+- :func:`staging_folder` holds a lock on its folder while the command lives; the next command
+  on the output removes those of killed commands (:func:`clean_dead_staging`).
 
 **Resume** (for commands whose result is run folders plus a report): ``claim_folder(...,
 resume=True, parameters=...)`` continues the result the listing describes when its
@@ -263,7 +269,7 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
         data = (json.dumps(info) + "\n").encode("utf-8")
         # Say who writes at once into a folder that is new or empty (two commands started
         # together), else only once ``check`` has found the folder to be the command's.
-        early = _is_empty(path)
+        early = _is_empty(path) and not path.is_symlink()  # a link: said once checked
         if early:
             _say(path, data)
         checked = check() if check is not None else path
@@ -295,12 +301,22 @@ def _say(path: Path, data: bytes) -> None:
 # --- writing whole files --------------------------------------------------------------------------
 
 
+def open_temporary(tmp: Path):
+    """Open the temporary file ``tmp`` (a predictable ``.NAME.PID.tmp``) for writing, made
+    afresh: whatever is at that name (a killed process's leftover, or a link put there) is
+    removed first (a link itself, never its target) and the file is created exclusively,
+    never through a link."""
+    tmp.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(tmp, flags, 0o666), "wb")
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to a hidden temporary name beside ``path`` (``.NAME.PID.tmp``), then
     rename it into place: a visible file is always whole."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as handle:
+        with open_temporary(tmp) as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

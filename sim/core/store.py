@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from sim.core.batch import BatchOutput, records, used_event_rows
 from sim.core.errors import UserError, check_text, decode_text, read_input
 from sim.core.game import Game
-from sim.core.outputs import WRITER, entry_is_sound, file_digest, file_problem
+from sim.core.outputs import WRITER, entry_is_sound, file_digest, file_problem, open_temporary
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -186,7 +186,7 @@ def _temporary(path: Path) -> Path:
 def _write_temporary(path: Path, data: bytes) -> Path:
     tmp = _temporary(path)
     try:
-        with open(tmp, "wb") as f:
+        with open_temporary(tmp) as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -348,7 +348,8 @@ class RunFolder:
         """Append one line; if it cannot be made durable, take it back (best effort), so the
         journal never lists a batch whose files were not renamed into place."""
         text = json.dumps(line, separators=(",", ":")) + "\n"
-        with open(self.journal_path, "ab") as handle:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # never through a link
+        with os.fdopen(os.open(self.journal_path, flags, 0o666), "ab") as handle:
             size = handle.tell()
             try:
                 handle.write(text.encode("utf-8"))
