@@ -69,6 +69,47 @@ def test_a_whole_number_of_5000_digits_is_one_line(tmp_path, capsys, command, na
         one_line_error(capsys, code, str(path), "digits")
 
 
+HEX = "0x" + "f" * 5000  # parses (base 16 has no conversion limit); 6,021 digits in decimal
+HEX_WORDS = ("a hexadecimal number of 5,000 digits (line ", "0xffffffffffffffffffff...")
+TILE = '[tileset]\nname = "x"\n[[tiles]]\nshape = '
+
+
+@pytest.mark.parametrize(
+    "command, name, text, words",
+    [
+        (["strategies", "--strategy-file"], "s.toml", STRATEGY_FILE + "vp = " + HEX, HEX_WORDS),
+        (["catalog", "validate"], "c.toml", "[catalog]\n[[tiles]]\nvp = " + HEX, HEX_WORDS),
+        (["tileset", "validate"], "t.toml", TILE + HEX, HEX_WORDS),
+        (["tileset", "validate"], "t.toml", TILE + "0xf_" + HEX[2:], ("5,001 digits", "0xf_fff")),
+        (["tileset", "validate"], "t.toml", TILE + "0o" + "7" * 5000, ("an octal number of",)),
+        (["catalog", "validate"], "c.toml", "[catalog]\nvp = 0b" + "1" * 15000, ("a binary",)),
+    ],
+)
+def test_a_long_number_in_any_base_is_one_line(tmp_path, capsys, command, name, text, words):
+    """Issue 35 J2: the long-number check counted decimal digits only; a hexadecimal number
+    parsed, then a message showing it raised Python's conversion limit (a traceback). Every
+    base is counted; the message shows the number's first digits, not all of them."""
+    path = write(tmp_path, name, text)
+    code = main([*command, str(path)])
+    if command == ["catalog", "validate"]:
+        validator_error(capsys, code, path, *words)
+    else:
+        err = one_line_error(capsys, code, str(path), *words)
+        assert len(err) < 300, err  # the value is cut, never printed whole
+
+
+def test_a_long_number_is_shown_cut_in_a_message():
+    """The one place a value read from a user's file is shown (sim.core.fields.describe): a
+    long whole number is cut to its first digits (beyond Python's 4,300-digit limit, shown in
+    hexadecimal) instead of raising or filling the screen."""
+    from sim.core.fields import describe
+
+    assert describe(-12) == "the integer -12"
+    assert describe(10**40) == "the integer " + "1" + "0" * 29 + "... (41 digits)"
+    huge = int("f" * 5000, 16)
+    assert describe(huge) == "the integer 0x" + "f" * 30 + "... (5,000 hexadecimal digits)"
+
+
 def test_a_strategy_file_with_a_huge_number_is_one_line_in_simulate(tmp_path, capsys):
     path = write(tmp_path, "s.toml", '[sets.a]\nbase = "greedy"\nvp = ' + HUGE + "\n")
     argv = ["simulate", "--games", "4", "--strategies", "a,a,a,a", "--workers", "1"]

@@ -88,10 +88,17 @@ _TOKENS = {"toml": _TOML_TOKENS, "json": _JSON_TOKENS}
 
 # Python refuses to convert a whole number of more than 4,300 digits (a ValueError the parsers
 # let through); no field of any input needs more than 19. A longer run of digits (TOML allows
-# "_" between them) outside strings and comments is refused before parsing. The look-behind
-# starts a match only at the beginning of a run, so the scan stays linear.
+# "_" between them) outside strings and comments is refused before parsing, in every base TOML
+# has: a hexadecimal one parses (its base is a power of two), but a message showing it in
+# decimal would raise (a TOML octal or binary number's digits are decimal digits after "0o" or
+# "0b": the first pattern). A thousand digits in any base stay below the limit in decimal. The
+# look-behinds start a match only at the beginning of a run, so the scan stays linear.
 MAX_DIGITS = 1000
-_LONG_NUMBER = re.compile(rf"(?<![0-9_])[0-9](?:_?[0-9]){{{MAX_DIGITS},}}")
+_LONG_NUMBER = re.compile(
+    rf"(?<![0-9_])[0-9](?:_?[0-9]){{{MAX_DIGITS},}}"
+    rf"|(?<![0-9A-Za-z_])0[xX][0-9A-Fa-f](?:_?[0-9A-Fa-f]){{{MAX_DIGITS},}}"
+)
+_BASES = {"0x": "hexadecimal", "0o": "octal", "0b": "binary"}
 _STRINGS = {
     "toml": re.compile(_TOML_TOKENS.pattern.rsplit("|", 1)[0], re.S | re.M),
     "json": re.compile(_JSON_TOKENS.pattern.rsplit("|", 1)[0], re.M),
@@ -126,12 +133,24 @@ def check_numbers(text: str, syntax: str, shown: str) -> None:
     for match in _LONG_NUMBER.finditer(text):
         if any(start <= match.start() < end for start, end in strings):
             continue
-        digits = sum(char.isdigit() for char in match.group())
-        line = text.count("\n", 0, match.start()) + 1
-        raise UserError(
-            f"{shown}: a number of {digits:,} digits (line {line}); no value is longer than "
-            f"{MAX_DIGITS} digits"
-        )
+        raise UserError(_long_number_message(text, match.start(), match.group(), shown))
+
+
+def _long_number_message(text: str, start: int, number: str, shown: str) -> str:
+    """The one line refusing ``number`` (at ``start`` in ``text``): its base, its count of
+    digits, its line and its first digits (never the whole: a message is one readable line)."""
+    prefix = text[max(start - 2, 0) : start].lower()
+    if number[:2].lower() == "0x":
+        prefix, number = number[:2].lower(), number[2:]
+    base = _BASES.get(prefix)
+    digits = len(number.replace("_", ""))
+    line = text.count("\n", 0, start) + 1
+    shown_number = (prefix if base else "") + number[:20]
+    kind = {None: "a number", "octal": "an octal number"}.get(base, f"a {base} number")
+    return (
+        f"{shown}: {kind} of {digits:,} digits (line {line}), {shown_number}...; no "
+        f"value is longer than {MAX_DIGITS} digits"
+    )
 
 
 def check_text(text: str, syntax: str, shown: str, max_depth: int = MAX_NESTING) -> None:

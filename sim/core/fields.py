@@ -22,7 +22,7 @@ def describe(value, max_text: int | None = None) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return f"the integer {value}"
+        return f"the integer {_integer(value)}"
     if isinstance(value, float):
         return f"the number {value}"
     if isinstance(value, str):
@@ -34,6 +34,21 @@ def describe(value, max_text: int | None = None) -> str:
     if isinstance(value, dict):
         return "a table"
     return f"a {type(value).__name__}"
+
+
+def _integer(value: int, max_digits: int = 30) -> str:
+    """A whole number as a message shows it: its first digits and how many there are when it
+    is long (a value past Python's 4,300-digit limit is shown in hexadecimal, which has none)."""
+    try:
+        digits = str(abs(value))
+    except ValueError:
+        digits = f"{abs(value):x}"
+        sign = "-0x" if value < 0 else "0x"
+        return f"{sign}{digits[:max_digits]}... ({len(digits):,} hexadecimal digits)"
+    sign = "-" if value < 0 else ""
+    if len(digits) <= max_digits:
+        return f"{sign}{digits}"
+    return f"{sign}{digits[:max_digits]}... ({len(digits):,} digits)"
 
 
 def suggest(name: str, valid, list_all: bool = True) -> str:

@@ -227,7 +227,9 @@ def _holder(path: Path, wait_s: float = 2.0) -> str:
 
 
 @contextmanager
-def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterator:
+def writer_lock(
+    path, command: str, what: str = "folder", check=None, wait_s: float = 0.0
+) -> Iterator:
     """Hold the lock on folder ``path`` (made if missing) while the block runs: one writer at a
     time. The lock is the operating system's (``flock`` on the folder itself, so it needs no
     file in it and ends with the process, ``kill -9`` included); the holder's PID, host, start
@@ -236,7 +238,8 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
     lock are removed again if the block leaves them empty (a refusal writes nothing).
     ``what``: the folder in messages ("run folder", "report folder"). ``check``: called with
     the lock held but before anything is written into the folder (a folder that is not the
-    command's is refused untouched); the block gets its result (else the path)."""
+    command's is refused untouched); the block gets its result (else the path). ``wait_s``:
+    how long to wait for a live writer to end before refusing (for a write of a moment)."""
     path = Path(path)
     made = [folder for folder in (path, *path.parents) if not folder.exists()]
     try:
@@ -248,7 +251,7 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
         raise UserError(f"{path}: cannot write the {what} ({exc.strerror or exc})") from None
     try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(handle, wait_s)
         except BlockingIOError:
             raise UserError(
                 f"{path}: another neom command is writing it: {_holder(path)}; wait for it to "
@@ -289,6 +292,19 @@ def writer_lock(path, command: str, what: str = "folder", check=None) -> Iterato
                 folder.rmdir()
             except OSError:
                 break
+
+
+def _flock(handle: int, wait_s: float) -> None:
+    """Take the lock, trying again for ``wait_s`` seconds (BlockingIOError after that)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _say(path: Path, data: bytes) -> None:

@@ -291,7 +291,11 @@ def run(args) -> int:
     tuning = tuning_table(args, result, opponents)
     text = strategy_toml(name, result.spec, comment, tuning)
     if args.out:
-        write_set(REGISTRY, args.out, name, text, existing)
+        try:
+            write_set(REGISTRY, args.out, name, text, existing)
+        except UserError:
+            print(text, end="", flush=True)  # the tuned set is not lost: its TOML to paste in
+            raise
         print(f"wrote {args.out}: set {name!r}; {comment}")
     else:
         print(text, end="")

@@ -39,6 +39,12 @@ from sim.core.strategies import (
     shipped_file,
     split_strategies,
 )
+from sim.core.strategy_writer import (
+    read_strategy_text,
+    replace_whole,
+    strategy_file_lock,
+    strategy_file_target,
+)
 from strategies.neom.registry import REGISTRY
 from strategies.tools.arena import play_match
 
@@ -325,27 +331,129 @@ def describe(v: Verification) -> list[str]:
     return [f"{v.name}: {lines[0]}", *lines[1:]]
 
 
-def write_verification(path: Path, results: list[Verification]) -> None:
-    """Store each result as its set's ``verification`` table (replacing the one before),
-    written to a temporary file, then moved over: the file is laid out anew, set by set, each
-    with the comment lines above its header; the file's leading comment and the fields are
-    kept (other comments are not)."""
+WRITE = "--write"
+COMMAND = "neom verify --write"
+
+
+def claim_verification(path: Path, names, shipped: StrategyFile | None) -> Path:
+    """Check, before any game is played, that the verification of sets ``names`` can be
+    written into strategy file ``path``: its path (a symbolic link is written through to its
+    target, which is returned), its encoding (a UTF-8 byte-order mark is kept), its TOML and
+    the sets in it, and the write itself, rehearsed (a file with placeholder tables is
+    written beside it, read back as a strategy file and removed: a read-only folder or a
+    full disk is found now, not after the games)."""
+    target = strategy_file_target(path, WRITE)
+    placeholder = {"passed": False, "date": "", "commit": ""}
+    text, bom, data = read_strategy_text(target, f"{WRITE} {path}")
+    new_text = verification_text(path, data, text, {name: placeholder for name in names})
+    replace_whole(
+        target,
+        bom + new_text.encode("utf-8"),
+        f"{WRITE} {path}",
+        reads_back(shipped, path),
+        rehearse=True,
+    )
+    return target
+
+
+def reads_back(shipped: StrategyFile | None, path: Path):
+    """A check that a written file reads back as a strategy file (UserError naming ``path``)."""
+
+    def check(written: Path) -> None:
+        try:
+            read_strategy_file(REGISTRY, written, shipped)
+        except UserError as exc:
+            raise UserError(f"{WRITE} {path}: the file would not read back ({exc})") from None
+
+    return check
+
+
+def verification_text(path: Path, data: dict, text: str, tables: dict[str, dict]) -> str:
+    """The strategy file (``data``, parsed from ``text``) with each ``tables[name]`` as set
+    name's ``verification`` table (replacing the one before), laid out anew (see
+    :func:`strategy_file_text`) and checked to parse back to exactly that content."""
     import tomllib
 
-    text = path.read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    sets = data.get("sets")
+    for name, table in tables.items():
+        if not isinstance(sets, dict) or not isinstance(sets.get(name), dict):
+            raise UserError(f"{WRITE} {path}: no longer has the set {name!r} as a table")
+        sets[name]["verification"] = table
+    new_text = strategy_file_text(data, text)
+    try:
+        same = _canonical(tomllib.loads(new_text)) == _canonical(data)
+    except tomllib.TOMLDecodeError:
+        same = False
+    if not same:
+        raise UserError(
+            f"{WRITE} {path}: the file cannot be laid out anew without changing it (write the "
+            "figures by hand)"
+        )
+    return new_text
+
+
+def write_verification(
+    path: Path, target: Path, results: list[Verification], shipped: StrategyFile | None
+) -> None:
+    """Store each result as its set's ``verification`` table in strategy file ``path``
+    (``target``: the file it is, :func:`claim_verification`). Under the writer lock the file
+    is read afresh (another command may have written it meanwhile: the verification of other
+    sets, a tuned set), laid out anew with the new tables, read back and moved over whole."""
+    shown = f"{WRITE} {path}"
+    with strategy_file_lock(target, COMMAND):
+        text, bom, data = read_strategy_text(target, shown)
+        tables = {result.name: result.as_table() for result in results}
+        new_text = verification_text(path, data, text, tables)
+        replace_whole(target, bom + new_text.encode("utf-8"), shown, reads_back(shipped, path))
+
+
+def _canonical(data: dict) -> str:
+    """``data`` as text to compare (nan equal to itself, dates as written)."""
+    import json
+
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+def verification_toml(results: list[Verification]) -> str:
+    """The results' ``verification`` tables as TOML (printed when they cannot be written)."""
+    out = []
     for result in results:
-        data["sets"][result.name]["verification"] = result.as_table()
-    temporary = path.with_name(f".{path.name}.verify-tmp")
-    temporary.write_text(strategy_file_text(data, text), encoding="utf-8")
-    temporary.replace(path)
+        out += [*toml_table(f"sets.{toml_key(result.name)}.verification", result.as_table()), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def toml_key(name: str) -> str:
+    """A key as TOML writes it: bare when it can be, else quoted."""
+    import json
+    import re
+
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+def toml_table(name: str, values: dict, array: bool = False) -> list[str]:
+    """A table's lines (``[name]``, or ``[[name]]`` for an ``array`` item, then its plain
+    keys), then its sub-tables' and arrays of tables' in turn (written inside a table's lines,
+    they would land at the top of the file)."""
+    import tomlkit
+
+    def tables(value) -> bool:
+        return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+    plain = {k: v for k, v in values.items() if not isinstance(v, dict) and not tables(v)}
+    head = f"[[{name}]]" if array else f"[{name}]"
+    out = [head, tomlkit.dumps(plain).rstrip()] if plain else [head]
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out += ["", *toml_table(f"{name}.{toml_key(key)}", value)]
+        elif tables(value):
+            for item in value:
+                out += ["", *toml_table(f"{name}.{toml_key(key)}", item, array=True)]
+    return out
 
 
 def strategy_file_text(data: dict, old_text: str = "") -> str:
     """A strategy file's TOML: the leading comment of ``old_text``, then every set (the comment
     lines above its header in ``old_text``, its parameters, then its tables), then the fields."""
-    import tomlkit
-
     lines = old_text.splitlines()
     header = []
     for line in lines:
@@ -360,21 +468,13 @@ def strategy_file_text(data: dict, old_text: str = "") -> str:
                 above -= 1
             comments[line[len("[sets.") : -1]] = lines[above:k]
 
-    def table(name: str, values: dict) -> list[str]:
-        plain = {key: value for key, value in values.items() if not isinstance(value, dict)}
-        out = [f"[{name}]", tomlkit.dumps(plain).rstrip()] if plain else [f"[{name}]"]
-        for key, value in values.items():
-            if isinstance(value, dict):
-                out += ["", *table(f"{name}.{key}", value)]
-        return out
-
     out = [*header, ""] if header else []
     for name, values in data.get("sets", {}).items():
         ordered = {key: value for key, value in values.items() if not isinstance(value, dict)}
         ordered |= {key: values[key] for key in SET_TABLES if key in values}
-        out += [*comments.get(name, []), *table(f"sets.{name}", ordered), ""]
+        out += [*comments.get(name, []), *toml_table(f"sets.{toml_key(name)}", ordered), ""]
     for name, values in data.get("fields", {}).items():
-        out += [*table(f"fields.{name}", values), ""]
+        out += [*toml_table(f"fields.{toml_key(name)}", values), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -396,6 +496,11 @@ def run(args) -> int:
     for name in names:
         if name not in chosen.sets:
             raise UserError(f"--sets: no set {name!r} in {path} ({', '.join(chosen.sets)})")
+    # Everything --write needs is checked before the first game (the file is read afresh
+    # when the figures are written: others may write other sets into it meanwhile).
+    # The shipped file is read (and read back) on its own; a user's beside the shipped sets.
+    beside = shipped if args.strategy_file else None
+    target = claim_verification(Path(path), names, beside) if args.write else None
     tables = load_catalog()
     results = []
     for name in names:
@@ -417,7 +522,13 @@ def run(args) -> int:
         results.append(result)
         print("\n".join(describe(result)), flush=True)
     if args.write:
-        write_verification(Path(path), results)
+        try:
+            write_verification(Path(path), target, results, beside)
+        except UserError:
+            # The figures are not lost: the tables to paste into the file, then the error.
+            print(f"# not written to {path}: the verification tables\n")
+            print(verification_toml(results), end="", flush=True)
+            raise
         print(f"wrote the verification of {len(results)} set(s) to {path}")
     failed = [r.name for r in results if not r.passed]
     if failed:
