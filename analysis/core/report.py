@@ -22,6 +22,7 @@ from analysis.core.inputs import (
     run_labels,
 )
 from analysis.core.load import Run, open_run
+from analysis.core.robustness import mark_words
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import EXPECTED, with_band_flags
 from sim.core.errors import UserError
@@ -41,8 +42,9 @@ th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 tr.small td { color: #999; } ol.ranked li { margin: 0.2rem 0; }
 th { font-weight: 600; } td { overflow-wrap: break-word; } td.text { text-align: left; }
 .glance { font-size: 1.05rem; } .glance li { margin: 0.3rem 0; }
-.robust { color: #4e9a06; font-weight: bold; } .fragile { color: #ce5c00; font-weight: bold; }
-.reversed { color: #75507b; font-weight: bold; }
+.robust { color: #4e9a06; font-weight: bold; } .reversed { color: #75507b; font-weight: bold; }
+.weaker, .stronger { color: #8f5902; font-weight: bold; }
+.vanishes, .appears { color: #ce5c00; font-weight: bold; }
 .fields { background: #f4f6f9; padding: 0.6rem 1rem; }
 details.identity summary { cursor: pointer; color: #555; } .steps li { margin: 0.35rem 0; }
 code { font-size: 0.85em; background: #f3f3f3; padding: 0 0.2em; overflow-wrap: anywhere; }
@@ -644,13 +646,15 @@ def _closeness_section(report: Report, run: Run) -> None:
 
 
 def ranked(report: Report) -> list[dict]:
-    """The pooled findings flagged in this field or the other one, robust first (then
-    reversed, fragile, not compared), each group largest effect first."""
-    from analysis.core.robustness import RANK
+    """The pooled findings flagged in this field or the other one, or reversed (the set every
+    count of marks reads, ``robustness.is_counted``): robust first, then reversed, weaker or
+    stronger, vanishing or appearing, not compared; each group largest effect first."""
+    from analysis.core.robustness import RANK, is_counted
 
     flagged = [
         item for item in report.items
-        if "strategy" not in item and (item["flag"] or (item.get("check") or {}).get("flag"))
+        if "strategy" not in item
+        and is_counted(item.get("robustness"), item["flag"], (item.get("check") or {}).get("flag"))
     ]  # fmt: skip
     return sorted(
         flagged,
@@ -678,7 +682,7 @@ def headline(report: Report, limit: int = 20) -> str:
         here = _side_cell(item["flag"], item["effect"], item["lo"], item["hi"])
         row = [f"<td>{rank}</td>"]
         if other:
-            row.append(f'<td class="{mark}">{mark or "not compared"}</td>')
+            row.append(f'<td class="{mark}">{html.escape(mark_words(mark, other))}</td>')
         row += [
             f"<td>{html.escape(item['kind'])}</td>",
             f"<td>{html.escape(item['name'])}</td>",
@@ -700,7 +704,11 @@ def headline(report: Report, limit: int = 20) -> str:
         if len(rows) > limit
         else ""
     )
-    order = "robust findings first, then reversed, then fragile; " if other else ""
+    order = (
+        "robust findings first, then reversed, weaker or stronger, vanishing or appearing; "
+        if other
+        else ""
+    )
     head = (
         "<tr><th>#</th>"
         + ("<th>robustness</th>" if other else "")
@@ -720,7 +728,11 @@ def headline(report: Report, limit: int = 20) -> str:
 def headline_lines(report: Report, limit: int = 20) -> list[str]:
     lines = []
     for rank, item in enumerate(ranked(report)[:limit], start=1):
-        mark = f"[{item['robustness']}] " if report.other_field and item.get("robustness") else ""
+        mark = (
+            f"[{mark_words(item['robustness'], report.other_field)}] "
+            if report.other_field and item.get("robustness")
+            else ""
+        )
         check = item.get("check") or {}
         there = ""
         if report.other_field and check:
@@ -784,7 +796,11 @@ def _steps_html(report: Report) -> str:
     lines = []
     for item in items:
         mark = item.get("robustness")
-        tag = f'<span class="{mark}">{mark}</span>: ' if report.other_field and mark else ""
+        tag = (
+            f'<span class="{mark}">{html.escape(mark_words(mark, report.other_field))}</span>: '
+            if report.other_field and mark
+            else ""
+        )
         lines.append(f"<li>{tag}{_code_spans(item['next_step'])}</li>")
     return (
         '<h3 id="next">What to do next</h3><p class="note">For each flagged finding: its VP '
@@ -997,20 +1013,15 @@ def _check_shared(report: Report, run: Run, check: Run) -> None:
                 )
             )
         report.mark(kind, marks(frames[0], frames[1], "label", *args, min_n=report.min_n), "label")
-    from analysis.core.robustness import FRAGILE, REVERSED, ROBUST
+    from analysis.core.robustness import REVERSED, ROBUST, count_marks, counts_words
 
     flagged = ranked(report)
-    count = {m: sum(item.get("robustness") == m for item in flagged)
-             for m in (ROBUST, FRAGILE, REVERSED)}  # fmt: skip
-    unmarked = len(flagged) - sum(count.values())
+    count = count_marks(flagged)
     other = report.other_field or f"the {check.path.name} run"
     words = (
-        f"Robustness against {other}: of the {len(flagged)} findings flagged in either field, "
-        f"{count[ROBUST]} are robust, {count[FRAGILE]} fragile and {count[REVERSED]} reversed"
-        + (f"; {unmarked} could not be compared (absent or too small in one field)"
-           if unmarked else "")
-        + "."
-    )  # fmt: skip
+        f"Robustness against {other}: of the {len(flagged)} findings flagged in either field "
+        f"or reversed, {counts_words(count, other)}."
+    )
     for mark in (ROBUST, REVERSED):
         names = [f"{i['name']} ({i['kind']})" for i in flagged if i.get("robustness") == mark]
         if names:

@@ -1,7 +1,8 @@
 """NEOM's sections of the balance report (``Game.report_ref``): cornerstones, tiles, dead and
 rare tiles, the economy behind them, Disasters, game flow and scores, after the sections every
 game shares (``analysis.core.report``); ``add_combined`` (several runs) and ``add_check`` (a
-stronger field on the same catalogue: every finding marked robust, fragile or reversed) are
+stronger field on the same catalogue: every finding marked robust, weaker/stronger,
+vanishes/appears or reversed: ``analysis.core.robustness``) are
 the optional hooks ``build_report`` looks up here."""
 
 import html
@@ -26,7 +27,18 @@ from analysis.core.report import (
     pts,
     share_ci,
 )
-from analysis.core.robustness import FRAGILE, REVERSED, ROBUST, marks, named_field, verified_leads
+from analysis.core.robustness import (
+    MARKS,
+    RANK,
+    count_marks,
+    counts_words,
+    is_counted,
+    mark_meaning,
+    mark_words,
+    marks,
+    named_field,
+    verified_leads,
+)
 from analysis.core.stats import spearman_interval
 from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements, with_band_flags
@@ -1057,12 +1069,18 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
         f"({games:,} games); the check run <code>{html.escape(str(check.path))}</code> is "
         f"{html.escape(there)} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
-        f"effects, in pct-pts, is {html.escape(widths)}. Every finding is marked "
-        '<span class="robust">robust</span> (the same flag in both fields), '
-        '<span class="fragile">fragile</span> (flagged in one field only) or '
-        '<span class="reversed">reversed</span> (the sign flips, significant in both). A '
-        "robust finding is about the catalogue; a fragile or reversed one is about the "
-        "players.</p>"
+        f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
+        f"or reversed is marked: {_marks_legend(there)}. A robust finding is about the "
+        "catalogue; one that vanishes, appears or reverses is about the players.</p>"
+    )
+
+
+def _marks_legend(there: str) -> str:
+    """Each mark, coloured, with its one meaning (HTML)."""
+    return "; ".join(
+        f'<span class="{m}">{html.escape(mark_words(m, there))}</span> '
+        f"({html.escape(mark_meaning(m))})"
+        for m in MARKS
     )
 
 
@@ -1102,33 +1120,33 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                    names=only_there["tile_name"].to_list())  # fmt: skip
         _add_links(report, kind, other_table.filter(
             pl.col("tile_name").is_in(only_there["tile_name"].to_list())), check)  # fmt: skip
-        changed = marked.filter(
-            (pl.col("flag").fill_null("") != "") | (pl.col("flag_check").fill_null("") != "")
-            | (pl.col("robustness") == REVERSED)
+        counted = [r for r in marked.iter_rows(named=True)
+                   if is_counted(r["robustness"], r["flag"], r["flag_check"])]  # fmt: skip
+        count = count_marks(counted)
+        changed = (
+            pl.DataFrame(counted, schema=marked.schema)
+            if counted
+            else marked.clear()
         ).sort(
-            pl.col("robustness").replace_strict({ROBUST: 0, REVERSED: 1, FRAGILE: 2},
-                                                default=3),
-            pl.col("effect").abs(), descending=[False, True],
+            pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
+            pl.col("effect").abs(), descending=[False, True], nulls_last=True,
         )  # fmt: skip
-        count = {m: int((changed["robustness"] == m).sum()) for m in (ROBUST, FRAGILE, REVERSED)}
         report.findings.append(
             f"Skill check ({kind}s, vs {check.path.name}): Spearman "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over "
             f"{rho['n']} tested in both; of the {changed.height} flagged in either field or "
-            f"reversed, {count[ROBUST]} robust, {count[FRAGILE]} fragile, {count[REVERSED]} "
-            "reversed."
+            f"reversed: {counts_words(count, there)}."
         )
         parts += [
             f"<h3>{kind.capitalize()}s</h3><p>Spearman rank correlation of the effects: "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over {rho['n']} "
             f"{kind}s tested in both runs. Flagged in either field, or reversed: "
-            f"{changed.height} ({count[ROBUST]} robust, {count[FRAGILE]} fragile, "
-            f"{count[REVERSED]} reversed).</p>",
+            f"{changed.height} ({html.escape(counts_words(count, there))}).</p>",
             html_table(
                 changed,
                 [
                     (kind, lambda r: r["tile_name"]),
-                    ("robustness", lambda r: r["robustness"] or "not compared"),
+                    ("robustness", lambda r: mark_words(r["robustness"], there)),
                     ("what changed", lambda r: r["why"]),
                     ("this field, pct-pts [95% CI]", lambda r: _cell(r, "", report.min_n)),
                     (f"{there}, pct-pts [95% CI]", lambda r: _cell(r, "_check", report.min_n)),
@@ -1141,10 +1159,9 @@ def add_check(report: Report, run: Run, check: Run) -> None:
         f"<code>{html.escape(str(check.path))}</code> ({html.escape(there)}) on the same "
         f"catalogue: {run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
-        + ". <i>Robust</i>: the same flag in both fields; <i>fragile</i>: flagged in one "
-        "only; <i>reversed</i>: the sign flips and both are significant (flagged, or "
+        + f". Marks: {_marks_legend(there)}; significant: flagged, or "
         f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
-        "correction across the items of the kind). A cornerstone is compared against each "
+        "correction across the items of the kind. A cornerstone is compared against each "
         "field's median cornerstone, as it is flagged. Rank correlation: Spearman over the "
         "items tested in both runs, 95% interval from Fisher's z (Bonett-Wright variance).</p>",
         html_table(
