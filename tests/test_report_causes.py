@@ -343,3 +343,38 @@ def test_a_failing_good_always_names_the_link_that_fails():
     assert tables.good_names[good] in row["chain"]
     fine = economy.good_chains(goods, placed, 1000, tables, {})
     assert (fine["fails_at"] == "").all()
+
+
+def test_a_planted_tile_leaves_the_other_tiles_flags_in_place():
+    """Two generations of tiles with real effects (two strong, two weak, the rest null). A
+    plant makes one tile of generation 2 dominant and, zero-sum, pushes every other tile 3
+    pct-pts down (as the three plants of issue 39 moved the others). Against the median tile
+    of its generation only the plant's flag changes, in both generations; against expected
+    the null tiles turn weak (the column ``flag_vs_expected`` keeps that reading)."""
+    from analysis.neom.tiles import with_generation_median_flags
+
+    def table(plant: bool) -> pl.DataFrame:
+        rows, generations = [], []
+        for gen in (1, 2):
+            for i in range(14):
+                effect = {0: 0.09, 1: 0.08, 2: -0.08, 3: -0.09}.get(i, 0.0005 * (i - 8))
+                if plant and gen == 2 and i == 13:
+                    effect = 0.30
+                elif plant:
+                    effect -= 0.03
+                rows.append((f"gen{gen} tile {i}", effect, 0.004, "", 4000))
+                generations.append(gen)
+        return _effects(rows).drop("flag", "small").with_columns(
+            pl.Series("generation", generations, dtype=pl.Int32)
+        )
+
+    before = with_generation_median_flags(table(False), None)
+    after = with_generation_median_flags(table(True), None)
+    flags = dict(before.select("tile_name", "flag").rows())
+    flags_after = dict(after.select("tile_name", "flag").rows())
+    assert flags_after.pop("gen2 tile 13") == "strong" and flags.pop("gen2 tile 13") == ""
+    assert flags_after == flags
+    assert sorted(v for v in flags.values() if v) == ["strong"] * 4 + ["weak"] * 4
+    # Against expected, the same plant flags the null tiles weak: the reading the fix replaces.
+    expected = dict(after.select("tile_name", "flag_vs_expected").rows())
+    assert sum(expected[name] == "weak" and not flag for name, flag in flags.items()) >= 16

@@ -176,6 +176,9 @@ METRIC_WORDS = {
     "win_share_above_expected_drafted": "drafters' win share above expected",
     "win_share_vs_median_cornerstone_drafted": "drafters' win share against the median cornerstone",
     "win_share_above_expected_selected": "selectors' win share above expected",
+    "win_share_vs_median_tile_of_generation_selected": (
+        "selectors' win share against the median tile of its generation"
+    ),
     "win_share_above_expected_chosen": "choosers' win share above expected",
     "win_share_minus_fair": "win share above the fair share",
 }

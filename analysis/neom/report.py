@@ -49,7 +49,7 @@ from sim.neom.constants import N_GENERATIONS
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_vs_median_cornerstone_drafted"
-TILE_METRIC = "win_share_above_expected_selected"
+TILE_METRIC = "win_share_vs_median_tile_of_generation_selected"
 DISASTER_METRIC = "win_share_above_expected_chosen"
 RARELY_BUILT = 0.05  # a cornerstone placed in fewer of its drafts is "rarely built"
 KINDS = ("cornerstone", "tile", "disaster")
@@ -77,12 +77,14 @@ def add_sections(report: Report, run: Run) -> None:
 
 def split_disasters(table: pl.DataFrame, run: Run, report: Report):
     """The tile table without the Disasters and the Disasters' rows, each flagged on its own
-    (the correction runs across the tiles, and across the Disasters)."""
+    (the correction runs across the tiles, and across the Disasters): a tile against the
+    median tile of its generation (``tiles.with_generation_median_flags``; ``flag_vs_expected``
+    beside it), a Disaster against its chooser's expected share."""
     args = (report.correction, report.level, report.band, report.min_n)
     chosen = pl.Series([disasters.is_disaster(run.tables, int(t)) for t in table["tile"]],
                        dtype=pl.Boolean)  # fmt: skip
     return (
-        with_band_flags(table.filter(~chosen), *args),
+        tiles.with_generation_median_flags(table.filter(~chosen), run.tables, *args),
         with_band_flags(table.filter(chosen), *args),
     )
 
@@ -269,7 +271,11 @@ def _strategy_breakdown(
             f'<p class="note">Showing the {shown.height} {what}s on which strategies disagree '
             f"or differ most; tables/{name}_by_strategy.csv has all {wide.height}.</p>"
         )
-    reference = "the strategy's median cornerstone" if effect == "vs_median" else "expected"
+    reference = (
+        f"the strategy's median {what}" + (" of its generation" if what == "tile" else "")
+        if effect == "vs_median"
+        else "expected"
+    )
     return [
         f"<h3>By strategy</h3><p>The same effect within each strategy, against {reference} "
         f"(the expected share is already the strategy's own). In brackets: fewer than "
@@ -388,23 +394,30 @@ def _tile_section(report: Report, run: Run) -> None:
         return
     table = found["tile"]
     report.table("tiles", table)
-    report.add_items("tile", table, TILE_METRIC)
+    report.add_items("tile", table, TILE_METRIC, effect="vs_median")
     _add_links(report, "tile", table, run)
-    report.findings.append(_flag_finding(table, "generation tiles", report))
-    report.glance.append(_glance_flags(table, "generation tiles"))
-    next_steps(report, "tile", table, run)
-    tested = table.filter(~pl.col("small") & pl.col("effect").is_not_nan())
+    against = " against the median tile of their generation"
+    report.findings.append(_flag_finding(table, "generation tiles", report, "vs_median", against))
+    report.glance.append(_glance_flags(table, "generation tiles", against))
+    next_steps(report, "tile", table, run, effect="vs_median")
+    tested = table.filter(~pl.col("small") & pl.col("vs_median").is_not_nan())
     shown = pl.concat(
         [
             table.filter(pl.col("flag") != ""),
-            tested.filter(pl.col("flag") == "").sort(pl.col("effect").abs(), descending=True),
+            tested.filter(pl.col("flag") == "").sort(pl.col("vs_median").abs(), descending=True),
         ]
     ).head(TILE_TABLE_ROWS)
     parts = [
         "<p>Tiles are measured where the decision is made: when a seat <i>selects</i> a tile "
         "from its hand (the way 17Lands measures cards). Effect: the selecting seats' win share "
-        "above their expected share, pct-pts, cluster-robust 95% interval; "
-        f"{html.escape(report.band_words())}. Disasters are apart (their own section). "
+        "above their expected share, pct-pts, cluster-robust 95% interval. <b>Selections are "
+        "zero-sum</b> within a generation (a seat takes seven tiles of each), so one dominant "
+        "tile pushes every other below expected: the flag reads each effect <i>against the "
+        "median tile of its generation</i>, as cornerstones are read against the median "
+        "cornerstone, so a planted tile flags itself and leaves the others' flags in place; "
+        f"{html.escape(report.band_words())}. The effect against the expected share is shown "
+        "beside it (<code>flag_vs_expected</code> in tables/tiles.csv). Disasters are apart "
+        "(their own section). "
         "Placing a tile needs coins and goods, so the "
         "win share of placers mostly measures who could pay: it is shown, never flagged. "
         "<i>Passed over</i>: seats that held the tile and took another (rebuilt from the "
@@ -416,8 +429,11 @@ def _tile_section(report: Report, run: Run) -> None:
             "tile_effects",
             forest_effect(
                 table,
-                f"Tiles: selectors' win share above expected (95% CI, n ≥ {report.min_n})",
+                f"Tiles: selectors' win share against the median tile of their generation "
+                f"(95% CI, n ≥ {report.min_n})",
                 report.min_n,
+                effect="vs_median",
+                xlabel="win share against the generation's median tile (pct-pts)",
             ),
             "tile forest plot",
         ),
@@ -425,7 +441,14 @@ def _tile_section(report: Report, run: Run) -> None:
             shown,
             [
                 ("tile", lambda r: r["tile_name"]),
-                *_flag_columns(report, "win share above expected (selected), pct-pts [95% CI]"),
+                ("gen", lambda r: r["generation"]),
+                *_flag_columns(
+                    report,
+                    "vs median tile of its generation (flagged), pct-pts [95% CI]",
+                    "vs_median",
+                ),
+                ("above expected, pct-pts [95% CI]", _effect_cell(report)),
+                ("flag vs expected", lambda r: r.get("flag_vs_expected") or ""),
                 ("taken when seen", share_ci("taken_rate")),
                 ("mean turn taken (1-7)", lambda r: num(r["mean_turn"], 1)),
                 ("sold when selected", share_ci("sell_rate")),
@@ -460,8 +483,11 @@ def _tile_section(report: Report, run: Run) -> None:
     if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
         chosen = pl.Series([disasters.is_disaster(run.tables, int(t))
                             for t in per_strategy["tile"]], dtype=pl.Boolean)  # fmt: skip
-        per_strategy = with_band_flags(per_strategy.filter(~chosen), *args)
-        parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC)
+        per_strategy = tiles.with_generation_median_flags(
+            per_strategy.filter(~chosen), run.tables, *args, by=("strategy_name",)
+        )
+        parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC,
+                                     effect="vs_median")  # fmt: skip
     report.section("tiles", "Tiles", parts)
     _dead_section(report, run, found["dead"])
 
@@ -954,9 +980,10 @@ def _effects(report: Report, run: Run) -> dict[str, tuple[pl.DataFrame, str]]:
     """Each kind's effect table and the column its flag reads."""
     found = derived(report, run)
     out = {"cornerstone": (found["cornerstone"], "vs_median")}
-    for kind in ("tile", "disaster"):
-        if found.get(kind) is not None:
-            out[kind] = (found[kind], "effect")
+    if found.get("tile") is not None:
+        out["tile"] = (found["tile"], "vs_median")
+    if found.get("disaster") is not None:
+        out["disaster"] = (found["disaster"], "effect")
     return out
 
 
