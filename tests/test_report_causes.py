@@ -364,8 +364,10 @@ def test_a_planted_tile_leaves_the_other_tiles_flags_in_place():
                     effect -= 0.03
                 rows.append((f"gen{gen} tile {i}", effect, 0.004, "", 4000))
                 generations.append(gen)
-        return _effects(rows).drop("flag", "small").with_columns(
-            pl.Series("generation", generations, dtype=pl.Int32)
+        return (
+            _effects(rows)
+            .drop("flag", "small")
+            .with_columns(pl.Series("generation", generations, dtype=pl.Int32))
         )
 
     before = with_generation_median_flags(table(False), None)

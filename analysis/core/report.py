@@ -240,6 +240,10 @@ class Report:
     # Strategies named by their whole parameter string, by their short names (the page shows
     # the short name and lists both once; CSV tables and findings.json keep the whole label).
     short_names: dict = field(default_factory=dict)
+    # Every next step ranked by expected VP x robustness (the game's ``add_next_steps``), and
+    # the commands that reproduce the figures (run from the report folder).
+    steps: list = field(default_factory=list)
+    reproduce: str = ""
 
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
@@ -352,7 +356,7 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     data = m["data"]
     return [
         ("game", f"{run.game.title} (rules version {m['rules_version']})"),
-        ("run", str(run.path)),
+        ("run", shown_path(run.path)),
         ("data", str(data.get("label", run.data_name))),
         ("data digest", str(data.get("digest", ""))[:16]),
         ("players", str(m["players"])),
@@ -362,6 +366,18 @@ def _identity(run: Run) -> list[tuple[str, str]]:
         ("seed", str(m["seed"])),
         ("rules", "; ".join(readings(run))),
     ]
+
+
+def shown_path(path) -> str:
+    """A run folder as a report shows it: relative to the working folder when it is inside
+    it, else its name alone (a shared report shows no folder of the author's machine)."""
+    path = Path(path)
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return path.name
 
 
 def _fair_share_effects(report: Report, run: Run, key: str):
@@ -791,8 +807,52 @@ def _findings_figure(report: Report) -> str:
     )
 
 
+HEADLINE_STEPS = 10  # ranked next steps shown at the top; tables/next_steps.csv has them all
+
+
+def _ranked_steps_html(report: Report) -> str:
+    """The game's ranked next steps (``Report.steps``): at most HEADLINE_STEPS."""
+    lines = []
+    for step in report.steps[:HEADLINE_STEPS]:
+        mark = step.get("mark")
+        tag = (
+            f'<span class="{mark}">{html.escape(mark_words(mark, report.other_field))}</span>: '
+            if report.other_field and mark
+            else ""
+        )
+        vp = step.get("expected_vp")
+        size = (
+            f"expected {abs(vp):.1f} {html.escape(step.get('vp_basis') or 'VP')}"
+            if vp is not None and math.isfinite(vp)
+            else "VP not measured"
+        )
+        weight = f" × robustness {step['weight']:.2f}"
+        lines.append(f"<li>{tag}{_code_spans(step['text'])} <i>({size}{weight})</i></li>")
+    more = len(report.steps) - HEADLINE_STEPS
+    reproduce = (
+        f'<p class="note">The figures come from (run in the report folder, where the catalogue '
+        f"is copied under its digest): <code>{html.escape(report.reproduce)}</code>.</p>"
+        if report.reproduce
+        else ""
+    )
+    return (
+        '<h3 id="next">What to change first</h3><p class="note">Every next step ranked by '
+        "expected VP × robustness weight (robust 1, weaker or stronger 0.75, vanishes or "
+        "appears 0.5, reversed 0.25, not compared 0.5): a group of flags that share a tag and a "
+        "direction counts its members' VP together; systemic problems (tiles the sale beats, "
+        "cornerstones nobody builds, goods nobody makes) are ranked with the rest. Each command "
+        "names the field, the catalogue file, <code>--games</code>, <code>--seed</code> and "
+        f'<code>--lever</code>.</p><ol class="steps">{"".join(lines)}</ol>'
+        + (f'<p class="note">{more} more in tables/next_steps.csv.</p>' if more > 0 else "")
+        + reproduce
+    )
+
+
 def _steps_html(report: Report) -> str:
-    """The next step of every ranked finding that has one, in the headline's order."""
+    """The ranked next steps when the game gives them, else the next step of every ranked
+    finding that has one, in the headline's order."""
+    if report.steps:
+        return _ranked_steps_html(report)
     items = [item for item in ranked(report) if item.get("next_step")]
     if not items:
         return ""
@@ -882,8 +942,14 @@ def _summary_md(run: Run, report: Report) -> str:
     ranked_lines = headline_lines(report)
     lines += ranked_lines or [f"No finding flagged ({report.band_words()})."]
     steps = [item["next_step"] for item in ranked(report) if item.get("next_step")]
+    if report.steps:
+        lines += ["", "## What to change first", ""] + [
+            f"{i}. {step['text']}" for i, step in enumerate(report.steps[:HEADLINE_STEPS], 1)
+        ]
+        if report.reproduce:
+            lines += ["", f"The figures come from: `{report.reproduce}`"]
     if steps:
-        lines += ["", "## What to do next", ""] + [f"- {step}" for step in steps]
+        lines += ["", "## Every flagged item's next step", ""] + [f"- {step}" for step in steps]
     lines += ["", "## All findings in words", ""] + [f"- {f}" for f in report.findings]
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
               "full report: `index.html`."]  # fmt: skip
@@ -986,6 +1052,9 @@ def build_report(
             bar.set_postfix_str(name)
             add()
             bar.update(1)
+    finish = _game_hook(main, "add_next_steps")
+    if finish is not None:
+        finish(report, main, check_run)
     for item in report.items:
         item.setdefault("robustness", None)
     (out / "findings.json").write_text(

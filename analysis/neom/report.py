@@ -7,6 +7,7 @@ the optional hooks ``build_report`` looks up here."""
 
 import html
 import math
+import shlex
 
 import polars as pl
 
@@ -26,6 +27,7 @@ from analysis.core.report import (
     pct,
     pts,
     share_ci,
+    shown_path,
 )
 from analysis.core.robustness import (
     MARKS,
@@ -43,8 +45,10 @@ from analysis.core.stats import spearman_interval
 from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements, with_band_flags
 from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
+from analysis.neom import next_step as next_step_module
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.next_step import VP_RATE, next_steps
+from analysis.neom.usage import usage_table
 from sim.neom.constants import N_GENERATIONS
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
@@ -576,14 +580,12 @@ def _economy_section(report: Report, run: Run) -> None:
     goods = found.get("goods")
     if goods is None:
         return
-    tables = run.tables
-    n_games = run_games(run)
     report.table("goods_by_generation", goods)
     report.table("goods_by_generation_by_strategy", economy.goods_by_generation(run, True))
-    placed, why = _placements(report, run)
-    chains = economy.good_chains(goods, placed, n_games, tables, why)
+    chains = good_chains(report, run)
     report.table("goods", chains)
     failing = chains.filter(pl.col(f"share_gen{N_GENERATIONS}") < economy.LOW_SHARE)
+    here = field_name(run)
     tiers = failing.group_by("tier").len()
     tier_words = ", ".join(f"{r['len']} {r['tier']}" for r in tiers.sort("tier").iter_rows(
         named=True))  # fmt: skip
@@ -594,14 +596,15 @@ def _economy_section(report: Report, run: Run) -> None:
             for r in failing.sort(f"share_gen{N_GENERATIONS}").iter_rows(named=True)
         )
         report.glance.append(
-            f"Economy: {failing.height} of {chains.height} goods ({tier_words}) are produced by "
+            f"Economy ({here}): {failing.height} of {chains.height} goods ({tier_words}) are "
+            "produced by "
             f"fewer than {pct(economy.LOW_SHARE)} of cities at the end ({shares}); their chains "
             f"fail first at {', '.join(first_failures[:5])}"
             + (f" and {len(first_failures) - 5} more" if len(first_failures) > 5 else "")
             + "."
         )
         report.findings.append(
-            "Goods almost never produced (share of cities at the end): "
+            f"Goods almost never produced in {here} (share of cities at the end): "
             + "; ".join(
                 f"{r['good_name']} {pct(r[f'share_gen{N_GENERATIONS}'])}, fails at {r['fails_at']}"
                 for r in failing.iter_rows(named=True)
@@ -694,7 +697,104 @@ def _economy_section(report: Report, run: Run) -> None:
             ),
         ]
     parts += _dominated_parts(report, run)
-    report.section("economy", "Economy: goods, actions, dominated tiles", parts)
+    parts += _usage_parts(report, run)
+    report.section("economy", f"Economy of {field_name(run)}: goods, actions, usage, dominated "
+                   "tiles", parts)  # fmt: skip
+
+
+def usage(report: Report, run: Run) -> pl.DataFrame | None:
+    """``usage.usage_table`` of the run, derived once."""
+    found = derived(report, run)
+    if "usage" not in found and run.tables is not None:
+        found["usage"] = usage_table(run.tables, found["cornerstone"], found.get("tile_all"))
+    return found.get("usage")
+
+
+def _usage_parts(report: Report, run: Run) -> list[str]:
+    table = usage(report, run)
+    if table is None:
+        return []
+    report.table("usage", table)
+    columns = [
+        ("kind", lambda r: r["kind"]),
+        ("gen", lambda r: r["generation"] or "–"),
+        ("item", lambda r: r["tile_name"]),
+        ("offered", lambda r: r["offered"]),
+        ("kept (drafted / selected)", lambda r: f"{r['kept']} ({pct(r['kept_rate'])})"),
+        ("built (placed)", lambda r: f"{r['built']} ({pct(r['built_rate'])})"),
+        ("sold", lambda r: f"{r['sold']} ({pct(r['sold_rate'])})"),
+        ("discarded for a cornerstone", lambda r: r["for_cornerstone"]),
+    ]
+    return [
+        f"<h3>Usage of every cornerstone and tile</h3><p>Offered: a cornerstone dealt into a "
+        "draft hand, a tile seen in a hand a seat chose from; kept: drafted or selected (share "
+        "of offers); built: placed (share of keeps); sold: a tile's selections sold (share of "
+        f"keeps). Every item of the catalogue has a row, zeros included ({table.height} rows: "
+        f"{int((table['kind'] == 'cornerstone').sum())} cornerstones, "
+        f"{int((table['kind'] == 'tile').sum())} tiles; tables/usage.csv).</p>",
+        "<details><summary>The usage table</summary>" + html_table(table, columns) + "</details>",
+    ]
+
+
+def good_chains(report: Report, run: Run) -> pl.DataFrame:
+    """The run's goods and their chains (``economy.good_chains``), derived once per run."""
+    found = derived(report, run)
+    if "chains" not in found:
+        placed, why = _placements(report, run)
+        found["chains"] = economy.good_chains(found["goods"], placed, run_games(run),
+                                              run.tables, why)  # fmt: skip
+    return found["chains"]
+
+
+def _economy_check(report: Report, run: Run, check: Run) -> list[str]:
+    """The economy of both fields: each good's share of cities at the end in each, and glance
+    lines for the goods one field makes in under ``economy.LOW_SHARE`` of its cities while the
+    other makes them (a broken chain the main field never reaches shows in the other)."""
+    if derived(report, run).get("goods") is None or derived(report, check).get("goods") is None:
+        return []
+    end = f"share_gen{N_GENERATIONS}"
+    here, there = field_name(run), field_name(check)
+    mine = good_chains(report, run).select("good_name", pl.col(end).alias("share"), "fails_at")
+    theirs = good_chains(report, check).select(
+        "good_name", pl.col(end).alias("share_check"), pl.col("fails_at").alias("fails_at_check")
+    )
+    both = mine.join(theirs, on="good_name")
+    report.table("check_goods", both)
+    low = economy.LOW_SHARE
+    only_there = both.filter((pl.col("share") < low) & (pl.col("share_check") >= low))
+    only_here = both.filter((pl.col("share") >= low) & (pl.col("share_check") < low))
+    if only_there.height:
+        rows = list(only_there.iter_rows(named=True))
+        report.glance.append(
+            f"Economy per field: {here} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share'])}" for r in rows)
+            + f" of its cities while {there} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share_check'])}" for r in rows)
+            + f": these goods' chains are read in {there} (tables/check_goods.csv)."
+        )  # fmt: skip
+    if only_here.height:
+        report.glance.append(
+            f"Economy ({there}): "
+            + "; ".join(
+                f"{r['good_name']} in {pct(r['share_check'])} of its cities (here "
+                f"{pct(r['share'])}), fails at {r['fails_at_check'] or '–'}"
+                for r in only_here.iter_rows(named=True)
+            )
+            + "."
+        )
+    return [
+        f"<h3>Economy in each field</h3><p>Each good's share of cities producing it at the end, "
+        f"in {html.escape(here)} and in {html.escape(there)}; a share under {pct(low)} fails.</p>",
+        html_table(
+            both,
+            [
+                ("good", lambda r: r["good_name"]),
+                (here, lambda r: pct(r["share"])),
+                (there, lambda r: pct(r["share_check"])),
+                (f"fails at ({there})", lambda r: r["fails_at_check"] or "–"),
+            ],
+        ),
+    ]
 
 
 def _needed_by(row: dict) -> str:
@@ -1093,7 +1193,7 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
         )
     return (
         f'<p class="fields"><b>Two fields, one catalogue.</b> This run is {html.escape(here)} '
-        f"({games:,} games); the check run <code>{html.escape(str(check.path))}</code> is "
+        f"({games:,} games); the check run <code>{html.escape(shown_path(check.path))}</code> is "
         f"{html.escape(there)} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
         f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
@@ -1183,7 +1283,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     report.fields_html = _fields_paragraph(report, run, check, precision)
     intro = [
         f"<p>The findings of this run ({html.escape(field_name(run))}) beside "
-        f"<code>{html.escape(str(check.path))}</code> ({html.escape(there)}) on the same "
+        f"<code>{html.escape(shown_path(check.path))}</code> ({html.escape(there)}) on the same "
         f"catalogue: {run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
         + f". Marks: {_marks_legend(there)}; significant: flagged, or "
@@ -1237,5 +1337,280 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                 ],
             ),
         ]
+    parts += _economy_check(report, run, check)
     report.table("check_correlation", pl.DataFrame(rows))
     report.section("check", "Robustness: do the conclusions survive skill?", parts)
+
+
+# --- what to change first: every next step, ranked -------------------------------------------
+
+
+def _item_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
+    """The flagged (or reversed) pooled findings of cornerstones, tiles and Disasters that
+    have a next step, with their VP, mark and robustness weight."""
+    from analysis.core.report import ranked
+
+    ids = {}
+    for each in (run, check):
+        if each is None:
+            continue
+        for kind, (table, _) in _effects(report, each).items():
+            for name, tile in table.select("tile_name", "tile").iter_rows():
+                ids.setdefault((kind, str(name)), int(tile))
+    out = []
+    for item in ranked(report):
+        if item["kind"] not in KINDS or not item.get("next_step"):
+            continue
+        check_side = item.get("check") or {}
+        flagged_here = bool(item["flag"])
+        side = item if flagged_here or not check_side else check_side
+        flag = item["flag"] or check_side.get("flag") or ""
+        vp = item.get("vp_equivalent")
+        mark = item.get("robustness")
+        out.append(
+            {
+                "kind": item["kind"],
+                "name": item["name"],
+                "tile": ids.get((item["kind"], item["name"]), -1),
+                "direction": flag or ("strong" if (side.get("effect") or 0) > 0 else "weak"),
+                "effect": side.get("effect"),
+                "lo": side.get("lo"),
+                "hi": side.get("hi"),
+                "vp": math.nan if vp is None else float(vp),
+                "vp_basis": item.get("vp_basis", next_step_module.BASIS_LEAD),
+                "mark": mark,
+                "weight": next_step_module.ROBUSTNESS_WEIGHT.get(mark, 0.5),
+                "text": item["next_step"],
+            }
+        )
+    return out
+
+
+def _group_steps(report: Report, run: Run, singles: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Tile flags that share a tag and a direction, as one systemic step per group; the
+    single steps left."""
+    tiles_only = [s for s in singles if s["kind"] == "tile" and s["tile"] >= 0
+                  and s["effect"] is not None and s["lo"] is not None]  # fmt: skip
+    groups, _ = next_step_module.group_flags(tiles_only, run.tables)
+    grouped = {id(m) for g in groups for m in g["members"]}
+    steps = []
+    for group in groups:
+        members = group["members"]
+        summary = next_step_module.group_summary(members)
+        words = "too strong" if group["direction"] == "strong" else "too weak"
+        names = ", ".join(m["name"] for m in members)
+        vp = summary["vp"]
+        command = (
+            "neom balance --all --goals tiles --out balance/"
+            + group["tag"]
+            + " "
+            + shlex.join(next_step_module.field_options(run))
+        )
+        steps.append(
+            {
+                "kind": "group",
+                "name": f"{len(members)} {group['tag']} tiles {words}",
+                "members": names,
+                "effect": summary["effect"],
+                "lo": summary["lo"],
+                "hi": summary["hi"],
+                "vp": vp,
+                "expected_vp": abs(vp) * len(members) if math.isfinite(vp) else math.nan,
+                "vp_basis": members[0]["vp_basis"],
+                "weight": summary["weight"],
+                "mark": None,
+                "text": (
+                    f"Systemic: {len(members)} {group['tag']} tiles flagged {group['direction']} "
+                    f"({names}): mean {pts(summary['effect'], summary['lo'], summary['hi'])} "
+                    f"against their generation's median tile"
+                    + (f", about {abs(vp):.1f} VP each" if math.isfinite(vp) else "")
+                    + f". Next step: move them together, not one by one: `{command}` (a "
+                    "whole-catalogue pass on the tile goals; each member's own command is in "
+                    "findings.json)."
+                ),
+            }
+        )
+    left = [s for s in singles if id(s) not in grouped]
+    for s in left:
+        s["expected_vp"] = abs(s["vp"]) if math.isfinite(s["vp"]) else math.nan
+    return steps, left
+
+
+def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
+    """Sale-dominated tiles, cornerstones drafted and never built, goods no city makes."""
+    steps = []
+    options = next_step_module.field_options(run)
+    found = derived(report, run)
+    if run.tables is not None and found.get("tile_all") is not None:
+        dominated = economy.dominated_tiles(run.tables).filter(pl.col("dominated"))
+        selected = found["tile_all"].select(pl.col("tile").cast(pl.Int64), "selected")
+        dominated = dominated.join(selected, on="tile", how="left").filter(
+            pl.col("selected").fill_null(0) > 0
+        )
+        if dominated.height:
+            short = [(r["sale"] - r["value"]) / economy.MONEY_PER_VP
+                     for r in dominated.iter_rows(named=True)]  # fmt: skip
+            top = dominated.sort("selected", descending=True).row(0, named=True)
+            command = (
+                f"neom balance {shlex.quote(top['tile_name'])} "
+                f"{shlex.join(options + ['--lever', 'income'])}"
+            )
+            steps.append(
+                {
+                    "kind": "dominated",
+                    "name": f"{dominated.height} tiles worth less placed than sold",
+                    "members": ", ".join(dominated["tile_name"].to_list()),
+                    "vp": sum(short) / len(short),
+                    "expected_vp": sum(short),
+                    "vp_basis": "VP short of the sale (catalogue arithmetic)",
+                    "weight": 1.0,
+                    "mark": None,
+                    "text": (
+                        f"Systemic: selling beats placing {dominated.height} tiles even at their "
+                        f"best ({', '.join(dominated['tile_name'].to_list()[:6])}"
+                        + (" ..." if dominated.height > 6 else "")
+                        + f"), {sum(short):.1f} VP short of the sale in all. Next step: raise "
+                        "their income or lower their cost to the figures of "
+                        f"tables/dominated_tiles.csv; the most selected first: `{command}`."
+                    ),
+                }
+            )
+    cs = found["cornerstone"]
+    never = cs.filter((pl.col("drafted") > 0) & (pl.col("placed") == 0))
+    if never.height:
+        built_there = set()
+        if check is not None:
+            other = derived(report, check)["cornerstone"]
+            built_there = set(other.filter(pl.col("placed") > 0)["tile_name"].to_list())
+        top = never.sort("drafted", descending=True).row(0, named=True)
+        names = never["tile_name"].to_list()
+        lever = shlex.join(options + ["--lever", "cost"])
+        command = f"neom balance {shlex.quote(top['tile_name'])} {lever}"
+        per_vp = next_step_module.win_share_per_vp(run)
+        vps = [abs(v) / per_vp for v in never["vs_median"].to_list()
+               if v is not None and math.isfinite(v) and per_vp and per_vp > 0]  # fmt: skip
+        steps.append(
+            {
+                "kind": "unbuilt",
+                "name": f"{never.height} cornerstones drafted, never built",
+                "members": ", ".join(names),
+                "vp": sum(vps) / len(vps) if vps else math.nan,
+                "expected_vp": sum(vps) if vps else math.nan,
+                "vp_basis": next_step_module.BASIS_LEAD,
+                "weight": 1.0 if check is not None and not (set(names) & built_there) else 0.5,
+                "mark": None,
+                "text": (
+                    f"Systemic: {never.height} cornerstones are drafted and never built "
+                    f"({', '.join(names)})"
+                    + (
+                        f"; {len(set(names) & built_there)} of them are built in "
+                        f"{field_name(check)}"
+                        if check is not None
+                        else ""
+                    )
+                    + f". Next step: make them buildable (cost, goods): `{command}`."
+                ),
+            }
+        )
+    for each in (run, check):
+        if each is None or derived(report, each).get("goods") is None:
+            continue
+        end = f"share_gen{N_GENERATIONS}"
+        failing = good_chains(report, each).filter(pl.col(end) < economy.LOW_SHARE)
+        if each is check:
+            # A good both fields fail is the main field's step already.
+            mine = good_chains(report, run).filter(pl.col(end) < economy.LOW_SHARE)
+            failing = failing.filter(~pl.col("good_name").is_in(mine["good_name"].to_list()))
+        if failing.height == 0:
+            continue
+        in_both = False
+        if check is not None:
+            other = good_chains(report, check if each is run else run)
+            low = other.filter(pl.col(end) < economy.LOW_SHARE)["good_name"].to_list()
+            in_both = all(name in low for name in failing["good_name"].to_list())
+        names = set(each.tables.tile_names) if each.tables is not None else set()
+        first = [w for w in dict.fromkeys((f or "").split(":")[0] for f in failing["fails_at"])
+                 if w in names]  # fmt: skip
+        command = (
+            f"neom balance {shlex.quote(first[0])} "
+            f"{shlex.join(next_step_module.field_options(each) + ['--lever', 'cost'])}"
+            if first
+            else ""
+        )
+        goods = ", ".join(
+            f"{r['good_name']} {pct(r[end])}" for r in failing.sort(end).iter_rows(named=True)
+        )
+        steps.append(
+            {
+                "kind": "goods",
+                "name": f"{failing.height} goods made by under {pct(economy.LOW_SHARE)} of "
+                f"the cities of {field_name(each)}",
+                "members": goods,
+                "vp": math.nan,
+                # Not measured in VP: ranked as 1 VP per failing good.
+                "expected_vp": float(failing.height),
+                "vp_basis": "goods, not measured in VP (ranked as 1 VP each)",
+                "weight": 1.0 if check is None or in_both else 0.5,
+                "mark": None,
+                "text": (
+                    f"Systemic: {failing.height} goods are made by fewer than "
+                    f"{pct(economy.LOW_SHARE)} of the cities of {field_name(each)} ({goods})"
+                    + (" and of the other field" if check is not None and in_both else "")
+                    + (f"; their chains fail first at {', '.join(first[:5])}" if first else "")
+                    + (f". Next step: `{command}`" if command else "")
+                    + " (tables/goods.csv, tables/check_goods.csv)."
+                ),
+            }
+        )
+    return steps
+
+
+def add_next_steps(report: Report, run: Run, check: Run | None = None) -> None:
+    """Every next step ranked by expected VP x robustness weight (``next_step``): groups of
+    tile flags sharing a tag and a direction, the systemic problems, then the single items;
+    the catalogue copied into the report folder for the commands; tables/next_steps.csv."""
+    for each in (run, check):
+        if each is not None:
+            next_step_module.copy_catalogue(each, report.out)
+    singles = _item_steps(report, run, check)
+    groups, singles = (
+        _group_steps(report, run, singles) if run.tables is not None else ([], singles)
+    )
+    steps = next_step_module.rank_steps(groups + _systemic_steps(report, run, check) + singles)
+    report.steps = steps
+    if steps:
+        report.table(
+            "next_steps",
+            pl.DataFrame(
+                [
+                    {
+                        "rank": i + 1,
+                        "kind": s["kind"],
+                        "name": s["name"],
+                        "members": s.get("members") or "",
+                        "expected_vp": s.get("expected_vp"),
+                        "vp_basis": s.get("vp_basis"),
+                        "robustness": s.get("mark"),
+                        "weight": s["weight"],
+                        "score": s["score"],
+                        "step": s["text"],
+                    }
+                    for i, s in enumerate(steps)
+                ],
+                infer_schema_length=None,
+            ),
+        )
+    cmd = _reproduce(run, check)
+    report.reproduce = cmd
+
+
+def _reproduce(run: Run, check: Run | None) -> str:
+    """The commands that reproduce the report's figures, from the report folder."""
+    lines = []
+    for each, name in ((run, "main"), (check, "check")):
+        if each is None:
+            continue
+        options = next_step_module.field_options(each)
+        lines.append(f"neom simulate {shlex.join(options)} --events --out runs/{name}")
+    report_cmd = "neom report runs/main" + (" --check runs/check" if check is not None else "")
+    return "; ".join(lines + [report_cmd + " --out reports/main"])
