@@ -746,6 +746,37 @@ def good_chains(report: Report, run: Run) -> pl.DataFrame:
     return found["chains"]
 
 
+def economy_field_lines(both: pl.DataFrame, here: str, there: str) -> list[str]:
+    """Glance lines from each good's share of cities at the end in both fields (``share``,
+    ``share_check``, ``fails_at_check``): the goods this field makes in under
+    ``economy.LOW_SHARE`` of its cities while the other makes them, and the goods the other
+    field fails while this one makes them (a broken chain one field never reaches)."""
+    low = economy.LOW_SHARE
+    only_there = both.filter((pl.col("share") < low) & (pl.col("share_check") >= low))
+    only_here = both.filter((pl.col("share") >= low) & (pl.col("share_check") < low))
+    lines = []
+    if only_there.height:
+        rows = list(only_there.iter_rows(named=True))
+        lines.append(
+            f"Economy per field: {here} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share'])}" for r in rows)
+            + f" of its cities while {there} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share_check'])}" for r in rows)
+            + f": these goods' chains are read in {there} (tables/check_goods.csv)."
+        )
+    if only_here.height:
+        lines.append(
+            f"Economy ({there}): "
+            + "; ".join(
+                f"{r['good_name']} in {pct(r['share_check'])} of its cities (here "
+                f"{pct(r['share'])}), fails at {r['fails_at_check'] or '–'}"
+                for r in only_here.iter_rows(named=True)
+            )
+            + "."
+        )
+    return lines
+
+
 def _economy_check(report: Report, run: Run, check: Run) -> list[str]:
     """The economy of both fields: each good's share of cities at the end in each, and glance
     lines for the goods one field makes in under ``economy.LOW_SHARE`` of its cities while the
@@ -760,31 +791,14 @@ def _economy_check(report: Report, run: Run, check: Run) -> list[str]:
     )
     both = mine.join(theirs, on="good_name")
     report.table("check_goods", both)
-    low = economy.LOW_SHARE
-    only_there = both.filter((pl.col("share") < low) & (pl.col("share_check") >= low))
-    only_here = both.filter((pl.col("share") >= low) & (pl.col("share_check") < low))
-    if only_there.height:
-        rows = list(only_there.iter_rows(named=True))
-        report.glance.append(
-            f"Economy per field: {here} makes "
-            + ", ".join(f"{r['good_name']} in {pct(r['share'])}" for r in rows)
-            + f" of its cities while {there} makes "
-            + ", ".join(f"{r['good_name']} in {pct(r['share_check'])}" for r in rows)
-            + f": these goods' chains are read in {there} (tables/check_goods.csv)."
-        )  # fmt: skip
-    if only_here.height:
-        report.glance.append(
-            f"Economy ({there}): "
-            + "; ".join(
-                f"{r['good_name']} in {pct(r['share_check'])} of its cities (here "
-                f"{pct(r['share'])}), fails at {r['fails_at_check'] or '–'}"
-                for r in only_here.iter_rows(named=True)
-            )
-            + "."
-        )
+    # Beside the main field's economy line, where a designer reads the economy.
+    at = next((i + 1 for i, line in enumerate(report.glance) if line.startswith("Economy (")),
+              len(report.glance))  # fmt: skip
+    report.glance[at:at] = economy_field_lines(both, here, there)
     return [
         f"<h3>Economy in each field</h3><p>Each good's share of cities producing it at the end, "
-        f"in {html.escape(here)} and in {html.escape(there)}; a share under {pct(low)} fails.</p>",
+        f"in {html.escape(here)} and in {html.escape(there)}; a share under "
+        f"{pct(economy.LOW_SHARE)} fails.</p>",
         html_table(
             both,
             [
