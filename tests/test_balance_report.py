@@ -77,12 +77,9 @@ def test_planted_printed_vp_reads_as_vp_on_the_item(tmp_path):
                              tile_vp={six: 6.0, four: 4.0}))  # fmt: skip
     table = tiles.tile_table(run)
     # The report's tile table: generations 2 and 3, Disasters apart.
-    table = table.filter(
-        pl.col("tile").is_in([int(t) for t in run.tables.deck(2)] + [int(t) for t in
-                             run.tables.deck(3)])
-        & pl.col("tile").map_elements(lambda t: run.tables.tiles[t, K.C_DISASTER] == K.DIS_NONE,
-                                      return_dtype=pl.Boolean)
-    )  # fmt: skip
+    keep = [int(t) for deck in (2, 3) for t in run.tables.deck(deck)
+            if run.tables.tiles[t, K.C_DISASTER] == K.DIS_NONE]  # fmt: skip
+    table = table.filter(pl.col("tile").is_in(keep))
     table = with_leads("tile", tiles.with_generation_median_flags(table, run.tables), run)
     per_vp = win_share_per_vp(run)
     old = []
