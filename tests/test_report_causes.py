@@ -118,7 +118,9 @@ def test_a_check_run_marks_planted_findings(tmp_path):
     assert pooled[run.tile_name(flip)]["check"]["flag"] == "weak"
     assert all("robustness" in i for i in items)
     text = (out / "index.html").read_text(encoding="utf-8")
-    headline = text[text.index('id="findings"') : text.index('id="next"')]
+    # What to change first opens the page; the headline follows the glance.
+    assert text.index('id="next"') < text.index('id="findings"')
+    headline = text[text.index('id="findings"') : text.index("<nav>")]
     assert headline.index(run.tile_name(hold)) < headline.index(run.tile_name(flip))
     assert headline.index(run.tile_name(flip)) < headline.index(run.tile_name(vanish))
     assert "1,200 and 900 games" in text and "reversed" in text

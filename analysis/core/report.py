@@ -739,7 +739,7 @@ def headline(report: Report, limit: int = 20) -> str:
     return (
         f"<p>Ranked {order}by the size of the effect; {html.escape(report.band_words())}. "
         "VP equivalent: the effect at this run's exchange rate between win share and score "
-        "lead (see <i>What to do next</i>).</p>"
+        "lead, or VP on the item (see <i>What to change first</i>).</p>"
         f"<table>{head}{''.join(cells)}</table>{more}"
     )
 
@@ -918,9 +918,11 @@ def _html(run: Run, report: Report) -> str:
         f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">'
         f'<details class="identity"><summary>The run: {html.escape(_identity_line(run))} '
         f"(details)</summary>{identity}</details>NAMES_LEGEND</section>"
-        f'<h2 id="glance">At a glance</h2>{report.fields_html}{_findings_figure(report)}'
+        f'<h2 id="glance">At a glance</h2>{_steps_html(report) if report.steps else ""}'
+        f"{report.fields_html}{_findings_figure(report)}"
         f'<ul class="glance">{glance}</ul>{"".join(report.glance_html)}'
-        f'<h2 id="findings">Headline findings</h2>{headline(report)}{_steps_html(report)}'
+        f'<h2 id="findings">Headline findings</h2>{headline(report)}'
+        f"{'' if report.steps else _steps_html(report)}"
         f'<nav>{nav}<a href="#words">All findings in words</a></nav>{body}'
         f'<h2 id="words">All findings in words</h2><ul class="findings">{findings}</ul>'
         "</body></html>"

@@ -447,12 +447,15 @@ def _tile_section(report: Report, run: Run) -> None:
                 ("tile", lambda r: r["tile_name"]),
                 ("gen", lambda r: r["generation"]),
                 *_flag_columns(
-                    report,
-                    "vs median tile of its generation (flagged), pct-pts [95% CI]",
-                    "vs_median",
+                    report, "vs its gen's median tile (flagged), pct-pts [95% CI]", "vs_median"
+                ),  # fmt: skip
+                (
+                    "above expected, pct-pts [95% CI] (its flag)",
+                    lambda r: (
+                        cell_pts(r["effect"], r["effect_lo"], r["effect_hi"])
+                        + (f" {r['flag_vs_expected']}" if r.get("flag_vs_expected") else "")
+                    ),
                 ),
-                ("above expected, pct-pts [95% CI]", _effect_cell(report)),
-                ("flag vs expected", lambda r: r.get("flag_vs_expected") or ""),
                 ("taken when seen", share_ci("taken_rate")),
                 ("mean turn taken (1-7)", lambda r: num(r["mean_turn"], 1)),
                 ("sold when selected", share_ci("sell_rate")),
@@ -1227,7 +1230,8 @@ def _marks_legend(there: str) -> str:
 
 def add_check(report: Report, run: Run, check: Run) -> None:
     """Do the conclusions survive skill? Every cornerstone, tile and Disaster finding of the
-    main run marked against a run of another field on the same catalogue (robust, fragile,
+    main run marked against a run of another field on the same catalogue (robust, weaker,
+    stronger, vanishes, appears,
     reversed: ``analysis.core.robustness``), the rank correlation of the effects, what changed,
     and the tiles this field never places that the other field does."""
     from sim.core.errors import UserError
