@@ -1484,8 +1484,9 @@ def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
                     "weight": 1.0,
                     "mark": None,
                     "text": (
-                        f"Systemic: selling beats placing {dominated.height} tiles even at their "
-                        f"best ({', '.join(dominated['tile_name'].to_list()[:6])}"
+                        f"Systemic: selling beats placing {dominated.height} tiles dealt in "
+                        "this run even at their best ("
+                        + ", ".join(dominated["tile_name"].to_list()[:6])
                         + (" ..." if dominated.height > 6 else "")
                         + f"), {sum(short):.1f} VP short of the sale in all. Next step: raise "
                         "their income or lower their cost to the figures of "
