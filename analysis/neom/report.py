@@ -1548,6 +1548,8 @@ def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
             low = other.filter(pl.col(end) < economy.LOW_SHARE)["good_name"].to_list()
             in_both = all(name in low for name in failing["good_name"].to_list())
         names = set(each.tables.tile_names) if each.tables is not None else set()
+        # The scarcest good's failing link first: the command targets it.
+        failing = failing.sort(end)
         first = [w for w in dict.fromkeys((f or "").split(":")[0] for f in failing["fails_at"])
                  if w in names]  # fmt: skip
         command = (
