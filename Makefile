@@ -16,17 +16,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job: simulate the default field and the strong field (the verified tuned sets) on
-# the same catalogue, then write the design report with every finding marked robust, fragile
-# or reversed (neom report --check). Both fields play the same number of games: their effects'
-# intervals are then about as wide (the report quotes both), on the same deals (same seed).
-# RUN_CHECK_STRATEGIES= skips it.
+# The main job: simulate the strong field (the verified tuned sets) and the archetype field on
+# the same catalogue, then write the design report with every finding marked against the other
+# field (robust, weaker/stronger, vanishes/appears, reversed: neom report --check). The strong
+# field is read first: its tile flags recur on independent seeds and it makes every good, so a
+# broken production chain shows in its economy (the archetypes never make some goods at all);
+# the archetype field says which findings are about the players. Both fields play the same
+# number of games: their effects' intervals are then about as wide (the report quotes both), on
+# the same deals (same seed). RUN_CHECK_STRATEGIES= skips the check field.
 RUN_NAME ?= default
 RUN_PLAYERS ?= 4
 RUN_GAMES ?= 20000
-RUN_STRATEGIES ?= greedy,builder,merchant,industrialist
+RUN_STRATEGIES ?= strong
 RUN_SEED ?= 1
-RUN_CHECK_STRATEGIES ?= strong
+RUN_CHECK_STRATEGIES ?= greedy,builder,merchant,industrialist
 RUN_CHECK_GAMES ?= $(RUN_GAMES)
 RUN_CHECK_SEED ?= $(RUN_SEED)
 RUN_CHECK := $(if $(strip $(RUN_CHECK_STRATEGIES)),--check runs/$(RUN_NAME)-check)

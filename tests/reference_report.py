@@ -36,7 +36,7 @@ from analysis.neom import disasters as package_disasters
 from analysis.neom import economy as package_economy
 from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates, with_median_flags
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, SCORE_COLUMNS
-from analysis.neom.next_step import next_step
+from analysis.neom.next_step import next_step, vp_equivalent
 from analysis.neom.report import CS_METRIC, DISASTER_METRIC, TILE_METRIC
 from analysis.neom.scores import QUANTILES
 from analysis.neom.tiles import (
@@ -54,7 +54,9 @@ from analysis.neom.tiles import (
     _slug,
     passers,
     seen_and_passed,
+    with_generation_median_flags,
 )
+from analysis.neom.usage import usage_table
 from sim.neom import constants as K
 from sim.neom.constants import HAND_SIZE, N_GENERATIONS, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
@@ -135,15 +137,16 @@ def report_tables(
         good_share = dict(zip(final["good"].to_list(), final["share"].to_list(), strict=True))
         _links(report, "cornerstone", out["cornerstones"], run, good_share)
         out["tiles"] = table
-        report.add_items("tile", table, TILE_METRIC)
+        report.add_items("tile", table, TILE_METRIC, effect="vs_median")
         _links(report, "tile", table, run, good_share)
-        _next_steps(report, "tile", table, run)
+        _next_steps(report, "tile", table, run, "vs_median")
         per_strategy = tiles_by_strategy(run, *args)
         if per_strategy is not None:
-            per_strategy = _split_disasters(per_strategy, run, args)[0]
+            per_strategy = _split_disasters(per_strategy, run, args, by=("strategy_name",))[0]
         if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
             out["tiles_by_strategy"] = per_strategy
-            report.add_items("tile", per_strategy, TILE_METRIC, strategy="strategy_name")
+            report.add_items("tile", per_strategy, TILE_METRIC, strategy="strategy_name",
+                             effect="vs_median")  # fmt: skip
             out["tiles_strategy_disagreements"] = sign_disagreements(
                 per_strategy, "tile_name", correction, level, min_n
             )
@@ -167,6 +170,7 @@ def report_tables(
             whole.select(pl.col("tile").cast(pl.Int64), "selected", "placed", "sell_rate",
                          "sell_rate_lo", "sell_rate_hi"), on="tile", how="left",
         )  # fmt: skip
+        out["usage"] = usage_table(run.tables, out["cornerstones"], whole)
         victims = disaster_victims(run)
         if chooser.height:
             effects = chooser.join(victims.with_columns(pl.col("tile").cast(chooser["tile"].dtype)),
@@ -202,14 +206,38 @@ def win_share_per_vp(run) -> float:
     return float(np.mean((x - x.mean()) * (y - y.mean())) / var) if var > 0 else math.nan
 
 
-def _split_disasters(table: pl.DataFrame, run: Run, args) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The tiles without the Disasters and the Disasters, each flagged on its own."""
+def _split_disasters(
+    table: pl.DataFrame, run: Run, args, by=()
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The tiles without the Disasters (flagged against the median tile of their generation:
+    the package's rule on the whole-table effects) and the Disasters, each flagged on its
+    own."""
     kinds = run.tables.tiles[:, K.C_DISASTER]
     chosen = pl.Series([bool(kinds[int(t)] != K.DIS_NONE) for t in table["tile"]])
     return (
-        with_band_flags(table.filter(~chosen), *args),
+        with_generation_median_flags(table.filter(~chosen), run.tables, *args, by=by),
         with_band_flags(table.filter(chosen), *args),
     )
+
+
+def _leads_vs_median(kind, table, run) -> pl.DataFrame:
+    """``lead_vs_median``: the owners' mean score lead minus the median of the tested
+    items' (per generation for tiles), from the whole tables."""
+    if kind == "disaster":
+        return table
+    if kind == "tile":
+        sel = _seat_groups(run, hand_records(run))[0]
+        leads = sel.group_by("tile").agg(pl.col("score_diff").mean().alias("owner_lead"))
+        frame = table.join(leads.with_columns(pl.col("tile").cast(table["tile"].dtype)),
+                           on="tile", how="left")  # fmt: skip
+        tested = frame.filter(~pl.col("small"))
+        medians = tested.group_by("generation").agg(pl.col("owner_lead").median().alias("m"))
+        frame = frame.join(medians, on="generation", how="left")
+    else:
+        frame = table.with_columns(pl.col("score_diff").alias("owner_lead"))
+        median = frame.filter(~pl.col("small"))["owner_lead"].median()
+        frame = frame.with_columns(pl.lit(median).alias("m"))
+    return frame.with_columns((pl.col("owner_lead") - pl.col("m")).alias("lead_vs_median"))
 
 
 def pct(x) -> str:
@@ -229,20 +257,21 @@ def _links(report, kind, table, run, good_share) -> None:
 def _next_steps(report, kind, table, run, effect: str = "effect") -> None:
     """findings.json's next step of each flagged item (issue 26; the text is the package's
     ``next_step``, the exchange rate this whole-table computation)."""
-    flagged = table.filter(pl.col("flag") != "")
+    flagged = _leads_vs_median(kind, table, run).filter(pl.col("flag") != "")
     if flagged.height == 0:
         return
     per_vp = win_share_per_vp(run)
     texts = {}
     for row in flagged.iter_rows(named=True):
-        vp = float(row[effect]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
+        vp, basis = vp_equivalent(kind, row, per_vp, effect)
         texts[str(row["tile_name"])] = (
             next_step(kind, row, run, per_vp, effect),
             round(vp, 2) if math.isfinite(vp) else None,
+            basis,
         )
     for item in report.items:
         if item["kind"] == kind and "strategy" not in item and item["name"] in texts:
-            item["next_step"], item["vp_equivalent"] = texts[item["name"]]
+            item["next_step"], item["vp_equivalent"], item["vp_basis"] = texts[item["name"]]
 
 
 # --- core: tabulate, strategies, seats, closeness ---------------------------------------

@@ -180,7 +180,9 @@ def test_findings_json_has_the_issue_shape(tmp_path):
     for item in items:
         # A flagged cornerstone or tile also says what to do about it (issue 26, part 3).
         next_step = (
-            {"next_step", "vp_equivalent"} if item["flag"] and "strategy" not in item else set()
+            {"next_step", "vp_equivalent", "vp_basis"}
+            if item["flag"] and "strategy" not in item
+            else set()
         )
         optional = {"strategy", "data", "links"} | next_step
         keys = FINDING_KEYS | {"robustness"}

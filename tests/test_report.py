@@ -127,9 +127,10 @@ def test_flags_respect_the_false_discovery_rate(tmp_path):
     assert table.filter(pl.col("flag") == "strong")["tile"].to_list() == [11]
 
 
-def test_make_run_reports_the_default_field_checked_against_the_strong_field():
-    """Issue 27, part 1: ``make run`` plays the strong field too (as many games, on the same
-    deals) and the report marks every finding against it; RUN_CHECK_STRATEGIES= skips it."""
+def test_make_run_reports_the_strong_field_checked_against_the_archetypes():
+    """Issue 27, part 1, and issue 39: ``make run`` plays the strong field first (designers
+    read it first) and the archetype field too (as many games, on the same deals); the report
+    marks every finding against it; RUN_CHECK_STRATEGIES= skips it."""
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
@@ -137,7 +138,8 @@ def test_make_run_reports_the_default_field_checked_against_the_strong_field():
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     lines = [line for line in dry.replace("\\\n", " ").splitlines() if "neom " in line]
     simulate = [line for line in lines if " simulate " in line]
-    assert len(simulate) == 2 and "--strategies strong" in simulate[1]
+    assert len(simulate) == 2 and "--strategies strong" in simulate[0]
+    assert "--strategies greedy,builder,merchant,industrialist" in simulate[1]
     assert all("--games 300" in line and "--seed 1" in line for line in simulate)
     out = simulate[1].split("--out ")[1].split()[0]
     assert f"--check {out}" in lines[-1] and " report " in lines[-1]

@@ -1,4 +1,5 @@
-"""Issue 27's known answers: robust, fragile and reversed marks; flags against the median
+"""Issue 27's and 39's known answers: one meaning per mark (robust, weaker/stronger,
+vanishes/appears, reversed) and the same counts everywhere; flags against the median
 cornerstone; the economy (a good no tile can produce, the goods of the final cities, the
 action mix); the dominated check; Disasters apart from the tiles; the dead-tile counts."""
 
@@ -13,7 +14,19 @@ import tomlkit
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
-from analysis.core.robustness import FRAGILE, REVERSED, ROBUST, marks
+from analysis.core.robustness import (
+    APPEARS,
+    MARKS,
+    REVERSED,
+    ROBUST,
+    STRONGER,
+    UNFLAGGED,
+    VANISHES,
+    WEAKER,
+    count_marks,
+    counts_words,
+    marks,
+)
 from analysis.neom import economy
 from analysis.neom.cornerstones import with_median_flags
 from analysis.neom.synthetic import write_run
@@ -44,36 +57,51 @@ def _effects(rows: list[tuple]) -> pl.DataFrame:
     )
 
 
-def test_marks_hold_vanish_and_reverse():
-    """The same flag in both fields is robust (also flagged in neither); a flag in one field
-    only is fragile; a sign that flips with both sides significant is reversed, flagged or
-    not; an item too small or absent in one field gets no mark."""
+def test_marks_have_one_meaning_each():
+    """Planted pairs of findings, one per mark: flagged alike in both fields is robust; the
+    same sign and significant in both but flagged in one is weaker (flagged here) or stronger
+    (flagged there) in the other field; flagged in one field and not significant in the other
+    vanishes or appears; opposite signs both significant is reversed, flagged or not; flagged
+    in neither is not a finding; too small or absent in one field gets no mark."""
     main = _effects([
-        ("holds", 0.10, 0.01, "strong", 500), ("vanishes", 0.10, 0.01, "strong", 500),
-        ("reverses", 0.10, 0.01, "strong", 500), ("quiet", 0.0, 0.01, "", 500),
-        ("flips inside the band", 0.015, 0.003, "", 500), ("small", 0.10, 0.01, "strong", 500),
-        ("absent", 0.10, 0.01, "strong", 500),
+        ("holds", 0.10, 0.01, "strong", 500), ("shrinks", 0.10, 0.01, "strong", 500),
+        ("grows", 0.03, 0.01, "", 500), ("vanishes", 0.10, 0.01, "strong", 500),
+        ("appears", 0.005, 0.01, "", 500), ("reverses", 0.10, 0.01, "strong", 500),
+        ("quiet", 0.0, 0.01, "", 500), ("flips inside the band", 0.015, 0.003, "", 500),
+        ("small", 0.10, 0.01, "strong", 500), ("absent", 0.10, 0.01, "strong", 500),
     ])  # fmt: skip
     other = _effects([
-        ("holds", 0.08, 0.01, "strong", 500), ("vanishes", 0.005, 0.01, "", 500),
-        ("reverses", -0.10, 0.01, "weak", 500), ("quiet", 0.002, 0.01, "", 500),
-        ("flips inside the band", -0.015, 0.003, "", 500), ("small", 0.10, 0.01, "", 50),
+        ("holds", 0.08, 0.01, "strong", 500), ("shrinks", 0.03, 0.01, "", 500),
+        ("grows", 0.10, 0.01, "strong", 500), ("vanishes", 0.005, 0.01, "", 500),
+        ("appears", 0.10, 0.01, "strong", 500), ("reverses", -0.10, 0.01, "weak", 500),
+        ("quiet", 0.002, 0.01, "", 500), ("flips inside the band", -0.015, 0.003, "", 500),
+        ("small", 0.10, 0.01, "", 50),
     ])  # fmt: skip
-    got = dict(marks(main, other, "tile_name", min_n=100).select("tile_name", "robustness").rows())
+    marked = marks(main, other, "tile_name", min_n=100)
+    got = dict(marked.select("tile_name", "robustness").rows())
     assert got == {
-        "holds": ROBUST, "vanishes": FRAGILE, "reverses": REVERSED, "quiet": ROBUST,
-        "flips inside the band": REVERSED, "small": None, "absent": None,
+        "holds": ROBUST, "shrinks": WEAKER, "grows": STRONGER, "vanishes": VANISHES,
+        "appears": APPEARS, "reverses": REVERSED, "flips inside the band": REVERSED,
+        "quiet": UNFLAGGED, "small": None, "absent": None,
     }  # fmt: skip
-    # A sign flip that is not significant on one side is not a reversal.
+    # The counted set: flagged in either field or reversed (quiet is not a finding).
+    count = count_marks(marked.iter_rows(named=True))
+    assert count == {ROBUST: 1, WEAKER: 1, STRONGER: 1, VANISHES: 1, APPEARS: 1, REVERSED: 2,
+                     None: 2}  # fmt: skip
+    words = counts_words(count, "the strong field")
+    assert "1 weaker in the strong field" in words and "2 reversed" in words
+    assert "fragile" not in words
+    # A sign flip that is not significant on one side is not a reversal: it vanishes.
     weak_other = _effects([("reverses", -0.01, 0.01, "", 500)])
     row = marks(main.filter(pl.col("tile_name") == "reverses"), weak_other, "tile_name")
-    assert row["robustness"].to_list() == [FRAGILE]
+    assert row["robustness"].to_list() == [VANISHES]
 
 
 def test_a_check_run_marks_planted_findings(tmp_path):
     """Two synthetic fields on one catalogue: a cornerstone strong in both is robust, one
-    strong here and weak there is reversed, one strong here only is fragile; findings.json
-    carries the marks, the headline ranks the robust one first and says both runs' sizes."""
+    strong here and weak there is reversed, one strong here only vanishes; findings.json
+    carries the marks, the headline ranks the robust one first and says both runs' sizes; the
+    glance, the check section and findings.json give the same counts of each mark."""
     hold, flip, vanish = 3, 5, 7
     main_run = write_run(tmp_path / "main", n_games=1200, catalog_path=CATALOG, events=False,
                          boosts={hold: 1.5, flip: 1.5, vanish: 1.5}, seed=1)  # fmt: skip
@@ -86,15 +114,28 @@ def test_a_check_run_marks_planted_findings(tmp_path):
     pooled = {i["name"]: i for i in items if i["kind"] == "cornerstone" and "strategy" not in i}
     assert pooled[run.tile_name(hold)]["robustness"] == ROBUST
     assert pooled[run.tile_name(flip)]["robustness"] == REVERSED
-    assert pooled[run.tile_name(vanish)]["robustness"] == FRAGILE
+    assert pooled[run.tile_name(vanish)]["robustness"] == VANISHES
     assert pooled[run.tile_name(flip)]["check"]["flag"] == "weak"
     assert all("robustness" in i for i in items)
     text = (out / "index.html").read_text(encoding="utf-8")
-    headline = text[text.index('id="findings"') : text.index('id="next"')]
+    # What to change first opens the page; the headline follows the glance.
+    assert text.index('id="next"') < text.index('id="findings"')
+    headline = text[text.index('id="findings"') : text.index("<nav>")]
     assert headline.index(run.tile_name(hold)) < headline.index(run.tile_name(flip))
     assert headline.index(run.tile_name(flip)) < headline.index(run.tile_name(vanish))
     assert "1,200 and 900 games" in text and "reversed" in text
-    assert "flag changes" not in text
+    assert "flag changes" not in text and "fragile" not in text
+    # One count, everywhere: the check section's per kind, findings.json's, the glance's.
+    there = "the field random"
+    pooled_items = [i for i in items if "strategy" not in i]
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    for kind in ("cornerstone", "seat", "strategy"):
+        of_kind = [i for i in pooled_items if i["kind"] == kind]
+        if kind == "cornerstone":
+            assert f"reversed: {counts_words(count_marks(of_kind), there)}." in summary
+    every = count_marks(pooled_items)
+    assert sum(every[m] for m in MARKS) >= 3
+    assert f"or reversed, {counts_words(every, there)}." in summary
 
 
 def test_a_dominant_cornerstone_flags_only_itself():
@@ -304,3 +345,40 @@ def test_a_failing_good_always_names_the_link_that_fails():
     assert tables.good_names[good] in row["chain"]
     fine = economy.good_chains(goods, placed, 1000, tables, {})
     assert (fine["fails_at"] == "").all()
+
+
+def test_a_planted_tile_leaves_the_other_tiles_flags_in_place():
+    """Two generations of tiles with real effects (two strong, two weak, the rest null). A
+    plant makes one tile of generation 2 dominant and, zero-sum, pushes every other tile 3
+    pct-pts down (as the three plants of issue 39 moved the others). Against the median tile
+    of its generation only the plant's flag changes, in both generations; against expected
+    the null tiles turn weak (the column ``flag_vs_expected`` keeps that reading)."""
+    from analysis.neom.tiles import with_generation_median_flags
+
+    def table(plant: bool) -> pl.DataFrame:
+        rows, generations = [], []
+        for gen in (1, 2):
+            for i in range(14):
+                effect = {0: 0.09, 1: 0.08, 2: -0.08, 3: -0.09}.get(i, 0.0005 * (i - 8))
+                if plant and gen == 2 and i == 13:
+                    effect = 0.30
+                elif plant:
+                    effect -= 0.03
+                rows.append((f"gen{gen} tile {i}", effect, 0.004, "", 4000))
+                generations.append(gen)
+        return (
+            _effects(rows)
+            .drop("flag", "small")
+            .with_columns(pl.Series("generation", generations, dtype=pl.Int32))
+        )
+
+    before = with_generation_median_flags(table(False), None)
+    after = with_generation_median_flags(table(True), None)
+    flags = dict(before.select("tile_name", "flag").rows())
+    flags_after = dict(after.select("tile_name", "flag").rows())
+    assert flags_after.pop("gen2 tile 13") == "strong" and flags.pop("gen2 tile 13") == ""
+    assert flags_after == flags
+    assert sorted(v for v in flags.values() if v) == ["strong"] * 4 + ["weak"] * 4
+    # Against expected, the same plant flags the null tiles weak: the reading the fix replaces.
+    expected = dict(after.select("tile_name", "flag_vs_expected").rows())
+    assert sum(expected[name] == "weak" and not flag for name, flag in flags.items()) >= 16

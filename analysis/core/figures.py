@@ -269,13 +269,19 @@ def lines_by(frame: pl.DataFrame, x: str, y: str, series: str, title: str, xlabe
 ROBUSTNESS_COLORS = {
     "robust": "#4e9a06",
     "reversed": "#75507b",
-    "fragile": "#ce5c00",
+    "weaker": "#8f5902",
+    "stronger": "#8f5902",
+    "vanishes": "#ce5c00",
+    "appears": "#ce5c00",
     None: "#555753",
 }
 ROBUSTNESS_WORDS = {
-    "robust": "robust (same flag in both fields)",
-    "reversed": "reversed (sign flips, both significant)",
-    "fragile": "fragile (flagged in one field)",
+    "robust": "robust (flagged alike in both fields)",
+    "reversed": "reversed (opposite signs, both significant)",
+    "weaker": "weaker / stronger in the other field (same sign, both significant)",
+    "stronger": "weaker / stronger in the other field (same sign, both significant)",
+    "vanishes": "vanishes / appears (significant in one field only)",
+    "appears": "vanishes / appears (significant in one field only)",
     None: "no second field to compare",
 }
 
@@ -309,11 +315,14 @@ def findings_forest(
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=11)
     ax.grid(axis="x", alpha=0.3)
-    used = list(dict.fromkeys(row.get("robustness") for row in rows))
+    # Marks that share a colour share one legend entry.
+    used = {ROBUSTNESS_WORDS.get(m, ROBUSTNESS_WORDS[None]): m
+            for m in (row.get("robustness") for row in rows)}  # fmt: skip
     handles = [
-        ax.scatter([], [], color=ROBUSTNESS_COLORS[m], s=24, label=ROBUSTNESS_WORDS[m])
-        for m in used
-    ]
+        ax.scatter([], [], color=ROBUSTNESS_COLORS.get(m, ROBUSTNESS_COLORS[None]), s=24,
+                   label=words)
+        for words, m in used.items()
+    ]  # fmt: skip
     if other:
         handles.append(ax.scatter([], [], color="#555753", s=24, label="this field (dot)"))
         handles.append(ax.scatter([], [], facecolors="white", edgecolors="#555753", marker="s",

@@ -22,6 +22,7 @@ from analysis.core.inputs import (
     run_labels,
 )
 from analysis.core.load import Run, open_run
+from analysis.core.robustness import mark_words
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import EXPECTED, with_band_flags
 from sim.core.errors import UserError
@@ -41,8 +42,9 @@ th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 tr.small td { color: #999; } ol.ranked li { margin: 0.2rem 0; }
 th { font-weight: 600; } td { overflow-wrap: break-word; } td.text { text-align: left; }
 .glance { font-size: 1.05rem; } .glance li { margin: 0.3rem 0; }
-.robust { color: #4e9a06; font-weight: bold; } .fragile { color: #ce5c00; font-weight: bold; }
-.reversed { color: #75507b; font-weight: bold; }
+.robust { color: #4e9a06; font-weight: bold; } .reversed { color: #75507b; font-weight: bold; }
+.weaker, .stronger { color: #8f5902; font-weight: bold; }
+.vanishes, .appears { color: #ce5c00; font-weight: bold; }
 .fields { background: #f4f6f9; padding: 0.6rem 1rem; }
 details.identity summary { cursor: pointer; color: #555; } .steps li { margin: 0.35rem 0; }
 code { font-size: 0.85em; background: #f3f3f3; padding: 0 0.2em; overflow-wrap: anywhere; }
@@ -174,6 +176,9 @@ METRIC_WORDS = {
     "win_share_above_expected_drafted": "drafters' win share above expected",
     "win_share_vs_median_cornerstone_drafted": "drafters' win share against the median cornerstone",
     "win_share_above_expected_selected": "selectors' win share above expected",
+    "win_share_vs_median_tile_of_generation_selected": (
+        "selectors' win share against the median tile of its generation"
+    ),
     "win_share_above_expected_chosen": "choosers' win share above expected",
     "win_share_minus_fair": "win share above the fair share",
 }
@@ -235,6 +240,10 @@ class Report:
     # Strategies named by their whole parameter string, by their short names (the page shows
     # the short name and lists both once; CSV tables and findings.json keep the whole label).
     short_names: dict = field(default_factory=dict)
+    # Every next step ranked by expected VP x robustness (the game's ``add_next_steps``), and
+    # the commands that reproduce the figures (run from the report folder).
+    steps: list = field(default_factory=list)
+    reproduce: str = ""
 
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
@@ -347,7 +356,7 @@ def _identity(run: Run) -> list[tuple[str, str]]:
     data = m["data"]
     return [
         ("game", f"{run.game.title} (rules version {m['rules_version']})"),
-        ("run", str(run.path)),
+        ("run", shown_path(run.path)),
         ("data", str(data.get("label", run.data_name))),
         ("data digest", str(data.get("digest", ""))[:16]),
         ("players", str(m["players"])),
@@ -357,6 +366,18 @@ def _identity(run: Run) -> list[tuple[str, str]]:
         ("seed", str(m["seed"])),
         ("rules", "; ".join(readings(run))),
     ]
+
+
+def shown_path(path) -> str:
+    """A run folder as a report shows it: relative to the working folder when it is inside
+    it, else its name alone (a shared report shows no folder of the author's machine)."""
+    path = Path(path)
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return path.name
 
 
 def _fair_share_effects(report: Report, run: Run, key: str):
@@ -644,13 +665,15 @@ def _closeness_section(report: Report, run: Run) -> None:
 
 
 def ranked(report: Report) -> list[dict]:
-    """The pooled findings flagged in this field or the other one, robust first (then
-    reversed, fragile, not compared), each group largest effect first."""
-    from analysis.core.robustness import RANK
+    """The pooled findings flagged in this field or the other one, or reversed (the set every
+    count of marks reads, ``robustness.is_counted``): robust first, then reversed, weaker or
+    stronger, vanishing or appearing, not compared; each group largest effect first."""
+    from analysis.core.robustness import RANK, is_counted
 
     flagged = [
         item for item in report.items
-        if "strategy" not in item and (item["flag"] or (item.get("check") or {}).get("flag"))
+        if "strategy" not in item
+        and is_counted(item.get("robustness"), item["flag"], (item.get("check") or {}).get("flag"))
     ]  # fmt: skip
     return sorted(
         flagged,
@@ -678,7 +701,7 @@ def headline(report: Report, limit: int = 20) -> str:
         here = _side_cell(item["flag"], item["effect"], item["lo"], item["hi"])
         row = [f"<td>{rank}</td>"]
         if other:
-            row.append(f'<td class="{mark}">{mark or "not compared"}</td>')
+            row.append(f'<td class="{mark}">{html.escape(mark_words(mark, other))}</td>')
         row += [
             f"<td>{html.escape(item['kind'])}</td>",
             f"<td>{html.escape(item['name'])}</td>",
@@ -700,7 +723,11 @@ def headline(report: Report, limit: int = 20) -> str:
         if len(rows) > limit
         else ""
     )
-    order = "robust findings first, then reversed, then fragile; " if other else ""
+    order = (
+        "robust findings first, then reversed, weaker or stronger, vanishing or appearing; "
+        if other
+        else ""
+    )
     head = (
         "<tr><th>#</th>"
         + ("<th>robustness</th>" if other else "")
@@ -712,7 +739,7 @@ def headline(report: Report, limit: int = 20) -> str:
     return (
         f"<p>Ranked {order}by the size of the effect; {html.escape(report.band_words())}. "
         "VP equivalent: the effect at this run's exchange rate between win share and score "
-        "lead (see <i>What to do next</i>).</p>"
+        "lead, or VP on the item (see <i>What to change first</i>).</p>"
         f"<table>{head}{''.join(cells)}</table>{more}"
     )
 
@@ -720,7 +747,11 @@ def headline(report: Report, limit: int = 20) -> str:
 def headline_lines(report: Report, limit: int = 20) -> list[str]:
     lines = []
     for rank, item in enumerate(ranked(report)[:limit], start=1):
-        mark = f"[{item['robustness']}] " if report.other_field and item.get("robustness") else ""
+        mark = (
+            f"[{mark_words(item['robustness'], report.other_field)}] "
+            if report.other_field and item.get("robustness")
+            else ""
+        )
         check = item.get("check") or {}
         there = ""
         if report.other_field and check:
@@ -776,15 +807,63 @@ def _findings_figure(report: Report) -> str:
     )
 
 
+HEADLINE_STEPS = 10  # ranked next steps shown at the top; tables/next_steps.csv has them all
+
+
+def _ranked_steps_html(report: Report) -> str:
+    """The game's ranked next steps (``Report.steps``): at most HEADLINE_STEPS."""
+    lines = []
+    for step in report.steps[:HEADLINE_STEPS]:
+        mark = step.get("mark")
+        tag = (
+            f'<span class="{mark}">{html.escape(mark_words(mark, report.other_field))}</span>: '
+            if report.other_field and mark
+            else ""
+        )
+        vp = step.get("expected_vp")
+        size = (
+            f"expected {abs(vp):.1f} {html.escape(step.get('vp_basis') or 'VP')}"
+            if vp is not None and math.isfinite(vp)
+            else "VP not measured"
+        )
+        weight = f" × robustness {step['weight']:.2f}"
+        lines.append(f"<li>{tag}{_code_spans(step['text'])} <i>({size}{weight})</i></li>")
+    more = len(report.steps) - HEADLINE_STEPS
+    reproduce = (
+        f'<p class="note">The figures come from (run in the report folder, where the catalogue '
+        f"is copied under its digest): <code>{html.escape(report.reproduce)}</code>.</p>"
+        if report.reproduce
+        else ""
+    )
+    return (
+        '<h3 id="next">What to change first</h3><p class="note">Every next step ranked by '
+        "expected VP × robustness weight (robust 1, weaker or stronger 0.75, vanishes or "
+        "appears 0.5, reversed 0.25, not compared 0.5): a group of flags that share a tag and a "
+        "direction counts its members' VP together; systemic problems (tiles the sale beats, "
+        "cornerstones nobody builds, goods nobody makes) are ranked with the rest. Each command "
+        "names the field, the catalogue file, <code>--games</code>, <code>--seed</code> and "
+        f'<code>--lever</code>.</p><ol class="steps">{"".join(lines)}</ol>'
+        + (f'<p class="note">{more} more in tables/next_steps.csv.</p>' if more > 0 else "")
+        + reproduce
+    )
+
+
 def _steps_html(report: Report) -> str:
-    """The next step of every ranked finding that has one, in the headline's order."""
+    """The ranked next steps when the game gives them, else the next step of every ranked
+    finding that has one, in the headline's order."""
+    if report.steps:
+        return _ranked_steps_html(report)
     items = [item for item in ranked(report) if item.get("next_step")]
     if not items:
         return ""
     lines = []
     for item in items:
         mark = item.get("robustness")
-        tag = f'<span class="{mark}">{mark}</span>: ' if report.other_field and mark else ""
+        tag = (
+            f'<span class="{mark}">{html.escape(mark_words(mark, report.other_field))}</span>: '
+            if report.other_field and mark
+            else ""
+        )
         lines.append(f"<li>{tag}{_code_spans(item['next_step'])}</li>")
     return (
         '<h3 id="next">What to do next</h3><p class="note">For each flagged finding: its VP '
@@ -839,9 +918,11 @@ def _html(run: Run, report: Report) -> str:
         f'<h1>{html.escape(title)}</h1>{notice}<section id="identity">'
         f'<details class="identity"><summary>The run: {html.escape(_identity_line(run))} '
         f"(details)</summary>{identity}</details>NAMES_LEGEND</section>"
-        f'<h2 id="glance">At a glance</h2>{report.fields_html}{_findings_figure(report)}'
+        f'<h2 id="glance">At a glance</h2>{_steps_html(report) if report.steps else ""}'
+        f"{report.fields_html}{_findings_figure(report)}"
         f'<ul class="glance">{glance}</ul>{"".join(report.glance_html)}'
-        f'<h2 id="findings">Headline findings</h2>{headline(report)}{_steps_html(report)}'
+        f'<h2 id="findings">Headline findings</h2>{headline(report)}'
+        f"{'' if report.steps else _steps_html(report)}"
         f'<nav>{nav}<a href="#words">All findings in words</a></nav>{body}'
         f'<h2 id="words">All findings in words</h2><ul class="findings">{findings}</ul>'
         "</body></html>"
@@ -863,8 +944,14 @@ def _summary_md(run: Run, report: Report) -> str:
     ranked_lines = headline_lines(report)
     lines += ranked_lines or [f"No finding flagged ({report.band_words()})."]
     steps = [item["next_step"] for item in ranked(report) if item.get("next_step")]
+    if report.steps:
+        lines += ["", "## What to change first", ""] + [
+            f"{i}. {step['text']}" for i, step in enumerate(report.steps[:HEADLINE_STEPS], 1)
+        ]
+        if report.reproduce:
+            lines += ["", f"The figures come from: `{report.reproduce}`"]
     if steps:
-        lines += ["", "## What to do next", ""] + [f"- {step}" for step in steps]
+        lines += ["", "## Every flagged item's next step", ""] + [f"- {step}" for step in steps]
     lines += ["", "## All findings in words", ""] + [f"- {f}" for f in report.findings]
     lines += ["", "Tables: `tables/*.csv`; figures: `figures/*.png`; findings: `findings.json`; "
               "full report: `index.html`."]  # fmt: skip
@@ -967,6 +1054,9 @@ def build_report(
             bar.set_postfix_str(name)
             add()
             bar.update(1)
+    finish = _game_hook(main, "add_next_steps")
+    if finish is not None:
+        finish(report, main, check_run)
     for item in report.items:
         item.setdefault("robustness", None)
     (out / "findings.json").write_text(
@@ -997,20 +1087,15 @@ def _check_shared(report: Report, run: Run, check: Run) -> None:
                 )
             )
         report.mark(kind, marks(frames[0], frames[1], "label", *args, min_n=report.min_n), "label")
-    from analysis.core.robustness import FRAGILE, REVERSED, ROBUST
+    from analysis.core.robustness import REVERSED, ROBUST, count_marks, counts_words
 
     flagged = ranked(report)
-    count = {m: sum(item.get("robustness") == m for item in flagged)
-             for m in (ROBUST, FRAGILE, REVERSED)}  # fmt: skip
-    unmarked = len(flagged) - sum(count.values())
+    count = count_marks(flagged)
     other = report.other_field or f"the {check.path.name} run"
     words = (
-        f"Robustness against {other}: of the {len(flagged)} findings flagged in either field, "
-        f"{count[ROBUST]} are robust, {count[FRAGILE]} fragile and {count[REVERSED]} reversed"
-        + (f"; {unmarked} could not be compared (absent or too small in one field)"
-           if unmarked else "")
-        + "."
-    )  # fmt: skip
+        f"Robustness against {other}: of the {len(flagged)} findings flagged in either field "
+        f"or reversed, {counts_words(count, other)}."
+    )
     for mark in (ROBUST, REVERSED):
         names = [f"{i['name']} ({i['kind']})" for i in flagged if i.get("robustness") == mark]
         if names:

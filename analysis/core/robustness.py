@@ -1,14 +1,20 @@
 """Do the findings survive skill? Each finding of a run marked against the same finding in a
-run of another (stronger) field on the same data:
+run of another (stronger) field on the same data. One meaning per mark:
 
-- **robust**: the same flag in both fields (flagged alike, or flagged in neither);
-- **reversed**: the sign flips and both are significant (each flagged, or its zero test
-  significant after the run's correction across the items of its kind);
-- **fragile**: flagged in one field only (and not reversed);
+- **robust**: flagged the same way in both fields;
+- **weaker** / **stronger** (in the other field): the same sign and significant in both
+  fields, flagged in this field only (weaker there) or in the other only (stronger there);
+- **vanishes** / **appears**: flagged in this field and not significant in the other
+  (vanishes), or flagged in the other and not significant here (appears);
+- **reversed**: opposite signs, both significant (each flagged, or its zero test significant
+  after the run's correction across the items of its kind);
+- ``unflagged``: flagged in neither field and not reversed (not a finding);
 - null: the item was not tested in both (too few seats, or absent from one field).
 
-A finding that holds for both fields is about the game's data; one that changes is about the
-players.
+The counted findings are those flagged in either field or reversed: every count the report
+gives (the glance, each section, findings.json's marks) is :func:`count_marks` of that set. A
+robust finding is about the game's data; a weaker or stronger one is about its size; one that
+vanishes, appears or reverses is about the players.
 """
 
 import numpy as np
@@ -17,9 +23,65 @@ import polars as pl
 from analysis.core.stats import adjust, t_two_sided_p
 from sim.core.errors import UserError
 
-ROBUST, FRAGILE, REVERSED = "robust", "fragile", "reversed"
-RANK = {ROBUST: 0, REVERSED: 1, FRAGILE: 2, None: 3}
+ROBUST, WEAKER, STRONGER = "robust", "weaker", "stronger"
+VANISHES, APPEARS, REVERSED = "vanishes", "appears", "reversed"
+UNFLAGGED = "unflagged"
+MARKS = (ROBUST, WEAKER, STRONGER, VANISHES, APPEARS, REVERSED)  # the counted marks, in order
+RANK = {ROBUST: 0, REVERSED: 1, WEAKER: 2, STRONGER: 2, VANISHES: 3, APPEARS: 3, UNFLAGGED: 4,
+        None: 5}  # fmt: skip
 SIDE = ("n", "small", "flag", "effect", "lo", "hi", "significant")
+
+
+def mark_words(mark: str | None, there: str = "the other field") -> str:
+    """A mark as a designer reads it (``there``: the other field's name)."""
+    return {
+        ROBUST: "robust",
+        WEAKER: f"weaker in {there}",
+        STRONGER: f"stronger in {there}",
+        VANISHES: f"vanishes in {there}",
+        APPEARS: f"appears in {there}",
+        REVERSED: "reversed",
+        UNFLAGGED: "flagged in neither field",
+    }.get(mark, "not compared")
+
+
+def mark_meaning(mark: str) -> str:
+    """What a mark means, once (legends)."""
+    return {
+        ROBUST: "flagged the same way in both fields",
+        WEAKER: "same sign and significant in both fields, flagged in this field only",
+        STRONGER: "same sign and significant in both fields, flagged in the other field only",
+        VANISHES: "flagged here, not significant in the other field",
+        APPEARS: "flagged in the other field, not significant here",
+        REVERSED: "opposite signs, significant in both fields",
+    }[mark]
+
+
+def is_counted(mark: str | None, flag: str | None, flag_check: str | None) -> bool:
+    """A finding the counts include: flagged in either field, or reversed."""
+    return bool(flag) or bool(flag_check) or mark == REVERSED
+
+
+def count_marks(marks) -> dict:
+    """Counts of the counted findings by mark (``MARKS`` order, then None: flagged but not
+    compared), from dicts with ``robustness``, ``flag`` and ``flag_check`` (a marks table's
+    rows) or ``check.flag`` (findings.json items)."""
+    out = {m: 0 for m in MARKS} | {None: 0}
+    for row in marks:
+        flag_check = row.get("flag_check", (row.get("check") or {}).get("flag"))
+        mark = row.get("robustness")
+        if is_counted(mark, row.get("flag"), flag_check):
+            out[mark if mark in out else None] += 1
+    return out
+
+
+def counts_words(count: dict, there: str = "the other field") -> str:
+    """``count_marks`` in words: "2 robust, 1 weaker in the strong field, ..." (zeros too, so
+    every place that gives the counts reads alike)."""
+    words = [f"{count[m]} {mark_words(m, there)}" for m in MARKS]
+    if count.get(None):
+        words.append(f"{count[None]} not compared (absent or too small in one field)")
+    return ", ".join(words)
 
 
 def significant(frame: pl.DataFrame, effect: str, correction: str, level: float) -> np.ndarray:
@@ -88,20 +150,23 @@ def _mark(row: dict, min_n: int) -> tuple[str | None, str]:
         where = "this field" if row["small"] else "the other field"
         return None, f"not tested in {where} (n = {n} < {min_n})" if min_n else "not tested"
     flag, other = row["flag"], row["flag_check"]
-    if (
-        row["significant"]
-        and row["significant_check"]
-        and _sign(row["effect"]) * _sign(row["effect_check"]) < 0
-    ):
+    sig, sig_check = bool(row["significant"]), bool(row["significant_check"])
+    if sig and sig_check and _sign(row["effect"]) * _sign(row["effect_check"]) < 0:
         return REVERSED, (
             f"{_words(flag, row['effect'])} here, {_words(other, row['effect_check'])} in "
             "the other field"
         )
-    if flag == other:
-        return ROBUST, (f"{flag} in both fields" if flag else "flagged in neither field")
+    if flag and flag == other:
+        return ROBUST, f"{flag} in both fields"
     if flag:
-        return FRAGILE, f"{flag} here, not flagged in the other field"
-    return FRAGILE, f"not flagged here, {other} in the other field"
+        if sig_check:
+            return WEAKER, f"{flag} here; same sign, significant, not flagged in the other field"
+        return VANISHES, f"{flag} here, not significant in the other field"
+    if other:
+        if sig:
+            return STRONGER, f"same sign, significant, not flagged here; {other} in the other field"
+        return APPEARS, f"not significant here, {other} in the other field"
+    return UNFLAGGED, "flagged in neither field"
 
 
 def _sign(x) -> int:

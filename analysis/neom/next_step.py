@@ -1,25 +1,65 @@
 """The report points to the fix: for each flagged cornerstone or tile, its VP equivalent and the
-command that tests or fixes it (``neom balance NAME ...``, ``neom experiment ...``).
+command that tests or fixes it (``neom balance NAME ...``, ``neom experiment ...``); then every
+next step (single items, groups of flags that share a tag and a direction, and the systemic
+problems: sale-dominated tiles, cornerstones nobody builds, goods nobody makes) ranked by
+expected VP x robustness.
 
-The VP equivalent converts a win-share effect into VP with the run's own exchange rate: the
-slope of the seats' win share above expected on their score lead (VP above the mean of the
-other seats of the game), fitted over every seat of the run. In the default run it is about
-4.5 pct-pts per VP, the "1 VP is about 4-5 pct-pts" rule of thumb, measured. For a cornerstone
-the drafters' own score lead is shown beside it. ``neom balance`` then measures the slope of
-the item's own levers, which is what a fix should use.
+**VP equivalents.** A VP printed on a tile or cornerstone reaches only the seats that *place*
+it. The owners' (selectors', drafters') score lead (VP above the mean of the other seats of the
+game) against the median item's owners' (the median tile of the generation, the median
+cornerstone: the same reference the flag reads) is what the item is worth to them in VP;
+divided by its placed share (placed / selected, placed / drafted) it is the VP to take off, or
+add to, the item itself ("VP on the item"). A planted +6 VP reads 6 (a known-answer test). This
+is the cheaper route the issue allows instead of a paired probe of +-1 VP on the item: it
+assumes the change does not alter who places the item (``neom balance`` measures that on
+paired deals). Where that figure cannot be had (a Disaster, whose VP goes to no one; no
+placements; an owners' lead of the other sign than the flagged effect) the effect is divided by
+the run's exchange rate, the slope of the seats' win share above expected on their score lead
+fitted over every seat (about 4.5-5 pct-pts per VP), and labelled "score-lead VP": what a whole
+seat's lead is worth, not a VP on the item (it reads a tile's plant 17-60% low).
+
+**Commands that reproduce.** Every command names the run's players, field, games and seed, the
+lever it moves, and the catalogue by a file copied into the report folder with its digest in
+its name (``catalogue-<digest>.toml``): run from the report folder, a pasted command measures
+the same catalogue at the same precision, and no path of the author's machine is written.
 """
 
 import math
 import shlex
-from pathlib import Path
+import shutil
 
 import polars as pl
 
 from analysis.core.batches import Reduction, value
 from analysis.core.reduce import CoMoments
+from analysis.core.robustness import (
+    APPEARS,
+    REVERSED,
+    ROBUST,
+    STRONGER,
+    VANISHES,
+    WEAKER,
+    mark_words,
+)
 from analysis.core.tabulate import EXPECTED, chunk_outcomes
+from sim.neom import constants as K
 
 KIND_COMMAND = {"cornerstone": "cornerstone", "tile": "tile", "disaster": "tile"}
+HEADLINE_STEPS = 10  # next steps in the headline; tables/next_steps.csv has them all
+# How much of a measured VP a next step is expected to deliver, by the finding's mark: a
+# robust finding holds for both fields, one that vanishes or appears for one field only.
+ROBUSTNESS_WEIGHT = {
+    ROBUST: 1.0,
+    WEAKER: 0.75,
+    STRONGER: 0.75,
+    VANISHES: 0.5,
+    APPEARS: 0.5,
+    REVERSED: 0.25,
+    None: 0.5,  # not compared (no second field, or too small in one)
+}
+SCORED_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # printed VP scores on these (RULES.md)
+BASIS_ITEM = "VP on the item"
+BASIS_LEAD = "score-lead VP"
 
 
 def _rate_reduce(chunk) -> dict:
@@ -47,50 +87,167 @@ def win_share_per_vp(run) -> float:
     return value(run, VP_RATE)
 
 
-def _is_default(source: str) -> bool:
-    from sim.neom.catalog import DEFAULT_CATALOG
+def placed_share(kind: str, row: dict) -> float:
+    """The share of an item's owners (selectors, drafters) that placed it (NaN if unknown)."""
+    if kind == "cornerstone":
+        share = row.get("placed_rate")
+        return math.nan if share is None else float(share)
+    if kind == "tile" and row.get("selected"):
+        return float(row.get("placed") or 0) / float(row["selected"])
+    return math.nan
 
-    return source == DEFAULT_CATALOG.name or Path(source).resolve() == DEFAULT_CATALOG.resolve()
+
+def vp_equivalent(kind: str, row: dict, per_vp: float, effect: str = "effect"):
+    """(VP, basis): VP on the item itself (``BASIS_ITEM``: the owners' score lead against the
+    median item's, ``lead_vs_median`` from :func:`with_leads`, over its placed share) where it
+    can be had and agrees in sign with the effect, else the effect in score-lead VP."""
+    x = float(row[effect]) if row.get(effect) is not None else math.nan
+    lead = row.get("lead_vs_median")
+    share = placed_share(kind, row) if kind in ("tile", "cornerstone") else math.nan
+    if (
+        lead is not None and math.isfinite(lead) and math.isfinite(share) and share > 0
+        and math.isfinite(x) and lead * x > 0
+    ):  # fmt: skip
+        return lead / share, BASIS_ITEM
+    if not (per_vp and math.isfinite(per_vp) and per_vp > 0) or not math.isfinite(x):
+        return math.nan, BASIS_LEAD
+    return x / per_vp, BASIS_LEAD
 
 
-def _field_options(run) -> str:
+def with_leads(kind: str, table: pl.DataFrame, run) -> pl.DataFrame:
+    """``lead_vs_median``: the owners' mean score lead minus the median of the tested items'
+    (per generation for tiles, as the flag reads them). A cornerstone table has its owners'
+    ``score_diff``; a tile's comes from the tile statistics (``tiles.TILES``)."""
+    if kind == "disaster" or table.height == 0:
+        return table
+    frame = table
+    if kind == "tile":
+        from analysis.neom.tiles import TILES
+
+        stats = value(run, TILES)
+        if stats.get("leads") is None or "generation" not in frame.columns:
+            return table
+        leads = (
+            stats["leads"]
+            .effect_table(name="owner_lead")
+            .select(pl.col("tile").cast(frame["tile"].dtype), "owner_lead")
+        )
+        frame = frame.join(leads, on="tile", how="left")
+        by = ["generation"]
+    else:
+        if "score_diff" not in frame.columns:
+            return table
+        frame = frame.with_columns(pl.col("score_diff").alias("owner_lead"))
+        by = []
+    tested = frame.filter(~pl.col("small")) if "small" in frame.columns else frame
+    if by:
+        medians = tested.group_by(by).agg(pl.col("owner_lead").median().alias("lead_median"))
+        frame = frame.join(medians, on=by, how="left")
+    else:
+        frame = frame.with_columns(pl.lit(tested["owner_lead"].median()).alias("lead_median"))
+    return frame.with_columns(
+        (pl.col("owner_lead") - pl.col("lead_median")).alias("lead_vs_median")
+    ).drop("owner_lead", "lead_median")
+
+
+def catalogue_file(run) -> str | None:
+    """The name the run's catalogue gets in a report folder (None without a snapshot)."""
+    from sim.neom import CATALOG_SNAPSHOT
+
+    if not (run.path / CATALOG_SNAPSHOT).is_file():
+        return None
+    digest = str(run.manifest.get("data", {}).get("digest", ""))[:12] or "snapshot"
+    return f"catalogue-{digest}.toml"
+
+
+def copy_catalogue(run, out) -> str | None:
+    """Copy the run's catalogue snapshot into the report folder ``out`` (once); its name."""
+    from sim.neom import CATALOG_SNAPSHOT
+
+    name = catalogue_file(run)
+    if name is not None and not (out / name).exists():
+        shutil.copyfile(run.path / CATALOG_SNAPSHOT, out / name)
+    return name
+
+
+def field_options(run, games: bool = True) -> list[str]:
+    """The options that name the run's field, catalogue, games and seed."""
     from analysis.core.robustness import named_field
 
     manifest = run.manifest
+    players = manifest.get("players", 4)
+    players = players[0] if isinstance(players, list) else players
     options = [
-        "--players", str(manifest.get("players", 4)),
-        "--strategies", named_field(run) or ",".join(run.strategy_names),
+        "--players", str(players),
+        "--strategies", named_field(run) or ",".join(dict.fromkeys(run.strategy_names)),
     ]  # fmt: skip
-    source = str(manifest.get("data", {}).get("source", ""))
-    if source and not _is_default(source):
-        options += ["--catalog", source]
-    return shlex.join(options)
+    catalogue = catalogue_file(run)
+    if catalogue is not None:
+        options += ["--catalog", catalogue]
+    if games:
+        n = int(manifest.get("games", 0))
+        n -= n % max(int(players), 1)
+        options += ["--games", str(max(n, int(players))), "--seed", str(manifest.get("seed", 1))]
+    return options
+
+
+def lever_for(kind: str, row: dict, tables) -> str | None:
+    """The lever a next step moves: printed VP where it scores (Residential and Public tiles,
+    cornerstones), else the cost when it has one, else the income; a Disaster's levers are its
+    protections' costs (``neom balance`` searches them: no ``--lever``)."""
+    if kind == "disaster" or tables is None:
+        return None
+    tile = int(row["tile"])
+    if tables.tiles[tile, K.C_TYPES] & SCORED_TYPES:
+        return "vp"
+    cost = int(tables.req[tile, 0, K.R_COST])
+    return "cost" if cost > 0 else "income"
+
+
+def balance_command(name: str, run, lever: str | None, extra: list[str] = ()) -> str:
+    options = field_options(run) + (["--lever", lever] if lever else []) + list(extra)
+    return f"neom balance {shlex.quote(name)} {shlex.join(options)}"
+
+
+def experiment_command(kind: str, name: str, mode: str, run) -> str:
+    return (
+        f"neom experiment {KIND_COMMAND[kind]} {shlex.quote(name)} --mode {mode} "
+        f"{shlex.join(field_options(run))}"
+    )
 
 
 def next_step(kind: str, row: dict, run, per_vp: float, effect: str = "effect") -> str:
     """The "next step" text of a flagged ``kind`` (cornerstone, tile or disaster) finding, its
     table row ``row`` (name, ``effect``, flag; a cornerstone's ``score_diff``)."""
     name = str(row["tile_name"])
-    effect = float(row[effect])
-    words = "too strong" if effect > 0 else "too weak"
-    vp = effect / per_vp if per_vp and math.isfinite(per_vp) and per_vp > 0 else math.nan
+    x = float(row[effect])
+    words = "too strong" if x > 0 else "too weak"
+    vp, basis = vp_equivalent(kind, row, per_vp, effect)
     parts = [f"{name}"]
     if math.isfinite(vp):
-        parts.append(
-            f"is about {abs(vp):.1f} VP {words} ({100 * effect:+.1f} pct-pts at this run's "
-            f"{100 * per_vp:.1f} pct-pts per VP of score lead"
-        )
+        if basis == BASIS_ITEM:
+            how = (
+                f"{100 * x:+.1f} pct-pts; its owners lead the median's by "
+                f"{float(row['lead_vs_median']):+.1f} VP, {100 * placed_share(kind, row):.0f}% "
+                "of them placing it"
+            )
+        else:
+            how = (
+                f"{100 * x:+.1f} pct-pts at this run's {100 * per_vp:.1f} pct-pts per VP of "
+                "score lead"
+            )
+        parts.append(f"is about {abs(vp):.1f} {basis} {words} ({how}")
         lead = row.get("score_diff")
         if kind == "cornerstone" and lead is not None and math.isfinite(float(lead)):
             parts[-1] += f"; its drafters lead by {float(lead):+.1f} VP"
         parts[-1] += ")"
-    options = _field_options(run)
-    quoted = shlex.quote(name)
-    mode = "ban" if effect > 0 else "force"
-    value = "the protection cost" if kind == "disaster" else "the value"
+    mode = "ban" if x > 0 else "force"
+    value_words = "the protection cost" if kind == "disaster" else "the value"
+    lever = lever_for(kind, row, run.tables)
     parts.append(
-        f"- find {value} that brings it into the band: `neom balance {quoted} {options}`; "
-        f"test it: `neom experiment {KIND_COMMAND[kind]} {quoted} --mode {mode} {options}`"
+        f"- find {value_words} that brings it into the band: "
+        f"`{balance_command(name, run, lever)}`; "
+        f"test it: `{experiment_command(kind, name, mode, run)}`"
     )
     return "Next step: " + " ".join(parts) + "."
 
@@ -99,8 +256,10 @@ def next_steps(
     report, kind: str, table: pl.DataFrame, run, effect: str = "effect", names=None
 ) -> list[str]:
     """The next-step lines of the flagged rows of an effect table (or of the rows named in
-    ``names``), also added to their findings.json objects (``next_step``,
-    ``vp_equivalent``)."""
+    ``names``), also added to their findings.json objects (``next_step``, ``vp_equivalent``,
+    ``vp_basis``)."""
+    # The owners' lead against the median item's: the median over the whole table.
+    table = with_leads(kind, table, run)
     if names is None:
         flagged = table.filter(pl.col("flag") != "")
     else:
@@ -113,9 +272,86 @@ def next_steps(
     for row in flagged.iter_rows(named=True):
         text = next_step(kind, row, run, per_vp, effect)
         lines.append(text)
-        vp = float(row[effect]) / per_vp if per_vp and math.isfinite(per_vp) else math.nan
-        texts[str(row["tile_name"])] = (text, round(vp, 2) if math.isfinite(vp) else None)
+        vp, basis = vp_equivalent(kind, row, per_vp, effect)
+        texts[str(row["tile_name"])] = (text, round(vp, 2) if math.isfinite(vp) else None, basis)
     for item in report.items:
         if item["kind"] == kind and "strategy" not in item and item["name"] in texts:
-            item["next_step"], item["vp_equivalent"] = texts[item["name"]]
+            item["next_step"], item["vp_equivalent"], item["vp_basis"] = texts[item["name"]]
     return lines
+
+
+# --- groups of flags, systemic problems, and the ranked list ---------------------------------
+
+SCHOOL_WORDS = ("school", "university", "college", "academy")
+MIN_GROUP = 3  # flags sharing a tag and a direction that make one systemic finding
+
+
+def tags(tables, tile: int) -> list[str]:
+    """A tile's tags, most specific first: power, school (by name), polluting, protection,
+    producer, then its types."""
+    row = tables.tiles[tile]
+    out = []
+    if row[K.C_POWER]:
+        out.append("power")
+    if any(word in tables.tile_names[tile].lower() for word in SCHOOL_WORDS):
+        out.append("school")
+    if row[K.C_POLLUTING]:
+        out.append("polluting")
+    if row[K.C_PROTECTS]:
+        out.append("protection")
+    if row[K.C_PRODUCES]:
+        out.append("producer")
+    out += [
+        name for name, bit in K.TYPE_NAMES.items() if row[K.C_TYPES] & bit and name != "disaster"
+    ]
+    return out
+
+
+def group_flags(items: list[dict], tables, min_size: int = MIN_GROUP):
+    """Split flagged tile findings (dicts with ``tile``, ``direction``, ``effect``, ``lo``,
+    ``hi``, ``vp``, ``weight``) into groups sharing a tag and a direction (``min_size`` or
+    more members; the largest group first, each item in one group) and the items left."""
+    left = list(items)
+    groups = []
+    while True:
+        counts: dict[tuple[str, str], list[dict]] = {}
+        for item in left:
+            for tag in tags(tables, item["tile"]):
+                counts.setdefault((tag, item["direction"]), []).append(item)
+        if not counts:
+            break
+        (tag, direction), members = max(counts.items(), key=lambda kv: len(kv[1]))
+        if len(members) < min_size:
+            break
+        groups.append({"tag": tag, "direction": direction, "members": members})
+        chosen = {id(m) for m in members}
+        left = [item for item in left if id(item) not in chosen]
+    return groups, left
+
+
+def group_summary(members: list[dict]) -> dict:
+    """The members' mean effect with an interval (their standard errors from their 95%
+    intervals, taken as independent), mean VP and mean weight."""
+    k = len(members)
+    mean = sum(m["effect"] for m in members) / k
+    se = math.sqrt(sum(((m["hi"] - m["lo"]) / (2 * 1.96)) ** 2 for m in members)) / k
+    vps = [m["vp"] for m in members if m["vp"] is not None and math.isfinite(m["vp"])]
+    return {
+        "effect": mean,
+        "lo": mean - 1.96 * se,
+        "hi": mean + 1.96 * se,
+        "vp": sum(vps) / len(vps) if vps else math.nan,
+        "weight": sum(m["weight"] for m in members) / k,
+    }
+
+
+def rank_steps(steps: list[dict]) -> list[dict]:
+    """Steps by expected VP x robustness weight (``score``), largest first."""
+    for step in steps:
+        vp = step.get("expected_vp")
+        step["score"] = (abs(vp) if vp is not None and math.isfinite(vp) else 0.0) * step["weight"]
+    return sorted(steps, key=lambda s: -s["score"])
+
+
+def mark_text(mark, there: str) -> str:
+    return mark_words(mark, there) if there else "one field"

@@ -1,11 +1,13 @@
 """NEOM's sections of the balance report (``Game.report_ref``): cornerstones, tiles, dead and
 rare tiles, the economy behind them, Disasters, game flow and scores, after the sections every
 game shares (``analysis.core.report``); ``add_combined`` (several runs) and ``add_check`` (a
-stronger field on the same catalogue: every finding marked robust, fragile or reversed) are
+stronger field on the same catalogue: every finding marked robust, weaker/stronger,
+vanishes/appears or reversed: ``analysis.core.robustness``) are
 the optional hooks ``build_report`` looks up here."""
 
 import html
 import math
+import shlex
 
 import polars as pl
 
@@ -25,19 +27,33 @@ from analysis.core.report import (
     pct,
     pts,
     share_ci,
+    shown_path,
 )
-from analysis.core.robustness import FRAGILE, REVERSED, ROBUST, marks, named_field, verified_leads
+from analysis.core.robustness import (
+    MARKS,
+    RANK,
+    count_marks,
+    counts_words,
+    is_counted,
+    mark_meaning,
+    mark_words,
+    marks,
+    named_field,
+    verified_leads,
+)
 from analysis.core.stats import spearman_interval
 from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements, with_band_flags
 from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
+from analysis.neom import next_step as next_step_module
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.next_step import VP_RATE, next_steps
+from analysis.neom.usage import usage_table
 from sim.neom.constants import N_GENERATIONS
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
 CS_METRIC = "win_share_vs_median_cornerstone_drafted"
-TILE_METRIC = "win_share_above_expected_selected"
+TILE_METRIC = "win_share_vs_median_tile_of_generation_selected"
 DISASTER_METRIC = "win_share_above_expected_chosen"
 RARELY_BUILT = 0.05  # a cornerstone placed in fewer of its drafts is "rarely built"
 KINDS = ("cornerstone", "tile", "disaster")
@@ -65,12 +81,14 @@ def add_sections(report: Report, run: Run) -> None:
 
 def split_disasters(table: pl.DataFrame, run: Run, report: Report):
     """The tile table without the Disasters and the Disasters' rows, each flagged on its own
-    (the correction runs across the tiles, and across the Disasters)."""
+    (the correction runs across the tiles, and across the Disasters): a tile against the
+    median tile of its generation (``tiles.with_generation_median_flags``; ``flag_vs_expected``
+    beside it), a Disaster against its chooser's expected share."""
     args = (report.correction, report.level, report.band, report.min_n)
     chosen = pl.Series([disasters.is_disaster(run.tables, int(t)) for t in table["tile"]],
                        dtype=pl.Boolean)  # fmt: skip
     return (
-        with_band_flags(table.filter(~chosen), *args),
+        tiles.with_generation_median_flags(table.filter(~chosen), run.tables, *args),
         with_band_flags(table.filter(chosen), *args),
     )
 
@@ -257,7 +275,11 @@ def _strategy_breakdown(
             f'<p class="note">Showing the {shown.height} {what}s on which strategies disagree '
             f"or differ most; tables/{name}_by_strategy.csv has all {wide.height}.</p>"
         )
-    reference = "the strategy's median cornerstone" if effect == "vs_median" else "expected"
+    reference = (
+        f"the strategy's median {what}" + (" of its generation" if what == "tile" else "")
+        if effect == "vs_median"
+        else "expected"
+    )
     return [
         f"<h3>By strategy</h3><p>The same effect within each strategy, against {reference} "
         f"(the expected share is already the strategy's own). In brackets: fewer than "
@@ -376,23 +398,30 @@ def _tile_section(report: Report, run: Run) -> None:
         return
     table = found["tile"]
     report.table("tiles", table)
-    report.add_items("tile", table, TILE_METRIC)
+    report.add_items("tile", table, TILE_METRIC, effect="vs_median")
     _add_links(report, "tile", table, run)
-    report.findings.append(_flag_finding(table, "generation tiles", report))
-    report.glance.append(_glance_flags(table, "generation tiles"))
-    next_steps(report, "tile", table, run)
-    tested = table.filter(~pl.col("small") & pl.col("effect").is_not_nan())
+    against = " against the median tile of their generation"
+    report.findings.append(_flag_finding(table, "generation tiles", report, "vs_median", against))
+    report.glance.append(_glance_flags(table, "generation tiles", against))
+    next_steps(report, "tile", table, run, effect="vs_median")
+    tested = table.filter(~pl.col("small") & pl.col("vs_median").is_not_nan())
     shown = pl.concat(
         [
             table.filter(pl.col("flag") != ""),
-            tested.filter(pl.col("flag") == "").sort(pl.col("effect").abs(), descending=True),
+            tested.filter(pl.col("flag") == "").sort(pl.col("vs_median").abs(), descending=True),
         ]
     ).head(TILE_TABLE_ROWS)
     parts = [
         "<p>Tiles are measured where the decision is made: when a seat <i>selects</i> a tile "
         "from its hand (the way 17Lands measures cards). Effect: the selecting seats' win share "
-        "above their expected share, pct-pts, cluster-robust 95% interval; "
-        f"{html.escape(report.band_words())}. Disasters are apart (their own section). "
+        "above their expected share, pct-pts, cluster-robust 95% interval. <b>Selections are "
+        "zero-sum</b> within a generation (a seat takes seven tiles of each), so one dominant "
+        "tile pushes every other below expected: the flag reads each effect <i>against the "
+        "median tile of its generation</i>, as cornerstones are read against the median "
+        "cornerstone, so a planted tile flags itself and leaves the others' flags in place; "
+        f"{html.escape(report.band_words())}. The effect against the expected share is shown "
+        "beside it (<code>flag_vs_expected</code> in tables/tiles.csv). Disasters are apart "
+        "(their own section). "
         "Placing a tile needs coins and goods, so the "
         "win share of placers mostly measures who could pay: it is shown, never flagged. "
         "<i>Passed over</i>: seats that held the tile and took another (rebuilt from the "
@@ -404,8 +433,11 @@ def _tile_section(report: Report, run: Run) -> None:
             "tile_effects",
             forest_effect(
                 table,
-                f"Tiles: selectors' win share above expected (95% CI, n ≥ {report.min_n})",
+                f"Tiles: selectors' win share against the median tile of their generation "
+                f"(95% CI, n ≥ {report.min_n})",
                 report.min_n,
+                effect="vs_median",
+                xlabel="win share against the generation's median tile (pct-pts)",
             ),
             "tile forest plot",
         ),
@@ -413,7 +445,17 @@ def _tile_section(report: Report, run: Run) -> None:
             shown,
             [
                 ("tile", lambda r: r["tile_name"]),
-                *_flag_columns(report, "win share above expected (selected), pct-pts [95% CI]"),
+                ("gen", lambda r: r["generation"]),
+                *_flag_columns(
+                    report, "vs its gen's median tile (flagged), pct-pts [95% CI]", "vs_median"
+                ),  # fmt: skip
+                (
+                    "above expected, pct-pts [95% CI] (its flag)",
+                    lambda r: (
+                        cell_pts(r["effect"], r["effect_lo"], r["effect_hi"])
+                        + (f" {r['flag_vs_expected']}" if r.get("flag_vs_expected") else "")
+                    ),
+                ),
                 ("taken when seen", share_ci("taken_rate")),
                 ("mean turn taken (1-7)", lambda r: num(r["mean_turn"], 1)),
                 ("sold when selected", share_ci("sell_rate")),
@@ -448,8 +490,11 @@ def _tile_section(report: Report, run: Run) -> None:
     if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
         chosen = pl.Series([disasters.is_disaster(run.tables, int(t))
                             for t in per_strategy["tile"]], dtype=pl.Boolean)  # fmt: skip
-        per_strategy = with_band_flags(per_strategy.filter(~chosen), *args)
-        parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC)
+        per_strategy = tiles.with_generation_median_flags(
+            per_strategy.filter(~chosen), run.tables, *args, by=("strategy_name",)
+        )
+        parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC,
+                                     effect="vs_median")  # fmt: skip
     report.section("tiles", "Tiles", parts)
     _dead_section(report, run, found["dead"])
 
@@ -538,14 +583,12 @@ def _economy_section(report: Report, run: Run) -> None:
     goods = found.get("goods")
     if goods is None:
         return
-    tables = run.tables
-    n_games = run_games(run)
     report.table("goods_by_generation", goods)
     report.table("goods_by_generation_by_strategy", economy.goods_by_generation(run, True))
-    placed, why = _placements(report, run)
-    chains = economy.good_chains(goods, placed, n_games, tables, why)
+    chains = good_chains(report, run)
     report.table("goods", chains)
     failing = chains.filter(pl.col(f"share_gen{N_GENERATIONS}") < economy.LOW_SHARE)
+    here = field_name(run)
     tiers = failing.group_by("tier").len()
     tier_words = ", ".join(f"{r['len']} {r['tier']}" for r in tiers.sort("tier").iter_rows(
         named=True))  # fmt: skip
@@ -556,14 +599,15 @@ def _economy_section(report: Report, run: Run) -> None:
             for r in failing.sort(f"share_gen{N_GENERATIONS}").iter_rows(named=True)
         )
         report.glance.append(
-            f"Economy: {failing.height} of {chains.height} goods ({tier_words}) are produced by "
+            f"Economy ({here}): {failing.height} of {chains.height} goods ({tier_words}) are "
+            "produced by "
             f"fewer than {pct(economy.LOW_SHARE)} of cities at the end ({shares}); their chains "
             f"fail first at {', '.join(first_failures[:5])}"
             + (f" and {len(first_failures) - 5} more" if len(first_failures) > 5 else "")
             + "."
         )
         report.findings.append(
-            "Goods almost never produced (share of cities at the end): "
+            f"Goods almost never produced in {here} (share of cities at the end): "
             + "; ".join(
                 f"{r['good_name']} {pct(r[f'share_gen{N_GENERATIONS}'])}, fails at {r['fails_at']}"
                 for r in failing.iter_rows(named=True)
@@ -656,7 +700,118 @@ def _economy_section(report: Report, run: Run) -> None:
             ),
         ]
     parts += _dominated_parts(report, run)
-    report.section("economy", "Economy: goods, actions, dominated tiles", parts)
+    parts += _usage_parts(report, run)
+    report.section("economy", f"Economy of {field_name(run)}: goods, actions, usage, dominated "
+                   "tiles", parts)  # fmt: skip
+
+
+def usage(report: Report, run: Run) -> pl.DataFrame | None:
+    """``usage.usage_table`` of the run, derived once."""
+    found = derived(report, run)
+    if "usage" not in found and run.tables is not None:
+        found["usage"] = usage_table(run.tables, found["cornerstone"], found.get("tile_all"))
+    return found.get("usage")
+
+
+def _usage_parts(report: Report, run: Run) -> list[str]:
+    table = usage(report, run)
+    if table is None:
+        return []
+    report.table("usage", table)
+    columns = [
+        ("kind", lambda r: r["kind"]),
+        ("gen", lambda r: r["generation"] or "–"),
+        ("item", lambda r: r["tile_name"]),
+        ("offered", lambda r: r["offered"]),
+        ("kept (drafted / selected)", lambda r: f"{r['kept']} ({pct(r['kept_rate'])})"),
+        ("built (placed)", lambda r: f"{r['built']} ({pct(r['built_rate'])})"),
+        ("sold", lambda r: f"{r['sold']} ({pct(r['sold_rate'])})"),
+        ("discarded for a cornerstone", lambda r: r["for_cornerstone"]),
+    ]
+    return [
+        f"<h3>Usage of every cornerstone and tile</h3><p>Offered: a cornerstone dealt into a "
+        "draft hand, a tile seen in a hand a seat chose from; kept: drafted or selected (share "
+        "of offers); built: placed (share of keeps); sold: a tile's selections sold (share of "
+        f"keeps). Every item of the catalogue has a row, zeros included ({table.height} rows: "
+        f"{int((table['kind'] == 'cornerstone').sum())} cornerstones, "
+        f"{int((table['kind'] == 'tile').sum())} tiles; tables/usage.csv).</p>",
+        "<details><summary>The usage table</summary>" + html_table(table, columns) + "</details>",
+    ]
+
+
+def good_chains(report: Report, run: Run) -> pl.DataFrame:
+    """The run's goods and their chains (``economy.good_chains``), derived once per run."""
+    found = derived(report, run)
+    if "chains" not in found:
+        placed, why = _placements(report, run)
+        found["chains"] = economy.good_chains(found["goods"], placed, run_games(run),
+                                              run.tables, why)  # fmt: skip
+    return found["chains"]
+
+
+def economy_field_lines(both: pl.DataFrame, here: str, there: str) -> list[str]:
+    """Glance lines from each good's share of cities at the end in both fields (``share``,
+    ``share_check``, ``fails_at_check``): the goods this field makes in under
+    ``economy.LOW_SHARE`` of its cities while the other makes them, and the goods the other
+    field fails while this one makes them (a broken chain one field never reaches)."""
+    low = economy.LOW_SHARE
+    only_there = both.filter((pl.col("share") < low) & (pl.col("share_check") >= low))
+    only_here = both.filter((pl.col("share") >= low) & (pl.col("share_check") < low))
+    lines = []
+    if only_there.height:
+        rows = list(only_there.iter_rows(named=True))
+        lines.append(
+            f"Economy per field: {here} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share'])}" for r in rows)
+            + f" of its cities while {there} makes "
+            + ", ".join(f"{r['good_name']} in {pct(r['share_check'])}" for r in rows)
+            + f": these goods' chains are read in {there} (tables/check_goods.csv)."
+        )
+    if only_here.height:
+        lines.append(
+            f"Economy ({there}): "
+            + "; ".join(
+                f"{r['good_name']} in {pct(r['share_check'])} of its cities (here "
+                f"{pct(r['share'])}), fails at {r['fails_at_check'] or '–'}"
+                for r in only_here.iter_rows(named=True)
+            )
+            + "."
+        )
+    return lines
+
+
+def _economy_check(report: Report, run: Run, check: Run) -> list[str]:
+    """The economy of both fields: each good's share of cities at the end in each, and glance
+    lines for the goods one field makes in under ``economy.LOW_SHARE`` of its cities while the
+    other makes them (a broken chain the main field never reaches shows in the other)."""
+    if derived(report, run).get("goods") is None or derived(report, check).get("goods") is None:
+        return []
+    end = f"share_gen{N_GENERATIONS}"
+    here, there = field_name(run), field_name(check)
+    mine = good_chains(report, run).select("good_name", pl.col(end).alias("share"), "fails_at")
+    theirs = good_chains(report, check).select(
+        "good_name", pl.col(end).alias("share_check"), pl.col("fails_at").alias("fails_at_check")
+    )
+    both = mine.join(theirs, on="good_name")
+    report.table("check_goods", both)
+    # Beside the main field's economy line, where a designer reads the economy.
+    at = next((i + 1 for i, line in enumerate(report.glance) if line.startswith("Economy (")),
+              len(report.glance))  # fmt: skip
+    report.glance[at:at] = economy_field_lines(both, here, there)
+    return [
+        f"<h3>Economy in each field</h3><p>Each good's share of cities producing it at the end, "
+        f"in {html.escape(here)} and in {html.escape(there)}; a share under "
+        f"{pct(economy.LOW_SHARE)} fails.</p>",
+        html_table(
+            both,
+            [
+                ("good", lambda r: r["good_name"]),
+                (here, lambda r: pct(r["share"])),
+                (there, lambda r: pct(r["share_check"])),
+                (f"fails at ({there})", lambda r: r["fails_at_check"] or "–"),
+            ],
+        ),
+    ]
 
 
 def _needed_by(row: dict) -> str:
@@ -942,9 +1097,10 @@ def _effects(report: Report, run: Run) -> dict[str, tuple[pl.DataFrame, str]]:
     """Each kind's effect table and the column its flag reads."""
     found = derived(report, run)
     out = {"cornerstone": (found["cornerstone"], "vs_median")}
-    for kind in ("tile", "disaster"):
-        if found.get(kind) is not None:
-            out[kind] = (found[kind], "effect")
+    if found.get("tile") is not None:
+        out["tile"] = (found["tile"], "vs_median")
+    if found.get("disaster") is not None:
+        out["disaster"] = (found["disaster"], "effect")
     return out
 
 
@@ -1054,21 +1210,28 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
         )
     return (
         f'<p class="fields"><b>Two fields, one catalogue.</b> This run is {html.escape(here)} '
-        f"({games:,} games); the check run <code>{html.escape(str(check.path))}</code> is "
+        f"({games:,} games); the check run <code>{html.escape(shown_path(check.path))}</code> is "
         f"{html.escape(there)} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
-        f"effects, in pct-pts, is {html.escape(widths)}. Every finding is marked "
-        '<span class="robust">robust</span> (the same flag in both fields), '
-        '<span class="fragile">fragile</span> (flagged in one field only) or '
-        '<span class="reversed">reversed</span> (the sign flips, significant in both). A '
-        "robust finding is about the catalogue; a fragile or reversed one is about the "
-        "players.</p>"
+        f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
+        f"or reversed is marked: {_marks_legend(there)}. A robust finding is about the "
+        "catalogue; one that vanishes, appears or reverses is about the players.</p>"
+    )
+
+
+def _marks_legend(there: str) -> str:
+    """Each mark, coloured, with its one meaning (HTML)."""
+    return "; ".join(
+        f'<span class="{m}">{html.escape(mark_words(m, there))}</span> '
+        f"({html.escape(mark_meaning(m))})"
+        for m in MARKS
     )
 
 
 def add_check(report: Report, run: Run, check: Run) -> None:
     """Do the conclusions survive skill? Every cornerstone, tile and Disaster finding of the
-    main run marked against a run of another field on the same catalogue (robust, fragile,
+    main run marked against a run of another field on the same catalogue (robust, weaker,
+    stronger, vanishes, appears,
     reversed: ``analysis.core.robustness``), the rank correlation of the effects, what changed,
     and the tiles this field never places that the other field does."""
     from sim.core.errors import UserError
@@ -1102,33 +1265,33 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                    names=only_there["tile_name"].to_list())  # fmt: skip
         _add_links(report, kind, other_table.filter(
             pl.col("tile_name").is_in(only_there["tile_name"].to_list())), check)  # fmt: skip
-        changed = marked.filter(
-            (pl.col("flag").fill_null("") != "") | (pl.col("flag_check").fill_null("") != "")
-            | (pl.col("robustness") == REVERSED)
+        counted = [r for r in marked.iter_rows(named=True)
+                   if is_counted(r["robustness"], r["flag"], r["flag_check"])]  # fmt: skip
+        count = count_marks(counted)
+        changed = (
+            pl.DataFrame(counted, schema=marked.schema)
+            if counted
+            else marked.clear()
         ).sort(
-            pl.col("robustness").replace_strict({ROBUST: 0, REVERSED: 1, FRAGILE: 2},
-                                                default=3),
-            pl.col("effect").abs(), descending=[False, True],
+            pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
+            pl.col("effect").abs(), descending=[False, True], nulls_last=True,
         )  # fmt: skip
-        count = {m: int((changed["robustness"] == m).sum()) for m in (ROBUST, FRAGILE, REVERSED)}
         report.findings.append(
             f"Skill check ({kind}s, vs {check.path.name}): Spearman "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over "
             f"{rho['n']} tested in both; of the {changed.height} flagged in either field or "
-            f"reversed, {count[ROBUST]} robust, {count[FRAGILE]} fragile, {count[REVERSED]} "
-            "reversed."
+            f"reversed: {counts_words(count, there)}."
         )
         parts += [
             f"<h3>{kind.capitalize()}s</h3><p>Spearman rank correlation of the effects: "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over {rho['n']} "
             f"{kind}s tested in both runs. Flagged in either field, or reversed: "
-            f"{changed.height} ({count[ROBUST]} robust, {count[FRAGILE]} fragile, "
-            f"{count[REVERSED]} reversed).</p>",
+            f"{changed.height} ({html.escape(counts_words(count, there))}).</p>",
             html_table(
                 changed,
                 [
                     (kind, lambda r: r["tile_name"]),
-                    ("robustness", lambda r: r["robustness"] or "not compared"),
+                    ("robustness", lambda r: mark_words(r["robustness"], there)),
                     ("what changed", lambda r: r["why"]),
                     ("this field, pct-pts [95% CI]", lambda r: _cell(r, "", report.min_n)),
                     (f"{there}, pct-pts [95% CI]", lambda r: _cell(r, "_check", report.min_n)),
@@ -1138,13 +1301,12 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     report.fields_html = _fields_paragraph(report, run, check, precision)
     intro = [
         f"<p>The findings of this run ({html.escape(field_name(run))}) beside "
-        f"<code>{html.escape(str(check.path))}</code> ({html.escape(there)}) on the same "
+        f"<code>{html.escape(shown_path(check.path))}</code> ({html.escape(there)}) on the same "
         f"catalogue: {run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
-        + ". <i>Robust</i>: the same flag in both fields; <i>fragile</i>: flagged in one "
-        "only; <i>reversed</i>: the sign flips and both are significant (flagged, or "
+        + f". Marks: {_marks_legend(there)}; significant: flagged, or "
         f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
-        "correction across the items of the kind). A cornerstone is compared against each "
+        "correction across the items of the kind. A cornerstone is compared against each "
         "field's median cornerstone, as it is flagged. Rank correlation: Spearman over the "
         "items tested in both runs, 95% interval from Fisher's z (Bonett-Wright variance).</p>",
         html_table(
@@ -1193,5 +1355,283 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                 ],
             ),
         ]
+    parts += _economy_check(report, run, check)
     report.table("check_correlation", pl.DataFrame(rows))
     report.section("check", "Robustness: do the conclusions survive skill?", parts)
+
+
+# --- what to change first: every next step, ranked -------------------------------------------
+
+
+def _item_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
+    """The flagged (or reversed) pooled findings of cornerstones, tiles and Disasters that
+    have a next step, with their VP, mark and robustness weight."""
+    from analysis.core.report import ranked
+
+    ids = {}
+    for each in (run, check):
+        if each is None:
+            continue
+        for kind, (table, _) in _effects(report, each).items():
+            for name, tile in table.select("tile_name", "tile").iter_rows():
+                ids.setdefault((kind, str(name)), int(tile))
+    out = []
+    for item in ranked(report):
+        if item["kind"] not in KINDS or not item.get("next_step"):
+            continue
+        check_side = item.get("check") or {}
+        flagged_here = bool(item["flag"])
+        side = item if flagged_here or not check_side else check_side
+        flag = item["flag"] or check_side.get("flag") or ""
+        vp = item.get("vp_equivalent")
+        mark = item.get("robustness")
+        out.append(
+            {
+                "kind": item["kind"],
+                "name": item["name"],
+                "tile": ids.get((item["kind"], item["name"]), -1),
+                "direction": flag or ("strong" if (side.get("effect") or 0) > 0 else "weak"),
+                "effect": side.get("effect"),
+                "lo": side.get("lo"),
+                "hi": side.get("hi"),
+                "vp": math.nan if vp is None else float(vp),
+                "vp_basis": item.get("vp_basis", next_step_module.BASIS_LEAD),
+                "mark": mark,
+                "weight": next_step_module.ROBUSTNESS_WEIGHT.get(mark, 0.5),
+                "text": item["next_step"],
+            }
+        )
+    return out
+
+
+def _group_steps(report: Report, run: Run, singles: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Tile flags that share a tag and a direction, as one systemic step per group; the
+    single steps left."""
+    tiles_only = [s for s in singles if s["kind"] == "tile" and s["tile"] >= 0
+                  and s["effect"] is not None and s["lo"] is not None]  # fmt: skip
+    groups, _ = next_step_module.group_flags(tiles_only, run.tables)
+    grouped = {id(m) for g in groups for m in g["members"]}
+    steps = []
+    for group in groups:
+        members = group["members"]
+        summary = next_step_module.group_summary(members)
+        words = "too strong" if group["direction"] == "strong" else "too weak"
+        names = ", ".join(m["name"] for m in members)
+        vp = summary["vp"]
+        command = (
+            "neom balance --all --goals tiles --out balance/"
+            + group["tag"]
+            + " "
+            + shlex.join(next_step_module.field_options(run))
+        )
+        steps.append(
+            {
+                "kind": "group",
+                "name": f"{len(members)} {group['tag']} tiles {words}",
+                "members": names,
+                "effect": summary["effect"],
+                "lo": summary["lo"],
+                "hi": summary["hi"],
+                "vp": vp,
+                "expected_vp": abs(vp) * len(members) if math.isfinite(vp) else math.nan,
+                "vp_basis": members[0]["vp_basis"],
+                "weight": summary["weight"],
+                "mark": None,
+                "text": (
+                    f"Systemic: {len(members)} {group['tag']} tiles flagged {group['direction']} "
+                    f"({names}): mean {pts(summary['effect'], summary['lo'], summary['hi'])} "
+                    f"against their generation's median tile"
+                    + (f", about {abs(vp):.1f} VP each" if math.isfinite(vp) else "")
+                    + f". Next step: move them together, not one by one: `{command}` (a "
+                    "whole-catalogue pass on the tile goals; each member's own command is in "
+                    "findings.json)."
+                ),
+            }
+        )
+    left = [s for s in singles if id(s) not in grouped]
+    for s in left:
+        s["expected_vp"] = abs(s["vp"]) if math.isfinite(s["vp"]) else math.nan
+    return steps, left
+
+
+def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
+    """Sale-dominated tiles, cornerstones drafted and never built, goods no city makes."""
+    steps = []
+    options = next_step_module.field_options(run)
+    found = derived(report, run)
+    if run.tables is not None and found.get("tile_all") is not None:
+        dominated = economy.dominated_tiles(run.tables).filter(pl.col("dominated"))
+        selected = found["tile_all"].select(pl.col("tile").cast(pl.Int64), "selected")
+        dominated = dominated.join(selected, on="tile", how="left").filter(
+            pl.col("selected").fill_null(0) > 0
+        )
+        if dominated.height:
+            short = [(r["sale"] - r["value"]) / economy.MONEY_PER_VP
+                     for r in dominated.iter_rows(named=True)]  # fmt: skip
+            top = dominated.sort("selected", descending=True).row(0, named=True)
+            command = (
+                f"neom balance {shlex.quote(top['tile_name'])} "
+                f"{shlex.join(options + ['--lever', 'income'])}"
+            )
+            steps.append(
+                {
+                    "kind": "dominated",
+                    "name": f"{dominated.height} tiles worth less placed than sold",
+                    "members": ", ".join(dominated["tile_name"].to_list()),
+                    "vp": sum(short) / len(short),
+                    "expected_vp": sum(short),
+                    "vp_basis": "VP short of the sale (catalogue arithmetic)",
+                    "weight": 1.0,
+                    "mark": None,
+                    "text": (
+                        f"Systemic: selling beats placing {dominated.height} tiles dealt in "
+                        "this run even at their best ("
+                        + ", ".join(dominated["tile_name"].to_list()[:6])
+                        + (" ..." if dominated.height > 6 else "")
+                        + f"), {sum(short):.1f} VP short of the sale in all. Next step: raise "
+                        "their income or lower their cost to the figures of "
+                        f"tables/dominated_tiles.csv; the most selected first: `{command}`."
+                    ),
+                }
+            )
+    cs = found["cornerstone"]
+    never = cs.filter((pl.col("drafted") > 0) & (pl.col("placed") == 0))
+    if never.height:
+        built_there = set()
+        if check is not None:
+            other = derived(report, check)["cornerstone"]
+            built_there = set(other.filter(pl.col("placed") > 0)["tile_name"].to_list())
+        top = never.sort("drafted", descending=True).row(0, named=True)
+        names = never["tile_name"].to_list()
+        lever = shlex.join(options + ["--lever", "cost"])
+        command = f"neom balance {shlex.quote(top['tile_name'])} {lever}"
+        per_vp = next_step_module.win_share_per_vp(run)
+        vps = [abs(v) / per_vp for v in never["vs_median"].to_list()
+               if v is not None and math.isfinite(v) and per_vp and per_vp > 0]  # fmt: skip
+        steps.append(
+            {
+                "kind": "unbuilt",
+                "name": f"{never.height} cornerstones drafted, never built",
+                "members": ", ".join(names),
+                "vp": sum(vps) / len(vps) if vps else math.nan,
+                "expected_vp": sum(vps) if vps else math.nan,
+                "vp_basis": next_step_module.BASIS_LEAD,
+                "weight": 1.0 if check is not None and not (set(names) & built_there) else 0.5,
+                "mark": None,
+                "text": (
+                    f"Systemic: {never.height} cornerstones are drafted and never built "
+                    f"({', '.join(names)})"
+                    + (
+                        f"; {len(set(names) & built_there)} of them are built in "
+                        f"{field_name(check)}"
+                        if check is not None
+                        else ""
+                    )
+                    + f". Next step: make them buildable (cost, goods): `{command}`."
+                ),
+            }
+        )
+    for each in (run, check):
+        if each is None or derived(report, each).get("goods") is None:
+            continue
+        end = f"share_gen{N_GENERATIONS}"
+        failing = good_chains(report, each).filter(pl.col(end) < economy.LOW_SHARE)
+        if each is check:
+            # A good both fields fail is the main field's step already.
+            mine = good_chains(report, run).filter(pl.col(end) < economy.LOW_SHARE)
+            failing = failing.filter(~pl.col("good_name").is_in(mine["good_name"].to_list()))
+        if failing.height == 0:
+            continue
+        in_both = False
+        if check is not None:
+            other = good_chains(report, check if each is run else run)
+            low = other.filter(pl.col(end) < economy.LOW_SHARE)["good_name"].to_list()
+            in_both = all(name in low for name in failing["good_name"].to_list())
+        names = set(each.tables.tile_names) if each.tables is not None else set()
+        # The scarcest good's failing link first: the command targets it.
+        failing = failing.sort(end)
+        first = [w for w in dict.fromkeys((f or "").split(":")[0] for f in failing["fails_at"])
+                 if w in names]  # fmt: skip
+        command = (
+            f"neom balance {shlex.quote(first[0])} "
+            f"{shlex.join(next_step_module.field_options(each) + ['--lever', 'cost'])}"
+            if first
+            else ""
+        )
+        goods = ", ".join(
+            f"{r['good_name']} {pct(r[end])}" for r in failing.sort(end).iter_rows(named=True)
+        )
+        steps.append(
+            {
+                "kind": "goods",
+                "name": f"{failing.height} goods made by under {pct(economy.LOW_SHARE)} of "
+                f"the cities of {field_name(each)}",
+                "members": goods,
+                "vp": math.nan,
+                # Not measured in VP: ranked as 1 VP per failing good.
+                "expected_vp": float(failing.height),
+                "vp_basis": "goods, not measured in VP (ranked as 1 VP each)",
+                "weight": 1.0 if check is None or in_both else 0.5,
+                "mark": None,
+                "text": (
+                    f"Systemic: {failing.height} goods are made by fewer than "
+                    f"{pct(economy.LOW_SHARE)} of the cities of {field_name(each)} ({goods})"
+                    + (" and of the other field" if check is not None and in_both else "")
+                    + (f"; their chains fail first at {', '.join(first[:5])}" if first else "")
+                    + (f". Next step: `{command}`" if command else "")
+                    + " (tables/goods.csv, tables/check_goods.csv)."
+                ),
+            }
+        )
+    return steps
+
+
+def add_next_steps(report: Report, run: Run, check: Run | None = None) -> None:
+    """Every next step ranked by expected VP x robustness weight (``next_step``): groups of
+    tile flags sharing a tag and a direction, the systemic problems, then the single items;
+    the catalogue copied into the report folder for the commands; tables/next_steps.csv."""
+    for each in (run, check):
+        if each is not None:
+            next_step_module.copy_catalogue(each, report.out)
+    singles = _item_steps(report, run, check)
+    groups, singles = (
+        _group_steps(report, run, singles) if run.tables is not None else ([], singles)
+    )
+    steps = next_step_module.rank_steps(groups + _systemic_steps(report, run, check) + singles)
+    report.steps = steps
+    if steps:
+        report.table(
+            "next_steps",
+            pl.DataFrame(
+                [
+                    {
+                        "rank": i + 1,
+                        "kind": s["kind"],
+                        "name": s["name"],
+                        "members": s.get("members") or "",
+                        "expected_vp": s.get("expected_vp"),
+                        "vp_basis": s.get("vp_basis"),
+                        "robustness": s.get("mark"),
+                        "weight": s["weight"],
+                        "score": s["score"],
+                        "step": s["text"],
+                    }
+                    for i, s in enumerate(steps)
+                ],
+                infer_schema_length=None,
+            ),
+        )
+    cmd = _reproduce(run, check)
+    report.reproduce = cmd
+
+
+def _reproduce(run: Run, check: Run | None) -> str:
+    """The commands that reproduce the report's figures, from the report folder."""
+    lines = []
+    for each, name in ((run, "main"), (check, "check")):
+        if each is None:
+            continue
+        options = next_step_module.field_options(each)
+        lines.append(f"neom simulate {shlex.join(options)} --events --out runs/{name}")
+    report_cmd = "neom report runs/main" + (" --check runs/check" if check is not None else "")
+    return "; ".join(lines + [report_cmd + " --out reports/main"])

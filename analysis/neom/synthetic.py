@@ -58,6 +58,7 @@ def _block(
     events,
     tile_boosts=None,
     deals_per_rotation=False,
+    tile_vp=None,
 ):
     games = np.full((n_games, R.N_GAME_COLS), -1, dtype=np.int64)
     players = np.full((n_games, n_players, R.N_PLAYER_COLS), 0, dtype=np.int32)
@@ -95,6 +96,13 @@ def _block(
         selector = np.zeros((n_games, n_players), dtype=bool)
         selector[owners[hit] - first_id, rows[hit, R.E_PLAYER]] = True
         advantage += boost * selector
+    for tile, vp in (tile_vp or {}).items():
+        # Printed VP reaches the seats that place the tile, not every selector.
+        rows, owners = event_rows
+        hit = (rows[:, R.E_KIND] == R.EV_PLACE) & (rows[:, R.E_TILE] == tile)
+        placer = np.zeros((n_games, n_players), dtype=bool)
+        placer[owners[hit] - first_id, rows[hit, R.E_PLAYER]] = True
+        advantage += (vp / SCORE_SD) * placer
     parts = rng.integers(0, 12, size=(n_games, n_players, K.N_SCORE - 1))
     parts[:, :, K.S_POLLUTION] = -rng.integers(0, 6, size=(n_games, n_players))
     parts[:, :, K.S_POWER] = -5 * (rng.random((n_games, n_players)) < 0.1)
@@ -203,6 +211,7 @@ def write_run(
     tile_boosts: dict[int, float] | None = None,
     shared_deals: bool = False,
     batch_size: int | None = None,
+    tile_vp: dict[int, float] | None = None,
 ) -> Path:
     """Write a synthetic run folder at ``path`` and return it.
 
@@ -213,7 +222,9 @@ def write_run(
     generation tile ids to the advantage of a seat that selected it (needs ``events``).
     ``shared_deals``: the games of each seat rotation share one deal seed, as rotated runs do
     (the outcomes stay independent: this only labels clusters). ``batch_size``: games per
-    batch file (None: one batch), as the runner cuts a run.
+    batch file (None: one batch), as the runner cuts a run. ``tile_vp`` maps generation tile
+    ids to VP added to the score of each seat that placed it (a planted printed VP; needs
+    ``events``).
     """
     path = Path(path)
     strategies = strategies or {"random": 0.0}
@@ -247,6 +258,7 @@ def write_run(
                 events,
                 tile_boosts,
                 shared_deals,
+                tile_vp,
             )  # fmt: skip
         )
         first_id += block_games

@@ -913,3 +913,36 @@ def _slug(why: str) -> str:
         WHY_OUTVALUED: "sold_affordable",
         WHY_CORNERSTONE: "for_cornerstone",
     }[why]
+
+
+def with_generation(frame: pl.DataFrame, tables, column: str = "tile") -> pl.DataFrame:
+    """``generation`` (1-3; 0 for a tile of no generation deck) of each row's tile."""
+    decks = {K.DECK_GEN1: 1, K.DECK_GEN2: 2, K.DECK_GEN3: 3}
+    ids = frame[column].to_numpy().astype(np.int64)
+    deck = tables.tiles[np.clip(ids, 0, tables.n_tiles - 1), K.C_DECK] if len(ids) else ids
+    return frame.with_columns(
+        pl.Series("generation", [decks.get(int(d), 0) for d in deck], dtype=pl.Int32)
+    )
+
+
+def with_generation_median_flags(
+    frame: pl.DataFrame,
+    tables,
+    method: str = "bh",
+    level: float = FDR_LEVEL,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+    by: tuple[str, ...] = (),
+) -> pl.DataFrame:
+    """A tile table flagged as cornerstones are (``cornerstones.with_median_flags``), against
+    the median tile of its generation: selecting a tile is zero-sum within a generation too
+    (a seat takes seven of each), so one dominant tile pushes every other below expected and
+    its plant would move their flags; the median moves by at most one rank. ``vs_median`` is
+    the effect minus the median of the tested tiles of the same generation (and of ``by``,
+    such as the strategy); ``flag`` its band test, corrected across every row;
+    ``flag_vs_expected`` the band test against the expected share, kept as a column."""
+    from analysis.neom.cornerstones import with_median_flags
+
+    with_gen = frame if "generation" in frame.columns else with_generation(frame, tables)
+    flagged = with_median_flags(with_gen, method, level, band, min_n, by=(*by, "generation"))
+    return flagged.sort("vs_median", descending=True, nulls_last=True)
