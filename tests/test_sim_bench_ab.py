@@ -38,3 +38,38 @@ def test_a_folder_without_the_project_is_refused(tmp_path):
 def test_a_worker_that_cannot_start_is_named(tmp_path):
     with pytest.raises(SystemExit, match="did not start"):
         bench_ab.compare([ROOT], [("no_such_strategy", 1)], rounds=1, core=-1)
+
+
+def test_tangram_lineups_are_timed_and_their_games_compared(capsys):
+    # Tangram City: one name fills 4 seats, a + lineup one seat each; both sides play the same
+    # games (their digests agree, else the comparison stops).
+    argv = [str(ROOT), str(ROOT), "--game", "tangram", "--rounds", "2"]
+    assert bench_ab.main([*argv, "--jobs", "greedy:5,planner:samples=1+random:2"]) == 0
+    out = capsys.readouterr().out
+    assert "tangram: 4-player games/s" in out
+    assert any(row.strip().startswith("planner:samples=1+random") for row in out.splitlines())
+
+
+def test_sides_that_play_different_games_are_refused(monkeypatch):
+    answers = iter([(10.0, "aaaa"), (11.0, "bbbb")])
+    monkeypatch.setattr(bench_ab, "start_worker", lambda *a: FakeWorker())
+    monkeypatch.setattr(bench_ab, "ask", lambda *a: next(answers))
+    with pytest.raises(SystemExit, match="played different greedy games"):
+        bench_ab.compare([ROOT, ROOT], [("greedy", 1)], rounds=1, core=-1, game="tangram")
+
+
+class FakeWorker:
+    """A worker that has started and stops when asked."""
+
+    def __init__(self):
+        self.stdout = self
+        self.stdin = self
+
+    def readline(self):
+        return "ready\n"
+
+    def close(self):
+        pass
+
+    def wait(self):
+        return 0

@@ -2,6 +2,7 @@
 tables or the event log, intervals around their estimates, the report sections through the
 report API, and the A/B comparison on the same deals."""
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,8 +84,8 @@ def test_bonus_rates(run):
 
 def test_tile_table_matches_the_event_log(run):
     """Each tile's declines, recomputed from the decline events, and its card positions from
-    the card events."""
-    frame = tables.tile_table(run)
+    the card events (every seat, random ones too)."""
+    frame = tables.tile_table(run, random_apart=False)
     events = run.events.collect()
     declines = events.filter(pl.col("kind_name") == "decline").group_by("tile").len()
     expected = dict(zip(declines["tile"], declines["len"], strict=True))
@@ -120,6 +121,92 @@ class FakeReport:
         return f'<img alt="{alt}">'
 
 
+def test_pooled_tile_figures_leave_the_random_seats_apart(run):
+    """Pooled, a tile's figures count only the greedy seats (the random ones would add their
+    coin-flip declines); split by strategy, random has rows of its own. Recomputed from the
+    players' declined masks."""
+    players = run.players.collect()
+    games = run.games.collect()
+    pooled = tables.tile_table(run)
+    assert set(pooled["seats"]) == {"all but random"}
+    assert (pooled["n"] == 2 * GAMES).all()  # every tile is dealt once to every seat
+    by_strategy = tables.tile_table(run, ("strategy_name",))
+    assert set(by_strategy["strategy_name"]) == {"greedy", "random"}
+    for name, frame in (
+        ("greedy", pooled),
+        ("random", by_strategy.filter(pl.col("strategy_name") == "random")),
+    ):
+        seats = players.filter(pl.col("strategy_name") == name)
+        mask = seats["declined_mask"].to_numpy().astype(np.int64)
+        for row in frame.iter_rows(named=True):
+            declined = int(((mask >> row["tile"]) & 1).sum())
+            assert row["declines"] == declined, (name, row["tile"])
+    assert games.height == GAMES
+    everyone = tables.tile_table(run, random_apart=False)
+    assert (everyone["n"] == 4 * GAMES).all() and set(everyone["seats"]) == {"all"}
+
+
+def test_tile_effects_are_the_decliners_win_share_above_expected(run):
+    """A tile's effect is the mean of (win share - the strategy's mean win share) over the
+    non-random seats that declined it, recomputed here from the players table; intervals
+    contain it, tiles declined by fewer than min_n seats are never flagged."""
+    players = run.players.collect()
+    greedy = players.filter(pl.col("strategy_name") == "greedy")
+    expected = greedy["win_share"].mean()
+    mask = greedy["declined_mask"].to_numpy().astype(np.int64)
+    share = greedy["win_share"].to_numpy()
+    effects = tables.tile_effects(run, min_n=20)
+    assert effects.height > 0
+    checked = 0
+    for row in effects.iter_rows(named=True):
+        declined = ((mask >> row["tile"]) & 1) == 1
+        if not declined.any():
+            assert row["effect"] is None
+            continue
+        assert row["n"] == declined.sum()
+        assert row["effect"] == pytest.approx(share[declined].mean() - expected)
+        assert row["placed_effect"] == pytest.approx(share[~declined].mean() - expected)
+        if row["n"] >= 2:
+            assert row["effect_lo"] <= row["effect"] <= row["effect_hi"]
+        if row["n"] < 20:
+            assert row["small"] and not row["flag"]
+        checked += 1
+    assert checked >= 5
+
+
+def _bonus_counts(rows):
+    return pl.DataFrame(
+        rows, schema=["strategy_name", "n", "planning", "any_balance"], orient="row"
+    )
+
+
+def test_a_planted_unreachable_bonus_is_flagged_as_a_dead_rule():
+    """Known answers: a bonus no player seat scores in 2,000 seats is dead; one scored by 5%
+    is not; with too few seats nothing is called dead; random seats, kept apart, neither
+    make a bonus dead nor keep it alive."""
+    dead = tables.dead_rule_table(
+        _bonus_counts(
+            [("planner", 1000, 0, 900), ("greedy", 1000, 0, 500), ("random", 1000, 0, 10)]
+        )
+    )
+    planning = dead.filter(pl.col("rule") == "planning bonus").row(0, named=True)
+    assert planning["dead"] and planning["n"] == 2000 and planning["seats"] == "all but random"
+    assert not dead.filter(pl.col("rule") == "balance bonus")["dead"][0]
+    alive = tables.dead_rule_table(
+        _bonus_counts([("greedy", 2000, 100, 0), ("random", 2000, 0, 0)])
+    )
+    assert not alive.filter(pl.col("rule") == "planning bonus")["dead"][0]
+    assert alive.filter(pl.col("rule") == "balance bonus")["dead"][0]
+    few = tables.dead_rule_table(_bonus_counts([("greedy", 60, 0, 0)]))
+    assert not few["dead"].any() and few["small"].all()
+    # At the edge: 0 of 300 seats still allows 1.3% (Wilson), not dead; 0 of 400 does not.
+    assert not tables.dead_rule_table(_bonus_counts([("greedy", 300, 0, 1)]))["dead"][0]
+    assert tables.dead_rule_table(_bonus_counts([("greedy", 400, 0, 1)]))["dead"][0]
+    # Only random seats: they are all there is, so they count.
+    only_random = tables.dead_rule_table(_bonus_counts([("random", 500, 0, 30)]))
+    assert only_random["seats"][0] == "all" and only_random["dead"][0]
+
+
 def test_sections_use_only_the_report_api(run, tmp_path):
     report = FakeReport(tmp_path)
     add_sections(report, run)
@@ -132,6 +219,7 @@ def test_sections_use_only_the_report_api(run, tmp_path):
     html = "".join("".join(parts) for _, _, parts in report.sections)
     assert "RECONSTRUCT" in html
     assert {"tangram_scores_by_seat", "tangram_tiles", "tangram_bonuses"} <= set(report.tables)
+    assert {"tangram_tile_effects", "tangram_rules_reached"} <= set(report.tables)
     assert report.findings and report.figures
 
 
@@ -141,6 +229,11 @@ def test_the_generic_report_carries_the_tangram_sections(run_path, tmp_path):
     assert "Tangram City balance report" in text and "RECONSTRUCTED" in text
     assert (tmp_path / "report" / "tables" / "tangram_tiles.csv").is_file()
     assert "RECONSTRUCTED" in (tmp_path / "report" / "summary.md").read_text()
+    items = json.loads((tmp_path / "report" / "findings.json").read_text())
+    items = items["findings"] if isinstance(items, dict) else items
+    kinds = {(item["kind"], item["name"]) for item in items}
+    assert ("rule", "planning bonus") in kinds and ("rule", "balance bonus") in kinds
+    assert sum(kind == "tile" for kind, _ in kinds) >= 5
 
 
 def test_a_b_on_the_same_deals(run_path, tmp_path):
@@ -172,3 +265,37 @@ def test_unpaired_runs_are_refused(run_path, tmp_path):
     simulate(other, 4, GAMES, ["greedy", "random", "random", "greedy"], seed=4)
     with pytest.raises(UserError, match="runs not paired: seed differs"):
         check_paired(open_run(run_path), open_run(other))
+
+
+def test_make_run_tangram_plays_the_default_field_and_writes_its_report(tmp_path):
+    """Issue 40, part 6: ``make run-tangram`` is ``neom simulate --game tangram`` of the default
+    field (planner, greedy, greedy, random; 4 players, events) and ``neom report`` of it. Its
+    commands, as make prints them, are run here on 8 games into a temporary folder."""
+    import shlex
+    import subprocess
+
+    from sim.core.cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    dry = subprocess.run(
+        ["make", "-n", "-s", "-C", str(root), "run-tangram", "TANGRAM_GAMES=8"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    lines = [line for line in dry.replace("\\\n", " ").splitlines() if "neom " in line]
+    assert len(lines) == 2
+    simulate, report = (shlex.split(line.split("neom ", 1)[1]) for line in lines)
+    assert simulate[:3] == ["simulate", "--game", "tangram"] and "--events" in simulate
+    assert simulate[simulate.index("--strategies") + 1] == "planner,greedy,greedy,random"
+    assert simulate[simulate.index("--players") + 1] == "4"
+    run_out = simulate[simulate.index("--out") + 1]
+    assert report[:2] == ["report", run_out]
+
+    def moved(args):
+        return [str(tmp_path / a) if a.startswith(("runs/", "reports/")) else a for a in args]
+
+    assert main([*moved(simulate), "--workers", "1"]) == 0
+    assert main(moved(report)) == 0
+    out = tmp_path / report[report.index("--out") + 1]
+    text = (out / "index.html").read_text()
+    assert "Tangram City" in text and "dead rule" in text
+    assert (out / "tables" / "tangram_tile_effects.csv").is_file()

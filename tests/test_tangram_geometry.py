@@ -129,6 +129,38 @@ def test_flipped_placements_are_green_mirror_images(data):
     assert not red & green  # chiral: no footprint on both sides
 
 
+def test_the_footprint_scan_lists_the_same_placements(data):
+    """engine.legal_placements_on (the planner's rollouts) drops placements over a fully built
+    square before the mask test: on boards from empty to nearly full it lists exactly the rows
+    of legal_placements, in the same order, and each footprint is its placement's squares."""
+    place_mask, place_meta, _, tile_first, start_mask = data.arrays
+    footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
+    E.footprints(place_mask, footprint)
+    for p in (0, place_mask.shape[0] // 2, place_mask.shape[0] - 1):
+        squares = {K.SIZE * r + c for r, c, _ in G.from_words(place_mask[p])}
+        assert int(footprint[p]) == sum(1 << s for s in squares)
+    rng = random.Random(5)
+    n_tiles = tile_first.shape[0] - 1
+    plain = np.zeros((1000, 2), dtype=np.int64)
+    fast = np.zeros((1000, 2), dtype=np.int64)
+    for game in range(6):
+        board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+        E.put_start(board, start_mask, game % K.N_BOARDS, K.RED)
+        for _ in range(40):
+            full = E.full_squares(board)
+            for tile in range(n_tiles):
+                n = E.legal_placements(board, place_mask, tile_first, tile, plain, E.ZERO)
+                m = E.legal_placements_on(
+                    board, full, place_mask, footprint, tile_first, tile, fast, E.ZERO
+                )
+                assert m == n and (fast[:m] == plain[:n]).all()
+            tile = rng.randrange(n_tiles)
+            n = E.legal_placements(board, place_mask, tile_first, tile, plain, E.ZERO)
+            if n:
+                E.put(board, place_mask, place_meta, plain[rng.randrange(n), 0])
+        assert E.popcount(E.full_squares(board)) > 20  # the later boards are mostly full
+
+
 def test_legality_is_one_mask_test(data):
     """004: players may not "Overlap or stack the Tiles": a placement fits exactly when it
     shares no quarter with the built ones, and two halves of one square can both be built."""

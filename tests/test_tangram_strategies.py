@@ -154,7 +154,7 @@ def test_planner_is_deterministic_given_its_stream(data):
     fill_view(view, D_PLACE, 0, 1, 0, 0, 0, 0, deck, holders)
     options, n = options_of(data, board, int(deck[0]))
     params = parse_strategy("planner:samples=3,candidates=3").params
-    scratch = make_scratch(max_options(data.arrays[3]))
+    scratch = make_scratch(max_options(data.arrays[3]), data.arrays[0])
     picks = []
     for _ in range(2):
         state = np.array([11, 12], dtype=np.uint64)

@@ -15,6 +15,8 @@ from analysis.core.report import (
     PLAYERS_COLUMN,
     SEATS_COLUMN,
     STRATEGY_COLUMN,
+    cell_pts,
+    clean,
     html_table,
     lead_ci,
     mean_ci,
@@ -23,9 +25,32 @@ from analysis.core.report import (
     pct,
     share_ci,
 )
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.tangram import tables
 
 TILE_ROWS = 23
+TILE_METRIC = "win share above expected of the seats that declined it"
+RULE_METRIC = "share of seats that score it"
+
+
+def _settings(report) -> dict:
+    """The report's flag settings (a report object without them: the defaults)."""
+    return {
+        "method": getattr(report, "correction", "bh"),
+        "level": getattr(report, "level", 0.05),
+        "band": getattr(report, "band", DEFAULT_BAND),
+        "min_n": getattr(report, "min_n", DEFAULT_MIN_N),
+    }
+
+
+def _add_item(report, item: dict) -> None:
+    """One findings.json object (reports without findings.json skip it)."""
+    items = getattr(report, "items", None)
+    if items is None:
+        return
+    item = {k: v if isinstance(v, str) else clean(v) for k, v in item.items()}
+    label = getattr(report, "data_label", "")
+    items.append({**item, "data": label} if label else item)
 
 
 def _data_note(run) -> str:
@@ -143,6 +168,30 @@ def start_section(report, run) -> None:
 def bonus_section(report, run) -> None:
     rates = tables.bonus_rates(run)
     report.table("tangram_bonuses", rates)
+    settings = _settings(report)
+    rules = tables.dead_rules(run, settings["min_n"])
+    report.table("tangram_rules_reached", rules)
+    for row in rules.iter_rows(named=True):
+        reached = share_ci("reached_rate")(row)
+        if row["dead"]:
+            report.findings.append(
+                f"Dead rule: the {row['rule']} is scored by {reached} of {row['n']} seats "
+                f"({row['seats']}), the whole interval below {tables.DEAD_SHARE:.0%}: it "
+                "changes almost no game."
+            )
+        _add_item(
+            report,
+            {
+                "kind": "rule",
+                "name": row["rule"],
+                "metric": RULE_METRIC,
+                "effect": row["reached_rate"],
+                "lo": row["reached_rate_lo"],
+                "hi": row["reached_rate_hi"],
+                "n": row["n"],
+                "flag": "dead" if row["dead"] else None,
+            },
+        )
     for row in rates.iter_rows(named=True):
         report.findings.append(
             f"{row['strategy_name']} ({row['n_players']} players) scores the planning bonus in "
@@ -153,6 +202,21 @@ def bonus_section(report, run) -> None:
         "<p>Planning bonus: all 49 squares built at the end. Balance bonus: by the distance "
         "between the red and green markers (printed: 0 &rarr; 20, 1-2 &rarr; 10, 3-4 &rarr; 5, "
         "5+ &rarr; 0).</p>",
+        f"<p>A bonus is a dead rule when at least {settings['min_n']} seats (random seats "
+        f"apart) played and the 95% interval of the share that scores it lies wholly below "
+        f"{tables.DEAD_SHARE:.0%}.</p>",
+        html_table(
+            rules,
+            [
+                ("rule", lambda r: r["rule"]),
+                ("seats", lambda r: f"{r['n']} ({r['seats']})"),
+                ("scored by [95% CI]", share_ci("reached_rate")),
+                (
+                    "dead rule",
+                    lambda r: "DEAD" if r["dead"] else ("too few seats" if r["small"] else "no"),
+                ),
+            ],
+        ),
         html_table(
             rates,
             [
@@ -178,6 +242,33 @@ def tile_section(report, run) -> None:
     by_strategy = tables.tile_table(run, ("strategy_name",))
     report.table("tangram_tiles", pooled)
     report.table("tangram_tiles_by_strategy", by_strategy)
+    settings = _settings(report)
+    effects = tables.tile_effects(run, **settings)
+    report.table("tangram_tile_effects", effects)
+    for row in effects.iter_rows(named=True):
+        if row["effect"] is None:
+            continue
+        _add_item(
+            report,
+            {
+                "kind": "tile",
+                "name": row["tile_name"],
+                "metric": TILE_METRIC,
+                "effect": row["effect"],
+                "lo": row["effect_lo"],
+                "hi": row["effect_hi"],
+                "n": row["n"],
+                "flag": row["flag"] or None,
+            },
+        )
+    flagged = effects.filter(pl.col("flag").is_in(["strong", "weak"]))
+    for row in flagged.iter_rows(named=True):
+        report.findings.append(
+            f"{row['tile_name']}: seats that declined it won "
+            f"{cell_pts(row['effect'], row['effect_lo'], row['effect_hi'])} pct-pts of win share "
+            f"above their strategy's expectation (n = {row['n']}; flagged outside "
+            f"+-{100 * settings['band']:g} pct-pts after the {settings['method']} correction)."
+        )
     top = pooled.sort("decline_rate", descending=True).row(0, named=True)
     report.findings.append(
         f"Most declined tile: {top['tile_name']} ({share_ci('decline_rate')(top)} of seats)."
@@ -197,11 +288,13 @@ def tile_section(report, run) -> None:
     )
     parts = [
         _data_note(run),
-        "<p>Decline rate: share of seats that set the tile aside (all strategies pooled; "
-        "tables/tangram_tiles_by_strategy.csv splits them). Card order: the deal is random, so "
-        "when a tile's card comes is independent of the seat; the late-minus-early differences "
-        "(rounds 5-6 vs rounds 1-2) show how much its order matters, for declining it and for "
-        "the final score. Tiles marked (!) are near-identical pairs.</p>",
+        "<p>Decline rate: share of seats that set the tile aside (strategies pooled, "
+        f"{html.escape(pooled['seats'][0] if pooled.height else 'all')} seats; "
+        "tables/tangram_tiles_by_strategy.csv splits them, random seats too). Card order: the "
+        "deal is random, so when a tile's card comes is independent of the seat; the "
+        "late-minus-early differences (rounds 5-6 vs rounds 1-2) show how much its order "
+        "matters, for declining it and for the final score. Tiles marked (!) are "
+        "near-identical pairs.</p>",
         report.figure(
             "tangram_tile_order",
             figures.forest(
@@ -233,6 +326,40 @@ def tile_section(report, run) -> None:
                     ),
                 ),
                 ("score: late - early [95% CI]", lead_ci("late_minus_early_score")),
+            ],
+        ),
+    ]
+    parts += [
+        "<h3>Win share of the seats that declined each tile</h3>",
+        f"<p>Win share above the seat's expectation (its strategy's mean share at its player "
+        f"count), random seats apart, for the seats that declined the tile and those that "
+        f"placed it; 95% intervals clustered by deal. A tile is flagged when at least "
+        f"{settings['min_n']} seats declined it and the interval lies wholly outside "
+        f"+-{100 * settings['band']:g} pct-pts after the {settings['method']} correction "
+        "across tiles. Observational: seats decline a tile that fits badly, so this says how "
+        "much having to decline it went with losing, not that declining caused it.</p>",
+        html_table(
+            effects.sort("n", descending=True, nulls_last=True),
+            [
+                ("tile", lambda r: r["tile_name"]),
+                ("declined by", lambda r: r["n"] or 0),
+                (
+                    "declined: pct-pts [95% CI]",
+                    lambda r: (
+                        cell_pts(r["effect"], r["effect_lo"], r["effect_hi"])
+                        if r["effect"] is not None
+                        else "–"
+                    ),
+                ),
+                ("flag", lambda r: r["flag"] or ("too few" if r["small"] else "")),
+                (
+                    "placed: pct-pts [95% CI]",
+                    lambda r: (
+                        cell_pts(r["placed_effect"], r["placed_effect_lo"], r["placed_effect_hi"])
+                        if r["placed_effect"] is not None
+                        else "–"
+                    ),
+                ),
             ],
         ),
     ]

@@ -15,15 +15,32 @@ import numpy as np
 import polars as pl
 
 from analysis.core.batches import Reduction, value
-from analysis.core.reduce import Moments, Sums
-from analysis.core.stats import Z95, quantile_from_counts
-from analysis.core.tabulate import with_mean_interval, with_wilson, with_win_share
+from analysis.core.reduce import ClusterMoments, Moments, Sums
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, Z95, quantile_from_counts
+from analysis.core.tabulate import (
+    EXPECTED,
+    chunk_outcomes,
+    with_band_flags,
+    with_mean_interval,
+    with_wilson,
+    with_win_share,
+)
 from sim.tangram import constants as K
 
 QUANTILES = (0.1, 0.5, 0.9)
 CARD_COLUMNS = tuple(f"card_{p}" for p in range(K.N_CARDS))
 EARLY_ROUNDS = (1, 2)  # "early" card: played in round 1 or 2
 LATE_ROUNDS = (5, 6)
+RANDOM = "random"  # the strategy kept apart from pooled tile and rule figures
+DEAD_SHARE = 0.01  # a bonus reached by fewer seats than this (interval wholly below) is dead
+
+
+def is_random(name) -> pl.Expr | bool:
+    """Whether a strategy label (or a column of them) is the random strategy: a benchmark of
+    the rules, not a player, whose declines and misses would blur what players do."""
+    if isinstance(name, pl.Expr):
+        return name.str.split(":").list.first() == RANDOM
+    return str(name).split(":")[0] == RANDOM
 
 
 def players_frame(run) -> pl.LazyFrame:
@@ -91,8 +108,9 @@ def _scores(players, by) -> dict:
     }
 
 
-def tile_rows_of(players, games) -> pl.DataFrame:
-    """:func:`tile_rows` of a chunk's (or a run's collected) tables."""
+def tile_rows_of(players, games, extra: tuple[str, ...] = ()) -> pl.DataFrame:
+    """:func:`tile_rows` of a chunk's (or a run's collected) tables (``extra``: more players
+    columns kept on every row)."""
     positions = (
         games.select("game_id", *CARD_COLUMNS)
         .unpivot(index="game_id", on=list(CARD_COLUMNS), variable_name="card", value_name="tile")
@@ -103,8 +121,9 @@ def tile_rows_of(players, games) -> pl.DataFrame:
         .drop("card")
     )
     rows = players.select(
-        "game_id", "seat", "n_players", "strategy_name", "total", "win_share", "declined_mask"
-    ).join(positions, on="game_id", how="inner")
+        "game_id", "seat", "n_players", "strategy_name", "total", "win_share", "declined_mask",
+        *extra,
+    ).join(positions, on="game_id", how="inner")  # fmt: skip
     mask = rows["declined_mask"].cast(pl.Int64).to_numpy()
     tile = rows["tile"].to_numpy().astype(np.int64)
     position = rows["position"].to_numpy()
@@ -147,6 +166,8 @@ def _reduce(chunk) -> dict:
            for k, v in _scores(players, by).items()},
         **{f"tiles.{'.'.join(by)}.{k}": v for by in TILE_GROUPS
            for k, v in _tiles(rows, by).items()},
+        **{f"tiles.played.{k}": v for k, v in
+           _tiles(rows.filter(~is_random(pl.col("strategy_name"))), ()).items()},
         **{f"roles.{k}": v for k, v in _scores(_roles(players, chunk.games),
                                                ("n_players", "role")).items()},
         "rounds": Sums.of(
@@ -194,6 +215,10 @@ def _stats(run, by, groups, kind: str) -> dict:
         stats = value(run, TABLES)
     else:
         stats, prefix = value(run, reduction), "x"
+    return _prefixed(stats, prefix)
+
+
+def _prefixed(stats: dict, prefix: str) -> dict:
     return {k[len(prefix) + 1 :]: v for k, v in stats.items() if k.startswith(prefix + ".")}
 
 
@@ -358,13 +383,23 @@ def tile_rows(run) -> pl.DataFrame:
     return tile_rows_of(players_frame(run).collect(), run.games.collect())
 
 
-def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
+def tile_table(run, by: tuple[str, ...] = (), random_apart: bool = True) -> pl.DataFrame:
     """Per tile (and ``by`` groups): decline rate with its Wilson interval; the decline rate
     when the card came early (rounds 1-2) and late (rounds 5-6) and their difference; the
     seat's mean final score when the card came early and late and their difference (Welch).
     The deal is random, so a tile's position is independent of everything else in the game:
-    these differences measure how much the card's order matters."""
+    these differences measure how much the card's order matters.
+
+    Pooled over strategies (``by`` empty) the random seats are left out when the run has any
+    other (``random_apart``; column ``seats`` says which were pooled): a random seat declines
+    half its tiles and scores about 30 points, and would blur what players do. Split by
+    strategy, each strategy (random too) has its own rows."""
     stats = _stats(run, by, TILE_GROUPS, "tiles")
+    seats = "all"
+    if not by and random_apart:
+        played = _prefixed(value(run, TABLES), "tiles.played")
+        if played["counts"].table().height:
+            stats, seats = played, f"all but {RANDOM}"
     keys = [*by, "tile"]
     early = (
         stats["early"]
@@ -406,6 +441,7 @@ def tile_table(run, by: tuple[str, ...] = ()) -> pl.DataFrame:
     return frame.with_columns(
         pl.Series("tile_name", names),
         pl.Series("area", areas),
+        pl.lit(seats).alias("seats"),
         pl.lit(data_label(run)).alias("tileset"),
     )
 
@@ -437,3 +473,84 @@ def strategy_shares(run) -> pl.DataFrame:
                          ("n_players", "strategy_name"))  # fmt: skip
     frame = frame.select("n_players", "strategy_name", "n", "total", "total_sd", "wins")
     return with_win_share(_mean_ci(frame, "total", "total_sd", "n"))
+
+
+# --- findings: what each tile is worth in win share, and rules no one reaches ---------------------
+
+
+def _effects_reduce(chunk) -> dict:
+    outcomes = chunk_outcomes(chunk)
+    rows = tile_rows_of(outcomes, chunk.games, ("expected", "residual", "deal"))
+    rows = rows.filter(~is_random(pl.col("strategy_name")))
+    return {
+        "declined": ClusterMoments.of(rows.filter(pl.col("declined") == 1), ("tile",)),
+        "placed": ClusterMoments.of(rows.filter(pl.col("declined") == 0), ("tile",)),
+    }
+
+
+# Each non-random seat's win share above its strategy's mean (analysis.core.tabulate), per tile
+# it declined or placed, clustered by deal.
+TILE_EFFECTS = Reduction(
+    "tangram.tile_effects", _effects_reduce, needs=(EXPECTED,), tables=("games", "players")
+)
+
+
+def tile_effects(
+    run,
+    method: str = "bh",
+    level: float = 0.05,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+) -> pl.DataFrame:
+    """Per tile, the win share above expected (the seat's strategy's mean share at its player
+    count) of the seats that **declined** it (``effect``, flagged) and of those that placed it
+    (``placed_effect``, shown), random seats apart, with cluster-robust 95% intervals over
+    deals (analysis.core.tabulate.effect_table's statistics). ``flag`` (strong / weak) needs
+    at least ``min_n`` declining seats and the whole interval outside +-``band`` after the
+    ``method`` correction across tiles (analysis.core.tabulate.with_band_flags).
+
+    Observational: a seat declines a tile when it fits badly, so a negative effect says that
+    seats which had to decline it did worse, not that declining caused it; the card-order
+    columns of :func:`tile_table` are the causal measure (the deal is random)."""
+    stats = value(run, TILE_EFFECTS)
+    declined = with_band_flags(stats["declined"].effect_table(), method, level, band, min_n)
+    placed = stats["placed"].effect_table("placed_effect").rename({"n": "placed_n"})
+    frame = declined.join(
+        placed.select("tile", "placed_n", "placed_effect", "placed_effect_lo", "placed_effect_hi"),
+        on="tile",
+        how="full",
+        coalesce=True,
+    ).sort("tile")
+    ts = run.data.content if run.data is not None else None
+    names = [ts.card_name(int(t)) if ts is not None else f"tile {t}" for t in frame["tile"]]
+    return frame.with_columns(
+        pl.Series("tile_name", names), pl.lit(data_label(run)).alias("tileset")
+    )
+
+
+def dead_rules(run, min_n: int = DEFAULT_MIN_N, share: float = DEAD_SHARE) -> pl.DataFrame:
+    """:func:`dead_rule_table` of the run's bonus counts."""
+    return dead_rule_table(value(run, TABLES)["bonuses"].table(), min_n, share)
+
+
+def dead_rule_table(sums: pl.DataFrame, min_n: int = DEFAULT_MIN_N,
+                    share: float = DEAD_SHARE) -> pl.DataFrame:  # fmt: skip
+    """The bonuses as rules a designer keeps or cuts, from seat counts per strategy
+    (``strategy_name``, ``n``, ``planning`` and ``any_balance``: seats that scored the bonus):
+    per bonus, the share of seats (random seats apart when there are others) that scored it,
+    with a Wilson interval. ``dead``: at least ``min_n`` seats and the whole interval below
+    ``share`` (default 1%), so a bonus is called dead only when the sample could have shown
+    it alive; ``small``: too few seats to tell."""
+    played = sums.filter(~is_random(pl.col("strategy_name")))
+    seats = f"all but {RANDOM}" if played.height else "all"
+    sums = played if played.height else sums
+    n = int(sums["n"].sum()) if sums.height else 0
+    rows = [
+        {"rule": rule, "seats": seats, "n": n, "reached": int(sums[column].sum())}
+        for rule, column in (("planning bonus", "planning"), ("balance bonus", "any_balance"))
+    ]
+    frame = with_wilson(pl.DataFrame(rows), "reached", "n", "reached_rate")
+    return frame.with_columns(
+        (pl.col("n") < min_n).alias("small"),
+        ((pl.col("n") >= min_n) & (pl.col("reached_rate_hi") < share)).alias("dead"),
+    )

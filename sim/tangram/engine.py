@@ -244,6 +244,43 @@ def legal_placements(board, place_mask, tile_first, tile, options, n):
     return n
 
 
+@njit
+def footprints(place_mask, out):
+    """Into ``out[p]``: the squares placement p covers a quarter of (49-bit mask, bit
+    r * 7 + c). A placement over a fully built square cannot be legal."""
+    for p in range(place_mask.shape[0]):
+        f = U0
+        for w in range(K.N_WORDS):
+            f |= compress(any_flags(place_mask[p, w])) << WORD_SHIFT[w]
+        out[p] = f
+
+
+@njit
+def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, options, n):
+    """:func:`legal_placements` (the same rows in the same order), first dropping the
+    placements over a fully built square (``full``: the board's :func:`full_squares`) by one
+    word of ``footprint`` (:func:`footprints`): its 8 bytes a placement are a quarter of the
+    mask's 32, so late in a game, when most placements meet a full square, the scan reads
+    far less memory (the planner's rollouts scan the placements of every card)."""
+    o0 = board[OCC, 0]
+    o1 = board[OCC, 1]
+    o2 = board[OCC, 2]
+    o3 = board[OCC, 3]
+    for p in range(tile_first[tile], tile_first[tile + 1]):
+        if footprint[p] & full != U0:
+            continue
+        if (
+            (o0 & place_mask[p, 0])
+            | (o1 & place_mask[p, 1])
+            | (o2 & place_mask[p, 2])
+            | (o3 & place_mask[p, 3])
+        ) == U0:
+            options[n, 0] = p
+            options[n, 1] = tile
+            n += 1
+    return n
+
+
 # --- the table ----------------------------------------------------------------------------------
 @njit
 def next_start(totals, n_players, previous):

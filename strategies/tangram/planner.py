@@ -41,8 +41,10 @@ STAGE_SCORE = 2  # the round's scoring
 
 
 @njit
-def make_scratch(max_options):
+def make_scratch(max_options, place_mask):
     """The planner's work arrays, allocated once per batch."""
+    footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
+    E.footprints(place_mask, footprint)
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -54,11 +56,14 @@ def make_scratch(max_options):
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
         np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys in the rollouts
+        footprint,  # each placement's squares (engine.footprints)
     )
 
 
 @njit
-def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts, keys):
+def play_out(
+    board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts, keys, footprint
+):
     """Points ``board`` still scores from the given point of round ``rnd`` when greedy plays
     the cards ``seq`` (tile at each deck position) to the end: round scores and bonuses."""
     place_mask, place_meta, _, tile_first, _ = data
@@ -70,7 +75,10 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
         if stage == STAGE_CARDS:
             if r < K.N_ROUNDS:
                 for p in range(pos, K.ROUND_LAST_CARD[r - 1] + 1):
-                    n = E.legal_placements(board, place_mask, tile_first, seq[p], opts, E.ZERO)
+                    full = E.full_squares(board)
+                    n = E.legal_placements_on(
+                        board, full, place_mask, footprint, tile_first, seq[p], opts, E.ZERO
+                    )
                     if n == 0:
                         continue
                     opts[n, 0] = -1
@@ -82,11 +90,14 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
                 left = final_left
                 while left != 0:
                     n = E.ZERO
+                    full = E.full_squares(board)
                     for k in range(K.FINAL_CARDS):
                         if left >> k & 1:
-                            n = E.legal_placements(
+                            n = E.legal_placements_on(
                                 board,
+                                full,
                                 place_mask,
+                                footprint,
                                 tile_first,
                                 seq[K.ROUND_FIRST_CARD[5] + k],
                                 opts,
@@ -108,7 +119,10 @@ def play_out(board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, s
             stage = STAGE_FOUNTAIN
         if stage == STAGE_FOUNTAIN:
             while supply > 0:
-                n = E.legal_placements(board, place_mask, tile_first, fountain, opts, E.ZERO)
+                full = E.full_squares(board)
+                n = E.legal_placements_on(
+                    board, full, place_mask, footprint, tile_first, fountain, opts, E.ZERO
+                )
                 opts[n, 0] = -1
                 opts[n, 1] = fountain
                 i = greedy_index(board, opts, n + 1, data, rules, bw, state, keys)
@@ -159,7 +173,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, roll_keys = scratch
+    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, roll_keys, footprint = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
@@ -237,6 +251,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 roll,
                 opts,
                 roll_keys,
+                footprint,
             )
     best = 0
     for j in range(1, c):

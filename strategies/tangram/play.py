@@ -716,7 +716,7 @@ def play_batch(
     Callers pass strategy ids as STRATEGY_ID_DTYPE so that it compiles once."""
     size = max_options(data[3])
     work = make_work(size)
-    scratch = make_scratch(size)
+    scratch = make_scratch(size, data[0])
     for i in range(game_ids.shape[0]):
         play_game(
             i,
