@@ -188,6 +188,22 @@ SOURCE = textwrap.dedent(
         print("allocation compiled")
     except Exception as error:
         print("allocation refused:", " ".join(str(error).split()))
+
+    # A view handed back by a callee would be a reference the uncounted caller never releases:
+    # Numba types the callee under the caller's flags and refuses it (loud, not a leak).
+    @njit
+    def view_of(a):
+        return a[1:]
+
+    @njit(_nrt=False)
+    def takes_view(a):
+        return view_of(a)[0]
+
+    try:
+        takes_view(np.zeros(3))
+        print("view compiled")
+    except Exception as error:
+        print("view refused:", " ".join(str(error).split()))
     """
 )
 
@@ -210,6 +226,8 @@ def test_numba_compiles_views_and_calls_without_counts_and_refuses_an_allocation
     # Numba 0.68 refuses it while typing np.empty (it may not return a new array): loud.
     assert lines[2].startswith("allocation refused:")
     assert "empty" in lines[2]
+    assert lines[3].startswith("view refused:")
+    assert "Only accept returning of array passed into the function as argument" in lines[3]
 
 
 # --- increfs per game (slow: compiles the basic and greedy entries cold, with counting) ----
