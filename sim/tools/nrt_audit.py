@@ -162,6 +162,7 @@ def main(argv=None) -> int:
                 rows.append((increfs, allocs, no_nrt, name, sig))
         print("incref sites  alloc sites  _nrt=False  function (signature)")
         for increfs, allocs, no_nrt, name, sig in sorted(rows, key=lambda r: (-r[0], r[3])):
+            sig = sig if len(sig) <= 90 else sig[:87] + "..."  # a Game type is pages long
             print(f"{increfs:12d} {allocs:12d}  {'yes' if no_nrt else '   '}         {name} {sig}")
     return 0
 
