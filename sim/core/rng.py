@@ -49,7 +49,7 @@ def master_key(master_seed: int) -> np.ndarray:
 
 
 @wraps_silently
-@njit
+@njit(_nrt=False)
 def splitmix64(x):
     z = x + _GOLDEN
     z = (z ^ (z >> _S30)) * _MIX1
@@ -57,7 +57,7 @@ def splitmix64(x):
     return z ^ (z >> _S31)
 
 
-@njit
+@njit(_nrt=False)
 def stream_seed(key, deal_index, stream):
     """The seed of one stream of one game: depends only on (key, deal_index, stream)."""
     h = splitmix64(key[0] ^ splitmix64(np.uint64(deal_index)))
@@ -65,7 +65,7 @@ def stream_seed(key, deal_index, stream):
     return splitmix64(h ^ splitmix64(np.uint64(stream) + _GOLDEN))
 
 
-@njit
+@njit(_nrt=False)
 def seed_state(state, seed):
     """Fill a uint64[2] xoroshiro128+ state from one 64-bit seed."""
     state[0] = splitmix64(np.uint64(seed))
@@ -74,13 +74,13 @@ def seed_state(state, seed):
         state[1] = np.uint64(1)
 
 
-@njit
+@njit(_nrt=False)
 def _rotl(x, k):
     return (x << k) | (x >> (_L64 - k))
 
 
 @wraps_silently
-@njit
+@njit(_nrt=False)
 def next_u64(state):
     s0 = state[0]
     s1 = state[1]
@@ -91,14 +91,14 @@ def next_u64(state):
     return result
 
 
-@njit
+@njit(_nrt=False)
 def randint(state, n):
     """Uniform integer in [0, n) for n >= 1 (multiply-shift on the top 32 bits)."""
     top = next_u64(state) >> np.uint64(32)
     return np.int64((top * np.uint64(n)) >> np.uint64(32))
 
 
-@njit
+@njit(_nrt=False)
 def shuffle(state, arr, n):
     """Fisher-Yates shuffle of arr[:n] in place."""
     for i in range(n - 1, 0, -1):

@@ -34,7 +34,7 @@ from sim.neom.grid import (
 )
 
 
-@njit
+@njit(_nrt=False)
 def count_tiles_of_types(masks, cell_mask, type_mask):
     """Tiles on the cells of ``cell_mask`` with at least one type of ``type_mask`` (a two-type
     tile matching both types counts once)."""
@@ -44,7 +44,7 @@ def count_tiles_of_types(masks, cell_mask, type_mask):
 # --- VP effects ---------------------------------------------------------------------------
 
 
-@njit
+@njit(_nrt=False)
 def vp_per_type_in_city(type_mask, vp, exclude_self, cell, masks):
     """EF_VP_PER_TYPE_CITY: ``vp`` per tile of these types anywhere in the city; the owner
     itself counts unless ``exclude_self``. The City Center counts as a Resource tile."""
@@ -54,14 +54,14 @@ def vp_per_type_in_city(type_mask, vp, exclude_self, cell, masks):
     return vp * count_tiles_of_types(masks, counted, type_mask)
 
 
-@njit
+@njit(_nrt=False)
 def vp_per_type_adjacent(type_mask, vp, cell, masks):
     """EF_VP_PER_TYPE_ADJACENT: ``vp`` per tile of these types in the 8 surrounding squares
     (rules 002: "adjacent" on tiles means the 8 squares around, diagonals included)."""
     return vp * count_tiles_of_types(masks, SURROUNDING_MASKS[cell], type_mask)
 
 
-@njit
+@njit(_nrt=False)
 def vp_per_good_tier(tier, vp, masks, goods_tier):
     """EF_VP_PER_GOOD_TIER: ``vp`` per Good token of ``tier`` the city holds (each good once,
     however many tiles produce it)."""
@@ -73,7 +73,7 @@ def vp_per_good_tier(tier, vp, masks, goods_tier):
     return vp * count
 
 
-@njit
+@njit(_nrt=False)
 def road_linked_neighbours(cell, cells, tiles):
     """Cell mask of the orthogonal neighbours road-linked to the tile on ``cell``."""
     linked = 0
@@ -86,7 +86,7 @@ def road_linked_neighbours(cell, cells, tiles):
     return linked
 
 
-@njit
+@njit(_nrt=False)
 def placement_holds(conditions, cell, cells, tiles, masks):
     """True when every PL_* condition of ``conditions`` holds for ``cell``.
 
@@ -109,7 +109,7 @@ def placement_holds(conditions, cell, cells, tiles, masks):
     return True
 
 
-@njit
+@njit(_nrt=False)
 def vp_placement(conditions, vp, cell, cells, tiles, masks):
     """EF_VP_PLACEMENT: ``vp`` if all listed conditions hold for the owner's square (corner;
     edge = outer ring, corners included; alone = no tile around but road-linked ones)."""
@@ -118,7 +118,7 @@ def vp_placement(conditions, vp, cell, cells, tiles, masks):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def effect_vp(kind, a, b, c, cell, cells, tiles, masks, goods_tier):
     """Variable VP of one effect row ``(kind, a, b, c)`` of the tile on ``cell``; 0 for kinds
     that do not give VP."""
@@ -181,14 +181,14 @@ def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, 
 # --- Money effects ------------------------------------------------------------------------
 
 
-@njit
+@njit(_nrt=False)
 def income_per_type(type_mask, coins, masks):
     """EF_INCOME_PER_TYPE: ``coins`` per tile of these types in the city (the owner included
     when it matches) at each income."""
     return coins * count_tiles_of_types(masks, ALL_CELLS, type_mask)
 
 
-@njit
+@njit(_nrt=False)
 def effect_income(kind, a, b, c, masks):
     """Extra income of one effect row; 0 for non-income kinds."""
     if kind == K.EF_INCOME_PER_TYPE:
@@ -216,7 +216,7 @@ def tile_income(cell, cells, tiles, masks, effects):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def city_income(cells, tiles, masks, effects):
     """Coins the whole city pays at an end-of-generation income."""
     total = 0
@@ -225,7 +225,7 @@ def city_income(cells, tiles, masks, effects):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def coins_on_type_placed(type_mask, coins, placed_tile, tiles):
     """EF_COINS_ON_TYPE_PLACED: ``coins`` when the placed tile has one of these types."""
     if tiles[placed_tile, K.C_TYPES] & type_mask:
@@ -233,7 +233,7 @@ def coins_on_type_placed(type_mask, coins, placed_tile, tiles):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def effect_coins_on_placed(kind, a, b, c, placed_tile, tiles):
     """Coins one effect row of a tile already in the city gives when ``placed_tile`` is placed
     (Merchant Union). The caller applies it only to tiles placed after the effect's owner."""
@@ -245,7 +245,7 @@ def effect_coins_on_placed(kind, a, b, c, placed_tile, tiles):
 # --- Disaster effects ---------------------------------------------------------------------
 
 
-@njit
+@njit(_nrt=False)
 def insured_against(cells, effects, disaster):
     """True when a tile in the city has an EF_INSURANCE effect covering ``disaster`` (DIS_*)."""
     covered = 1 << disaster

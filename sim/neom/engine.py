@@ -122,7 +122,7 @@ N_OPT_COLS = 8
 MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
 
 
-@njit
+@njit(_nrt=False)
 def set_option(options, n, kind, tile, cell, req, slot, seat, good, cost):
     """Write row ``n`` of ``options``, every column (no row keeps what an earlier listing left
     there): the one writer of option rows."""
@@ -149,7 +149,7 @@ CRIME_TYPES = K.T_RESIDENTIAL | K.T_COMMERCIAL | K.T_INDUSTRIAL
 
 # --- events --------------------------------------------------------------------------------
 # One signature (integers widened at the call) instead of one compilation per argument mix.
-@njit("void(int64[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)")
+@njit("void(int64[:, :], int64[:], int64, int64, int64, int64, int64, int64, int64)", _nrt=False)
 def log_event(events, gstate, player, kind, tile, cell, coins, other, good):
     """Append one event to the game's block of ``events`` (no-op without a buffer; events past
     MAX_EVENTS_PER_GAME are dropped and G_N_EVENTS stays at the block size)."""
@@ -183,7 +183,7 @@ def pass_left(hands, pstate, n_players):
 
 
 # --- decks and setup -----------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def icon_limit(n_players, rules):
     """Highest player-count icon (1, 4 or 5) in the generation decks."""
     if n_players == 1:
@@ -193,7 +193,7 @@ def icon_limit(n_players, rules):
     return n_players
 
 
-@njit
+@njit(_nrt=False)
 def taken_out(tile, tiles, variant):
     """Whether a standard tile is taken out of its deck by the variant."""
     if variant == K.V_NO_DISASTERS:
@@ -203,7 +203,7 @@ def taken_out(tile, tiles, variant):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def build_deck(deck, n_players, tiles, rules, out):
     """The tiles of ``deck`` (a generation or DECK_CORNERSTONE) for this player count and variant,
     in catalogue order, into ``out``; returns how many. Substitutes come in only for tiles the
@@ -225,7 +225,7 @@ def build_deck(deck, n_players, tiles, rules, out):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def generation_disaster(gen, tiles):
     """The Disaster kind printed in this generation's deck (DIS_NONE if it has none)."""
     for t in range(tiles.shape[0]):
@@ -235,7 +235,7 @@ def generation_disaster(gen, tiles):
     return K.DIS_NONE
 
 
-@njit
+@njit(_nrt=False)
 def draw_random_turn(deal, gen, rules, gstate):
     """Random-disasters variant: the turn (0..6) of generation ``gen``'s disaster, drawn from
     the deal stream at setup into the visible ``GS_RANDOM_TURN`` fields (-1 otherwise)."""
@@ -245,7 +245,7 @@ def draw_random_turn(deal, gen, rules, gstate):
     gstate[GS_RANDOM_TURN + gen - 1] = turn
 
 
-@njit
+@njit(_nrt=False)
 def random_disaster_turns_left(gstate, gen):
     """Turns from the current one until generation ``gen``'s random disaster strikes (0: at
     the end of this turn), as shown to every player; -1 when none is to come (another
@@ -322,7 +322,7 @@ def deal_boards(deal, n_boards, n_players, pstate, cells, board_center):
         cells[s, K.CENTER_CELL] = board_center[board]
 
 
-@njit
+@njit(_nrt=False)
 def shuffled_cornerstones(deal, n_players, tiles, rules, cs_box, gstate):
     """The cornerstones of this variant shuffled into ``cs_box``; dealing draws from the top."""
     n = build_deck(K.DECK_CORNERSTONE, n_players, tiles, rules, cs_box)
@@ -331,7 +331,7 @@ def shuffled_cornerstones(deal, n_players, tiles, rules, cs_box, gstate):
     gstate[GS_CS_BOX_SIZE] = n
 
 
-@njit
+@njit(_nrt=False)
 def draw_cornerstone(cs_box, gstate):
     """The next cornerstone of the box, or -1 when it is empty."""
     top = gstate[GS_CS_BOX_TOP]
@@ -341,7 +341,7 @@ def draw_cornerstone(cs_box, gstate):
     return cs_box[top]
 
 
-@njit
+@njit(_nrt=False)
 def add_cornerstone(seat, tile, cs_hands, pstate):
     """Put a cornerstone among the player's unplaced ones; False when the hand is full."""
     n = pstate[seat, PS_N_CS]
@@ -360,7 +360,7 @@ def remove_slot(row, n, slot):
     row[n - 1] = -1
 
 
-@njit
+@njit(_nrt=False)
 def add_to_pile(tile, cs_pile, gstate):
     n = gstate[GS_N_CS_PILE]
     if n < MAX_CS_PILE:
@@ -374,7 +374,7 @@ def add_to_pile(tile, cs_pile, gstate):
 SOLO_CS_DEALT = sum(SOLO_STACKS)
 
 
-@njit
+@njit(_nrt=False)
 def position_of(row, n, tile):
     for k in range(n):
         if row[k] == tile:
@@ -382,14 +382,14 @@ def position_of(row, n, tile):
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def swap_entries(row, i, j):
     tmp = row[i]
     row[i] = row[j]
     row[j] = tmp
 
 
-@njit
+@njit(_nrt=False)
 def cornerstone_hand_size(n_players, rules):
     """Cornerstones the draft deals each seat from the top of the box, seat after seat."""
     if rules[K.RO_VARIANT] == K.V_BEGINNER:
@@ -399,7 +399,7 @@ def cornerstone_hand_size(n_players, rules):
     return DRAFT_HAND
 
 
-@njit
+@njit(_nrt=False)
 def force_into_hand(deal, row, n, tile, start, size):
     """Unless row[start:start + size] (a hand) holds ``tile``, the tile changes places with a
     deal-chosen tile of that hand, wherever it was among row[:n] (another hand or the box)."""
@@ -409,7 +409,7 @@ def force_into_hand(deal, row, n, tile, start, size):
     swap_entries(row, pos, start + rng.randint(deal, size))
 
 
-@njit
+@njit(_nrt=False)
 def forced_choice(seat, decision, gstate, rules, tiles, options, n):
     """The option a forced seat must take (RO_FORCE_TILE, ``neom experiment --mode force``), -1
     when the seat chooses freely: a forced cornerstone is its first draft pick (the deal put it
@@ -431,7 +431,7 @@ def forced_choice(seat, decision, gstate, rules, tiles, options, n):
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def ban_cornerstone(deal, tile, n_players, rules, cs_box, gstate):
     """A dealt banned cornerstone changes places with a deal-chosen undealt one; then it leaves
     the box (its last tile takes its place) so that no effect can draw it."""
@@ -530,7 +530,7 @@ def connected_cells(cells, tiles):
     return road_component(cells, tiles, K.CENTER_CELL, 0)
 
 
-@njit
+@njit(_nrt=False)
 def flood_from_center(summary, removed):
     """connected_cells from the summary's road masks, with the cells of ``removed`` taken out."""
     keep = ~removed
@@ -539,7 +539,7 @@ def flood_from_center(summary, removed):
     return G.road_flood(summary, CENTER_BIT, keep)
 
 
-@njit
+@njit(_nrt=False)
 def reach_mask(summary, component, direction):
     """Squares where a new tile's road in ``direction`` (N, E, S, W) would link to a tile of
     ``component``."""
@@ -552,14 +552,14 @@ def reach_mask(summary, component, direction):
     return ((component & summary[SM_ROADS + 1] & ~COL4_CELLS) << 1) & ALL_CELLS
 
 
-@njit
+@njit(_nrt=False)
 def reach_masks(summary, component, out, at):
     """reach_mask of the 4 directions into out[at .. at + 3]."""
     for d in range(4):
         out[at + d] = reach_mask(summary, component, d)
 
 
-@njit
+@njit(_nrt=False)
 def summarize_city(cells, tiles, summary):
     G.city_masks(cells, tiles, summary)
     summary[SM_FLOOD_KNOWN] = 0
@@ -568,13 +568,13 @@ def summarize_city(cells, tiles, summary):
     reach_masks(summary, component, summary, SM_REACH)
 
 
-@njit
+@njit(_nrt=False)
 def mark_stale(summary):
     """The summarized city changed: refresh_summary will summarize it again."""
     summary[SM_OCCUPIED] = -1  # never a city's mask (25 bits)
 
 
-@njit
+@njit(_nrt=False)
 def refresh_summary(city, tiles, summary):
     """Summarize ``city`` again if it changed since (mark_stale); else keep the summary and its
     cache of traced chains."""
@@ -582,7 +582,7 @@ def refresh_summary(city, tiles, summary):
         summarize_city(city, tiles, summary)
 
 
-@njit
+@njit(_nrt=False)
 def trade_routes(cells, tiles):
     """Bit 0: left Trade Route (tile at (2,0) with a west road); bit 1: right ((2,4), east)."""
     routes = 0
@@ -595,14 +595,14 @@ def trade_routes(cells, tiles):
     return routes
 
 
-@njit
+@njit(_nrt=False)
 def replaceable_cells(types, summary):
     """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
     one) and tiles sharing one of its types."""
     return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, types)
 
 
-@njit
+@njit(_nrt=False)
 def placement_mask(cells, tiles, tile, summary):
     """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
     City Center is one) or a tile sharing a type with it; and the center square itself, or
@@ -653,7 +653,7 @@ def has_prerequisites(cells, tiles, tile):
 
 
 # --- buying goods --------------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def purchase_price(buyer, seller, n_players, base, routes):
     """Base price + 1 per player seated between, counted the way the buyer chooses, - 1 when
     the buyer's Trade Route on that side is active (so never more than 1 off)."""
@@ -727,7 +727,7 @@ def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def tile_placements(
     seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
 ):
@@ -871,7 +871,7 @@ def cornerstone_options(
     return options, n
 
 
-@njit
+@njit(_nrt=False)
 def fill_action_options(
     seat,
     selected,
@@ -935,7 +935,7 @@ def fill_action_options(
     return n + 1
 
 
-@njit
+@njit(_nrt=False)
 def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods_tier, options):
     """Sellers of ``good`` whose price still leaves ``rest_cost`` coins (the coin cost and the
     cheapest price of each good still to buy) affordable."""
@@ -953,7 +953,7 @@ def buy_options(seat, good, rest_cost, money, goods_of, routes, n_players, goods
 
 
 # --- placing and removing tiles ------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def count_placed(stats, tile, tiles):
     types = tiles[tile, K.C_TYPES]
     if types & K.T_RESIDENTIAL:
@@ -968,7 +968,7 @@ def count_placed(stats, tile, tiles):
         stats[R.P_PLACED_RESOURCE] += 1
 
 
-@njit
+@njit(_nrt=False)
 def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
     """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
     pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
@@ -1002,7 +1002,7 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
     return old
 
 
-@njit
+@njit(_nrt=False)
 def has_effect(effects, tile, kind):
     for k in range(K.MAX_EFFECTS):
         if effects[tile, k, 0] == kind:
@@ -1010,7 +1010,7 @@ def has_effect(effects, tile, kind):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def take_options(cs_pile, gstate, options):
     """Cornerstones of the draft's discard pile that a take effect may claim."""
     n = gstate[GS_N_CS_PILE]
@@ -1019,7 +1019,7 @@ def take_options(cs_pile, gstate, options):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def swap_options(seat, cs_hands, pstate, options):
     """Keep every cornerstone (slot -1), or swap the one in a slot for a random one."""
     n = pstate[seat, PS_N_CS] + 1
@@ -1030,7 +1030,7 @@ def swap_options(seat, cs_hands, pstate, options):
 
 
 # --- disasters -----------------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def protected_cells(city, tiles, protection):
     """Cells covered by tiles protecting against ``protection`` (PROT_*): each such tile
     covers its own square and the 8 surrounding ones."""
@@ -1053,7 +1053,7 @@ def disaster_cost(city, tiles, disaster):
     )
 
 
-@njit
+@njit(_nrt=False)
 def disaster_charge(disaster, fire_cover, police_cover):
     """The rule of a disaster's cost, as (tile types charged, cells spared, coins per tile):
     Flood 1 per Residential/Commercial/Industrial/Public tile; Fire 1 per such tile not
@@ -1066,7 +1066,7 @@ def disaster_charge(disaster, fire_cover, police_cover):
     return CRIME_TYPES, police_cover, 2
 
 
-@njit
+@njit(_nrt=False)
 def disaster_cost_of(masks, fire_cover, police_cover, disaster):
     """Coins to pay a disaster off (``disaster_charge``) for a city whose masks
     (sim.grid.city_masks) and covers (``protected_cells``) are given."""
@@ -1088,7 +1088,7 @@ def disaster_options(city, money, tiles, disaster, options):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def sacrifice_steps(disaster):
     """How many tiles a sacrifice asks for (each step may find none to take)."""
     if disaster == K.DIS_FLOOD:
@@ -1098,7 +1098,7 @@ def sacrifice_steps(disaster):
     return len(CRIME_CATEGORIES)
 
 
-@njit
+@njit(_nrt=False)
 def sacrifice_types(disaster, step):
     """Type mask a tile must have to be sacrificed at ``step``; 0 = any tile."""
     if disaster == K.DIS_FLOOD:
@@ -1108,7 +1108,7 @@ def sacrifice_types(disaster, step):
     return CRIME_CATEGORIES[step]
 
 
-@njit
+@njit(_nrt=False)
 def sacrifice_options(city, tiles, disaster, step, options):
     """Tiles that may be sacrificed at ``step`` (tiles already taken are gone from the city,
     so a two-type tile satisfies one Crime Spree category only)."""
@@ -1124,7 +1124,7 @@ def sacrifice_options(city, tiles, disaster, step, options):
 
 
 # --- end of game ---------------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def ranks_and_winners(totals, n_players, ranks):
     """Rank 1 = best, tied players share the better rank. Returns the winners' seat mask."""
     best = totals[0]

@@ -31,7 +31,7 @@ M_GOODS = M_CORNERSTONES + 1  # goods mask (not a cell mask): what the city's ti
 N_MASKS = M_GOODS + 1
 
 
-@njit
+@njit(_nrt=False)
 def neighbour(cell, direction):
     """The cell next to ``cell`` in direction 0..3 (N, E, S, W), or -1 off the board."""
     row = cell // K.GRID
@@ -49,36 +49,36 @@ def neighbour(cell, direction):
     return row * K.GRID + col
 
 
-@njit
+@njit(_nrt=False)
 def road_bit(direction):
     return 1 << direction
 
 
-@njit
+@njit(_nrt=False)
 def opposite_road_bit(direction):
     return 1 << ((direction + 2) % 4)
 
 
-@njit
+@njit(_nrt=False)
 def road_linked(roads_a, roads_b, direction):
     """Two tiles side by side (b in ``direction`` from a) are road-linked when both have a
     road on their shared edge."""
     return (roads_a & road_bit(direction)) != 0 and (roads_b & opposite_road_bit(direction)) != 0
 
 
-@njit
+@njit(_nrt=False)
 def is_diagonal(a, b):
     return abs(a // K.GRID - b // K.GRID) == 1 and abs(a % K.GRID - b % K.GRID) == 1
 
 
-@njit
+@njit(_nrt=False)
 def is_orthogonal(a, b):
     dr = abs(a // K.GRID - b // K.GRID)
     dc = abs(a % K.GRID - b % K.GRID)
     return dr + dc == 1
 
 
-@njit
+@njit(_nrt=False)
 def surrounding_mask(cell):
     """The (up to) 8 squares around ``cell``, as a cell mask (the cell itself excluded)."""
     row = cell // K.GRID
@@ -110,7 +110,7 @@ SURROUNDING_MASKS = _table(surrounding_mask)
 DIAGONAL_MASKS = SURROUNDING_MASKS & ~ORTHOGONAL_MASKS
 
 
-@njit
+@njit(_nrt=False)
 def city_masks(cells, tiles, masks):
     """Fill ``masks`` (int64[>= N_MASKS], layout M_*) for the city ``cells``."""
     for m in range(N_MASKS):
@@ -163,7 +163,7 @@ def masks_of(cells, tiles):
     return masks
 
 
-@njit
+@njit(_nrt=False)
 def cells_of_types(masks, type_mask):
     """Cells whose tile has at least one type of ``type_mask``."""
     cells = 0
@@ -173,7 +173,7 @@ def cells_of_types(masks, type_mask):
     return cells
 
 
-@njit
+@njit(_nrt=False)
 def road_flood(masks, start, keep):
     """Cells linked to the cells of ``start`` by chains of road links through the cells of
     ``keep`` (``start`` included): grows one road link at a time in all four directions."""
@@ -193,7 +193,7 @@ def road_flood(masks, start, keep):
     return component
 
 
-@njit
+@njit(_nrt=False)
 def component_of(masks, start, through_types):
     """Cells reachable from ``start`` by chains of road links.
 
@@ -224,7 +224,7 @@ def city_goods(cells, tiles):
     return goods
 
 
-@njit
+@njit(_nrt=False)
 def popcount(mask):
     count = 0
     while mask:
@@ -233,7 +233,7 @@ def popcount(mask):
     return count
 
 
-@njit
+@njit(_nrt=False)
 def lowest_cell(mask):
     """The cell of the lowest bit of a non-empty cell mask."""
     return popcount((mask & -mask) - 1)

@@ -37,7 +37,7 @@ POLLUTION_ORTHOGONAL = 2
 POLLUTION_DIAGONAL = 1
 
 
-@njit
+@njit(_nrt=False)
 def neighborhood_value(size):
     """Triangular numbers up to 8 Residential tiles (36), then 4 VP per further tile."""
     if size <= 8:
@@ -45,7 +45,7 @@ def neighborhood_value(size):
     return 36 + 4 * (size - 8)
 
 
-@njit
+@njit(_nrt=False)
 def pollution_around(cell, others):
     """The pollution rule: a Residential tile loses 2 VP per orthogonally and 1 VP per
     diagonally adjacent Polluting tile. Here for the square ``cell`` and the cell mask
@@ -56,19 +56,19 @@ def pollution_around(cell, others):
     )
 
 
-@njit
+@njit(_nrt=False)
 def money_vp(money):
     """1 VP per 2 coins left, rounded down."""
     return money // 2
 
 
-@njit
+@njit(_nrt=False)
 def money_vp_change(money, coins):
     """Change of ``money_vp`` when ``money`` changes by ``coins`` (negative: paid)."""
     return money_vp(money + coins) - money_vp(money)
 
 
-@njit
+@njit(_nrt=False)
 def ghost_town(n_residential):
     """-10 VP for a city without a Residential tile, -4 with only one."""
     if n_residential == 0:
@@ -78,13 +78,13 @@ def ghost_town(n_residential):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def power_vp(has_power):
     """-5 VP for a city without a tile that generates power."""
     return 0 if has_power else NO_POWER
 
 
-@njit
+@njit(_nrt=False)
 def printed_vp(tile, tiles, no_disasters):
     """The VP printed on ``tile`` as final scoring counts it: Residential and Public tiles only,
     plus their extra VP in the no-disasters variant; 0 for an empty square (EMPTY)."""
@@ -96,7 +96,7 @@ def printed_vp(tile, tiles, no_disasters):
     return vp
 
 
-@njit
+@njit(_nrt=False)
 def neighborhoods_vp(masks, residential_cells, through_any):
     """Sum of neighborhood values; a neighborhood is the Residential tiles of one road-linked
     component (chains through any tile, or only through Residential tiles)."""
@@ -111,7 +111,7 @@ def neighborhoods_vp(masks, residential_cells, through_any):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def goods_vp(goods, goods_tier):
     """Each good of the mask ``goods`` (the city's Good tokens) scores once by its tier."""
     total = 0
@@ -134,7 +134,7 @@ def score_city(cells, money, tiles, effects, goods_tier, rules, out):
     score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out)
 
 
-@njit
+@njit(_nrt=False)
 def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
     """``score_city`` of a city whose masks (``sim.grid.city_masks``) are ``masks``."""
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS

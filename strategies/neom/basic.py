@@ -25,10 +25,12 @@ from strategies.neom.evaluate import (
     CX_SCORE,
     MEMO_TRIED,
     build_score_context,
+    context_req_costs,
     context_summary,
     memo_city,
     memo_context,
     memo_holds,
+    memo_values,
     pending_disaster,
     pick_best,
     score_delta,
@@ -70,7 +72,7 @@ def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
     return memo[stored]
 
 
-@njit
+@njit(_nrt=False)
 def choose_random(rng_state, n_options):
     return rng.randint(rng_state, n_options)
 
@@ -105,7 +107,7 @@ def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rul
     return value_after(params, change + money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
 
 
-@njit
+@njit(_nrt=False)
 def best_placement_value(
     params,
     seat,
@@ -213,7 +215,7 @@ def greedy_values(
         return
     ctx = greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    req_costs = context_req_costs(ctx)
     n_players = gstate[E.GS_N_PLAYERS]
     if decision == E.D_SELECT:
         sell = coins_value(params, E.SELL_COINS, ctx)
@@ -305,7 +307,7 @@ def greedy_values(
 
 @njit(inline="always")
 def choose_greedy(params, rng_state, decision, n_options, seat, game, memo):
-    values = np.empty(n_options, dtype=np.float64)
+    values = memo_values(memo, n_options)
     greedy_values(
         params,
         decision,

@@ -105,7 +105,11 @@ CX_INCOME = CX_VAR_VP + K.N_CELLS  # 25 cells: each tile's income
 CX_ROUTES = CX_INCOME + K.N_CELLS  # active Trade Routes (sim.engine.trade_routes)
 CX_SUMMARY = CX_ROUTES + 1  # the city's summary (sim.engine.summarize_city), once per decision
 CX_SAVED_MASKS = CX_SUMMARY + E.N_SUMMARY  # the summary's masks while a move is tried (try_move)
-N_CTX = CX_SAVED_MASKS + N_MASKS
+# Scratch, so that building a context and valuing a placement allocate nothing: the score
+# breakdown (int32[N_SCORE] as int64 words) and the requirement options' costs.
+CX_SCORE_OUT = CX_SAVED_MASKS + N_MASKS
+CX_REQ_COSTS = CX_SCORE_OUT + (K.N_SCORE + 1) // 2
+N_CTX = CX_REQ_COSTS + K.MAX_REQ_OPTIONS
 
 VP_EFFECT_KINDS_MAX = K.EF_VP_PLACEMENT  # kinds 1..4 give VP
 
@@ -124,18 +128,22 @@ MEMO_DISASTERS = 2
 MEMO_PARAMS = 3
 MEMO_CITY = MEMO_PARAMS + N_WEIGHTS
 MEMO_CTX = MEMO_CITY + K.N_CELLS
-MEMO_TRIED = MEMO_CTX + N_CTX  # per tile: cell mask of the squares whose parts are stored
+# Scratch for the values of one decision's options (float64 bits), so choosing allocates nothing.
+MEMO_VALUES = MEMO_CTX + N_CTX
+MEMO_TRIED = (
+    MEMO_VALUES + E.MAX_OPTIONS
+)  # per tile: cell mask of the squares whose parts are stored
 # then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
 N_TERMS = 10  # len(move_terms(...))
 ANY_STATE = np.int64(-1)  # a memo_holds key part the strategy's values do not depend on
 
 
-@njit
+@njit(_nrt=False)
 def memo_size(n_tiles):
     return MEMO_TRIED + n_tiles * (1 + K.N_CELLS * N_TERMS)
 
 
-@njit
+@njit(_nrt=False)
 def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     """Whether ``memo`` was written by this strategy for this city, generation and past
     disasters. If not, it is keyed to them with nothing tried, and the caller writes the
@@ -167,24 +175,30 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     return same
 
 
-@njit
+@njit(_nrt=False)
 def set_context_money(ctx, money):
     """Bring a kept context's money, and the score's money VP with it, up to ``money``."""
     ctx[CX_SCORE] += money_vp(money) - money_vp(ctx[CX_MONEY])
     ctx[CX_MONEY] = money
 
 
-@njit
+@njit(inline="always")  # returns a view: no call layer
 def memo_city(memo):
     """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
     city that a strategy may try moves on, as long as it undoes them."""
     return memo[MEMO_CITY : MEMO_CITY + K.N_CELLS]
 
 
-@njit
+@njit(inline="always")  # returns a view: no call layer
 def memo_context(memo):
     """The memo's context (a view)."""
     return memo[MEMO_CTX : MEMO_CTX + N_CTX]
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_values(memo, n):
+    """Scratch for the values of ``n`` options (float64[n], n <= MAX_OPTIONS) in the memo."""
+    return memo[MEMO_VALUES : MEMO_VALUES + n].view(np.float64)
 
 
 @njit(inline="always")
@@ -198,7 +212,7 @@ def memo_parts(memo, n_tiles):
     )
 
 
-@njit
+@njit(_nrt=False)
 def has_effect_kinds(effects, tile, low, high):
     """Whether ``tile`` has an effect of kind low..high."""
     for k in range(K.MAX_EFFECTS):
@@ -208,7 +222,7 @@ def has_effect_kinds(effects, tile, low, high):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def upcoming_disasters(gstate, tiles, rules):
     """Kinds (bit DIS_*) of the disasters that may still strike: those of this and later
     generations' decks that have not happened yet (none in the no-disasters variant)."""
@@ -226,7 +240,7 @@ def upcoming_disasters(gstate, tiles, rules):
     return kinds
 
 
-@njit
+@njit(_nrt=False)
 def exposure(ctx, kinds):
     """Coins the disasters of ``kinds`` would cost the city of ``ctx`` now (read from its
     summary's masks and its Fire and police covers, filled before)."""
@@ -239,7 +253,7 @@ def exposure(ctx, kinds):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
     """Coins the tile on ``cell`` adds to the cost of the disasters of ``kinds`` (the engine's
     ``disaster_charge`` for one tile)."""
@@ -256,19 +270,31 @@ def charge(tile, cell, kinds, fire_cover, police_cover, tiles):
     return total
 
 
-@njit
+@njit(inline="always")  # returns a view: no call layer
+def context_score_out(ctx):
+    """Scratch for a score breakdown (int32[>= N_SCORE]) in ``ctx`` (a view)."""
+    return ctx[CX_SCORE_OUT:CX_REQ_COSTS].view(np.int32)
+
+
+@njit(inline="always")  # returns a view: no call layer
+def context_req_costs(ctx):
+    """Scratch for the requirement options' costs (int64[MAX_REQ_OPTIONS]) in ``ctx``."""
+    return ctx[CX_REQ_COSTS : CX_REQ_COSTS + K.MAX_REQ_OPTIONS]
+
+
+@njit(inline="always")  # returns a view: no call layer
 def context_summary(ctx):
     """The city summary held in ``ctx`` (a view, no copy)."""
     return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
 
 
-@njit
+@njit(_nrt=False)
 def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
     and its Trade Routes (all greedy needs)."""
     summary = context_summary(ctx)
     E.summarize_city(city, tiles, summary)
-    score = np.empty(K.N_SCORE, dtype=np.int32)
+    score = context_score_out(ctx)
     score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
     residential = cells_of_types(summary, K.T_RESIDENTIAL)
     vp_holders = 0
@@ -297,7 +323,7 @@ def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     label_components(city, summary, rules, residential, ctx)
 
 
-@njit
+@njit(_nrt=False)
 def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
     build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
@@ -332,7 +358,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     ctx[CX_GEN] = gstate[E.GS_GEN]
 
 
-@njit
+@njit(_nrt=False)
 def label_components(city, masks, rules, residential, ctx):
     """Label the road-linked components that make Neighborhoods, with their Residential
     counts: all tiles when chains may pass through any tile, else Residential tiles only."""
@@ -356,14 +382,14 @@ def label_components(city, masks, rules, residential, ctx):
         label += 1
 
 
-@njit
+@njit(_nrt=False)
 def remaining_share(ctx):
     """Share of the game's turns still to play, the current one included (1 in the draft)."""
     turn = max(ctx[CX_TURN], 0)
     return (E.N_TURNS - turn) / E.N_TURNS
 
 
-@njit
+@njit(_nrt=False)
 def money_value(params, coins, ctx):
     """Value of gaining ``coins`` (negative: paying) with the city unchanged."""
     money = ctx[CX_MONEY]
@@ -421,7 +447,7 @@ def neighborhoods_after(new, cell, old, city, masks, tiles, rules, residential_a
     return ctx[CX_NEIGHBORHOODS] - lost + neighborhood_value(merged)
 
 
-@njit
+@njit(_nrt=False)
 def pollution_of(tile, cell, residential, polluting, tiles):
     """Pollution VP (negative) involving the tile on ``cell`` with the other cells' masks."""
     if tile == K.EMPTY:
@@ -584,7 +610,7 @@ def income_delta(new, cell, city, tiles, effects, ctx):
     return delta
 
 
-@njit
+@njit(_nrt=False)
 def counts_types(holder, kind, changed_types, effects):
     """Whether an effect of ``kind`` of ``holder`` counts tiles of one of ``changed_types``."""
     for k in range(K.MAX_EFFECTS):
@@ -707,7 +733,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     )
 
 
-@njit
+@njit(_nrt=False)
 def memo_move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx, memo):
     """``move_terms`` of placing ``new`` on ``cell``, computed once per memo state (``ctx``:
     the memo's context); an empty ``memo`` (another city's context) computes them each time."""
@@ -759,13 +785,13 @@ SACRIFICE_STEP_VP = 3.0  # rough VP an opponent loses per tile a disaster makes 
 WORST_CORNERSTONE = -100.0  # value of a cornerstone that cannot be placed at all
 
 
-@njit
+@njit(_nrt=False)
 def progress(ctx):
     """0 on the first generation turn (and in the draft), 1 on the last."""
     return max(ctx[CX_TURN], 0) / (E.N_TURNS - 1)
 
 
-@njit
+@njit(_nrt=False)
 def pick_best(values, n, rng_state):
     """Index of the highest value; ties broken uniformly with the strategy's stream."""
     best = NO_VALUE
@@ -807,7 +833,7 @@ def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ct
     return value
 
 
-@njit
+@njit(_nrt=False)
 def action_values(
     params,
     options,
@@ -844,16 +870,18 @@ def action_values(
             values[k] += params[W_CORNERSTONE] * progress(ctx)
 
 
-@njit
-def best_placement(params, seat, tile, city, money, free, game, ctx, memo):
+@njit(_nrt=False)
+def best_placement(
+    params, seat, tile, city, money, free, goods_of, n_players, tiles, req, effects, goods_tier,
+    rules, ctx, memo,
+):  # fmt: skip
     """Best value for ``seat`` of placing ``tile`` in ``city`` (whose context is ``ctx``:
     summary and Trade Routes come from it) at its cheapest requirement option, or NO_VALUE when
     it cannot go anywhere. ``free``: ignore requirements and prerequisites (cornerstones valued
-    in the draft, before the goods they need can exist)."""
-    tiles = game.tiles
-    req = game.req
+    in the draft, before the goods they need can exist). Arrays in, a number out, nothing
+    allocated: compiled without reference counts."""
     summary = context_summary(ctx)
-    req_costs = np.empty(K.MAX_REQ_OPTIONS, dtype=np.int64)
+    req_costs = context_req_costs(ctx)
     cost = -1
     if free:
         mask = E.placement_mask(city, tiles, tile, summary)
@@ -866,13 +894,13 @@ def best_placement(params, seat, tile, city, money, free, game, ctx, memo):
             tile,
             city,
             summary,
-            game.goods_of,
+            goods_of,
             ctx[CX_ROUTES],
-            game.gstate[E.GS_N_PLAYERS],
+            n_players,
             money,
             tiles,
             req,
-            game.goods_tier,
+            goods_tier,
             req_costs,
         )
         for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
@@ -882,11 +910,19 @@ def best_placement(params, seat, tile, city, money, free, game, ctx, memo):
     for cell in range(K.N_CELLS):
         if (mask >> cell) & 1:
             terms = memo_move_terms(
-                params, tile, cell, city, tiles, game.effects, game.goods_tier, game.rules, ctx,
-                memo,
-            )  # fmt: skip
+                params, tile, cell, city, tiles, effects, goods_tier, rules, ctx, memo
+            )
             best = max(best, terms_value(params, -cost, terms, ctx))
     return best
+
+
+@njit(inline="always")
+def game_best_placement(params, seat, tile, city, money, free, game, ctx, memo):
+    """``best_placement`` with the game's arrays (one place that reads them)."""
+    return best_placement(
+        params, seat, tile, city, money, free, game.goods_of, game.gstate[E.GS_N_PLAYERS],
+        game.tiles, game.req, game.effects, game.goods_tier, game.rules, ctx, memo,
+    )  # fmt: skip
 
 
 @njit
@@ -914,7 +950,9 @@ def left_neighbour(seat, deny, game):
 def denied_value(params, left, tile, free, game, left_city, left_ctx):
     """W_DENY times the left neighbour's best use of ``tile`` (never below 0)."""
     money = seat_money(game.pstate, left)
-    gift = best_placement(params, left, tile, left_city, money, free, game, left_ctx, memo_none())
+    gift = game_best_placement(
+        params, left, tile, left_city, money, free, game, left_ctx, memo_none()
+    )
     return params[W_DENY] * max(gift, 0.0)
 
 
@@ -1015,7 +1053,7 @@ def sacrifice_value(params, city, disaster, gstate, money, tiles, effects, goods
     return total
 
 
-@njit
+@njit(_nrt=False)
 def seat_money(pstate, seat):
     return pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
 
@@ -1047,7 +1085,10 @@ def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
     """The option of ``game.options[:n_options]`` of highest value under the weights
     ``params`` (one entry per decision kind of sim.neom.engine; ties broken by the strategy's
     random stream). ``memo``: the seat's (see memo_holds), or an empty array for none."""
-    values = np.empty(n_options, dtype=np.float64)
+    if memo.shape[0] > 0:
+        values = memo_values(memo, n_options)
+    else:
+        values = np.empty(n_options, dtype=np.float64)
     evaluated_values(params, decision, n_options, seat, game, memo, values)
     return pick_best(values, n_options, rng_state)
 
@@ -1090,14 +1131,14 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
         left, left_city, left_ctx = left_neighbour(seat, deny, game)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
-            values[k] = best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            values[k] = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
             if deny:
                 values[k] += denied_value(params, left, tile, True, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
         values[0] = 0.0
         for k in range(1, n_options):
             tile = options[k, E.OPT_TILE]
-            value = best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            value = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
             values[k] = -max(value, WORST_CORNERSTONE)
     elif decision == E.D_BUY:
         for k in range(n_options):
@@ -1147,7 +1188,7 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
         if disaster != K.DIS_NONE:
             values[k] = disaster_select_value(params, seat, disaster, game)
             continue
-        place = best_placement(params, seat, tile, city, money, False, game, ctx, memo)
+        place = game_best_placement(params, seat, tile, city, money, False, game, ctx, memo)
         values[k] = max(fallback, place)
         if deny:
             values[k] += denied_value(params, left, tile, False, game, left_city, left_ctx)
