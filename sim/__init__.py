@@ -114,18 +114,26 @@ def _sources_digest(root: Path) -> str:
 
 
 @functools.cache
-def _module_digests(root: Path) -> dict[str, str]:
-    """Each compiled module's digest: of its own source and of every package module it imports,
-    directly or not (what its compiled code can contain). Under ``"*"``: every compiled
-    source's (``_sources_digest``). Read once per process."""
+def _module_closures(root: Path) -> dict[str, frozenset[str]]:
+    """Each compiled module's package modules: itself and every one it imports, directly or
+    not (what its compiled code can contain). Read once per process."""
     files = _package_modules(root)
     graph: dict[str, set[str]] = {}
+    return {name: frozenset(_closure(files, graph, [name])) for name in _compiled_modules(files)}
+
+
+@functools.cache
+def _module_digests(root: Path) -> dict[str, str]:
+    """Each compiled module's digest, of the sources in its closure (``_module_closures``);
+    under ``"*"``, of every compiled source (``_sources_digest``)."""
+    files = _package_modules(root)
     hashes: dict[Path, bytes] = {}
-    digests = {}
-    for name in _compiled_modules(files):
-        closure = _closure(files, graph, [name])
-        digests[name] = _digest(root, [files[m] for m in closure], hashes)
-    everything = _closure(files, graph, list(digests))
+    closures = _module_closures(root)
+    digests = {
+        name: _digest(root, [files[m] for m in closure], hashes)
+        for name, closure in closures.items()
+    }
+    everything = set().union(*closures.values())
     digests["*"] = _digest(root, [files[m] for m in everything], hashes)
     return digests
 

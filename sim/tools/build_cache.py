@@ -18,14 +18,14 @@ and the exit status is 1.
 
 import argparse
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,13 +38,16 @@ from sim.core import compile_notice
 class Piece:
     """One compiled entry of a game: ``name`` is ``game:entry``, ``strategy_ids`` the
     strategies it plays (any lineup of them uses it), ``title`` and ``estimate_s`` what the
-    compile notice calls it and how long its cold compile takes alone."""
+    compile notice calls it and how long its cold compile takes alone; ``after``: the pieces
+    whose compiled code it calls (its entry's module imports theirs), built first so that it
+    loads their code instead of compiling it at the same time."""
 
     name: str
     game: str
     strategy_ids: tuple[int, ...]
     title: str
     estimate_s: float = field(compare=False)
+    after: tuple[str, ...] = ()
 
 
 def pieces(games: list[str] | None = None) -> list[Piece]:
@@ -53,6 +56,7 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
     from sim.core.registry import game_names, get_game
 
     found = []
+    modules = {}  # piece -> the module of its entry's code
     for game_name in games or game_names():
         game = get_game(game_name)
         groups: dict[str, list[int]] = {}
@@ -70,8 +74,22 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
             )
             last = compile_notice._last_time(title)
             estimate = last if last is not None else titles[title][1]
-            found.append(Piece(f"{game_name}:{entry}", game_name, tuple(ids), title, estimate))
-    return found
+            piece = Piece(f"{game_name}:{entry}", game_name, tuple(ids), title, estimate)
+            found.append(piece)
+            modules[piece.name] = game.play_batch_for(ids).__module__
+    closures = sim._module_closures(sim.ROOT)
+    return [
+        replace(
+            piece,
+            after=tuple(
+                other.name
+                for other in found
+                if modules[other.name] != modules[piece.name]
+                and modules[other.name] in closures.get(modules[piece.name], ())
+            ),
+        )
+        for piece in found
+    ]
 
 
 def _entry_and_args(piece: Piece):
@@ -145,48 +163,58 @@ def build(
     say: Callable[[str], None] = print,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[tuple[Piece, str]]:
-    """Build ``todo`` (``total`` pieces in all, the others cached), ``jobs`` at a time, the
-    longest first; one line per piece that ends. Returns the pieces that failed, with why."""
+    """Build ``todo`` (``total`` pieces in all, the others cached), ``jobs`` at a time: the
+    longest first of those whose ``after`` pieces are over; one line per piece that ends.
+    Returns the pieces that failed, with why (a piece after a failed one is still tried: it
+    then names its own error)."""
     start = clock()
     done_before = total - len(todo)
+    waiting = sorted(todo, key=lambda p: -p.estimate_s)
+    names = {p.name for p in todo}
+    over: set[str] = set()
     finished: list[Piece] = []
     failed: list[tuple[Piece, str]] = []
     started: dict[str, float] = {}
-    lock = threading.Lock()
-    order = sorted(todo, key=lambda p: -p.estimate_s)
+    ended: queue.Queue = queue.Queue()
 
     def left(now: float) -> float:
         """Seconds of work left at ``now``, spread over the jobs: each piece's estimate, less
         what a running one has done."""
-        over = {p.name for p in finished} | {p.name for p, _ in failed}
+        rest = [p for p in todo if p.name not in over]
         work = sum(
             max(p.estimate_s - (now - started[p.name]), 0.0) if p.name in started else p.estimate_s
-            for p in order
-            if p.name not in over
+            for p in rest
         )
-        return work / max(1, min(jobs, len(order) - len(over)))
+        return work / max(1, min(jobs, len(rest)))
 
-    def one(piece: Piece) -> tuple[Piece, bool, str, float]:
-        with lock:
+    def one(piece: Piece) -> None:
+        try:
+            ok, why = run(piece)
+        except Exception as error:  # noqa: BLE001 - reported as the piece's failure
+            ok, why = False, f"{type(error).__name__}: {error}"
+        ended.put((piece, ok, why, clock()))
+
+    running = 0
+    while waiting or running:
+        while running < jobs and waiting:
+            ready = [p for p in waiting if all(a in over or a not in names for a in p.after)]
+            if not ready and running:
+                break
+            piece = (ready or waiting)[0]  # (nothing ready, nothing running: a cycle)
+            waiting.remove(piece)
             started[piece.name] = clock()
-        ok, why = run(piece)
-        return piece, ok, why, clock()
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(one, piece) for piece in order]
-        for future in as_completed(futures):
-            piece, ok, why, end = future.result()
-            with lock:
-                (finished.append(piece) if ok else failed.append((piece, why)))
-                took = end - started[piece.name]
-                count = done_before + len(finished)
-                what = f"compiled in {took:.0f} s" if ok else f"FAILED after {took:.0f} s: {why}"
-                more = len(finished) + len(failed) < len(order)
-                rest = f", about {_clock(left(end))} left" if more else ""
-                say(
-                    f"build_cache: [{count}/{total}] {piece.name} {what}; "
-                    f"elapsed {_clock(end - start)}{rest}"
-                )
+            threading.Thread(target=one, args=(piece,), daemon=True).start()
+            running += 1
+        piece, ok, why, end = ended.get()
+        running -= 1
+        over.add(piece.name)
+        (finished.append(piece) if ok else failed.append((piece, why)))
+        took = end - started[piece.name]
+        count = done_before + len(finished)
+        what = f"compiled in {took:.0f} s" if ok else f"FAILED after {took:.0f} s: {why}"
+        rest = f", about {_clock(left(end))} left" if len(over) < len(todo) else ""
+        elapsed = _clock(end - start)
+        say(f"build_cache: [{count}/{total}] {piece.name} {what}; elapsed {elapsed}{rest}")
     return failed
 
 
