@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PY_DIRS := sim strategies analysis tests
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+# The compile cache: NUMBA_CACHE_DIR when set, else one folder per user
+# (~/.cache/neom-sim/numba) that every clone and worktree of the same code shares (sim/__init__.py).
 
 .PHONY: install run run-tangram browser test test-slow bench bench-compile bench-report lint clean-cache clean
 
@@ -14,7 +15,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
+# Installs what is missing, then compiles every game's entries into the compile cache, one
+# process per core (only what the cache lacks: a no-op after the first time, a resume after an
+# interruption), so that no later command waits for the compiler. A piece that fails to compile
+# is named and left out (the commands and tests that use it then show its error in full).
 install: $(STAMP)
+	$(BIN)/python -m sim.tools.build_cache || echo "make: the compile cache lacks the pieces named above"
 
 # The main job: simulate the strong field (the verified tuned sets) and the archetype field on
 # the same catalogue, then write the design report with every finding marked against the other
@@ -34,7 +40,7 @@ RUN_CHECK_GAMES ?= $(RUN_GAMES)
 RUN_CHECK_SEED ?= $(RUN_SEED)
 RUN_CHECK := $(if $(strip $(RUN_CHECK_STRATEGIES)),--check runs/$(RUN_NAME)-check)
 
-run: $(STAMP)
+run: install
 	$(BIN)/neom simulate --players $(RUN_PLAYERS) --games $(RUN_GAMES) \
 		--strategies $(RUN_STRATEGIES) --seed $(RUN_SEED) --events --overwrite --out runs/$(RUN_NAME)
 ifneq ($(strip $(RUN_CHECK_STRATEGIES)),)
@@ -67,10 +73,10 @@ browser: $(STAMP)
 	$(BIN)/python -m analysis.tools.browser_check reports/$(RUN_NAME) \
 		--screenshots reports/$(RUN_NAME)-browser
 
-test: $(STAMP)
+test: install
 	$(BIN)/python -m pytest -q
 
-test-slow: $(STAMP)
+test-slow: install
 	$(BIN)/python -m pytest -q -m slow
 
 # Engine speed on one core (bench/results.json), each strategy's games/s on one core
@@ -96,7 +102,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)
 	$(BIN)/ruff format --check $(PY_DIRS)
 
+# This project's entries of the compile cache (and the in-checkout folder of earlier versions).
 clean-cache:
+	if test -x $(BIN)/python; then $(BIN)/python -m sim.tools.build_cache --clean; fi
 	rm -rf .numba_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 

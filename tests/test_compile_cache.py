@@ -1,14 +1,26 @@
-"""The compile cache is keyed on the sources compiled code depends on, and on nothing else."""
+"""The compile cache is keyed on the sources compiled code depends on, and on nothing else:
+not on where the checkout is (clones and worktrees of the same code share it), not on drivers,
+and an edit recompiles the modules that depend on the edited one, and only those."""
 
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
+
+import numba
+import pytest
 
 import sim
 
 ROOT = Path(sim.__file__).resolve().parent.parent
+needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiles on purpose")
 
 
 def copy_packages(tmp_path):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for package in sim.PACKAGES:
         shutil.copytree(
             ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
@@ -40,6 +52,7 @@ def test_the_key_covers_the_compiled_modules_and_what_they_import():
         "sim/core/runner.py",
         "sim/tools/bench.py",
         "sim/tools/bench_ab.py",
+        "sim/tools/build_cache.py",
         "strategies/tools/tune.py",
         "analysis/core/ladder.py",
     ):
@@ -57,18 +70,231 @@ def test_editing_a_driver_keeps_the_cache_and_editing_a_constant_starts_a_new_on
     assert sim._sources_digest(root) != before
 
 
-def test_only_the_most_recently_used_caches_of_other_versions_are_kept(tmp_path):
-    """Each edit of compiled code starts a cache folder: the older ones beyond the few most
-    recently used are deleted when a new one starts; folders not named like a digest stay."""
-    import os
+def test_a_copy_of_the_checkout_elsewhere_has_the_same_keys(tmp_path):
+    copy = copy_packages(tmp_path / "elsewhere" / "clone")
+    assert sim._module_digests(copy) == sim._module_digests(ROOT)
 
-    for age, name in enumerate(["a" * 16, "b" * 16, "c" * 16, "d" * 16, "e" * 16]):
-        folder = tmp_path / name
+
+def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_no_other(
+    tmp_path,
+):
+    root = copy_packages(tmp_path)
+    before = sim._module_digests(root)
+    with open(root / "strategies" / "neom" / "basic.py", "a") as f:
+        f.write("\n# a strategy edited\n")
+    sim._module_digests.cache_clear()
+    after = sim._module_digests(root)
+    changed = {name for name in before if before[name] != after[name]}
+    # What compiles the edited strategy into its code: the strategy, the dispatch and the
+    # game loop that inline it, the entries built on them, and the whole-checkout key.
+    assert {
+        "strategies.neom.basic",
+        "strategies.neom.dispatch",
+        "strategies.neom.play",
+        "strategies.neom.search",
+        "strategies.neom.entries",
+        "*",
+    } <= changed
+    # The engine, the other strategies' modules and the other game keep their cache.
+    for kept in (
+        "sim.neom.engine",
+        "sim.neom.scoring",
+        "strategies.neom.evaluate",
+        "strategies.neom.archetypes",
+        "sim.tangram.engine",
+        "strategies.tangram.play",
+        "sim.core.rng",
+    ):
+        assert kept not in changed, kept
+
+
+def test_a_key_is_a_folder_relative_to_the_cache_base_and_its_digest():
+    folder, digest = sim.cache_key(str(ROOT / "strategies" / "neom" / "play.py"))
+    assert folder == f"strategies/neom/play-{digest}"
+    assert digest == sim._module_digests(ROOT)["strategies.neom.play"]
+    # A copy over other globals (entries.loop_copy) may read any compiled module's globals.
+    folder, digest = sim.cache_key(str(ROOT / "strategies" / "neom" / "play.py"), False)
+    assert digest == sim._module_digests(ROOT)["*"]
+    assert sim.cache_key(str(ROOT / "tests" / "test_jit.py")) is None
+    assert sim.cache_key("/elsewhere/sim/neom/engine.py") is None
+
+
+def test_only_the_most_recently_used_caches_of_other_versions_are_kept(tmp_path):
+    """Each edit of a compiled module starts a cache folder for it: its older ones beyond the
+    few most recently used are deleted when a new one starts; other folders stay."""
+    for age, digest in enumerate(["a" * 16, "b" * 16, "c" * 16, "d" * 16, "e" * 16]):
+        folder = tmp_path / f"play-{digest}"
         folder.mkdir()
         (folder / "index.nbi").write_text("x")
         os.utime(folder, (1000 - age, 1000 - age))  # "a" used last, "e" first
     (tmp_path / "my-notes").mkdir()
-    sim._prune_stale_caches(tmp_path, "f" * 16, keep=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a" * 16, "b" * 16, "c" * 16, "my-notes"]
-    sim._prune_stale_caches(tmp_path, "a" * 16, keep=1)  # the current folder is never counted
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a" * 16, "b" * 16, "my-notes"]
+    (tmp_path / f"dispatch-{'e' * 16}").mkdir()  # another module's
+    sim._prune_stale_caches(tmp_path, f"play-{'f' * 16}", keep=3, prefix="play-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"dispatch-{'e' * 16}",
+        "my-notes",
+        *(f"play-{d * 16}" for d in "abc"),
+    ]
+    # the current folder is never counted
+    sim._prune_stale_caches(tmp_path, f"play-{'a' * 16}", keep=1, prefix="play-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"dispatch-{'e' * 16}",
+        "my-notes",
+        *(f"play-{d * 16}" for d in "ab"),
+    ]
+
+
+# Two compiled modules of the package, one calling the other, and a third on its own.
+PROBES = {
+    "probe_a.py": """
+        from sim.core.jit import njit
+
+        @njit
+        def f(x):
+            return x + 1
+        """,
+    "probe_b.py": """
+        from sim.core.jit import njit
+        from sim.probe_a import f
+
+        @njit
+        def g(x):
+            return f(x) * 2
+        """,
+    "probe_c.py": """
+        from sim.core.jit import njit
+
+        @njit
+        def h(x):
+            return x - 1
+        """,
+}
+# Prints what this process compiled (Numba's compile events fire for compiles, not loads).
+COUNT = """
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+from sim.probe_b import g
+from sim.probe_c import h
+assert (g(3), h(3)) == (8, 2)
+print(",".join(sorted(compiled)))
+"""
+
+
+def probe_checkout(path: Path) -> Path:
+    copy_packages(path)
+    for name, text in PROBES.items():
+        (path / "sim" / name).write_text(textwrap.dedent(text))
+    return path
+
+
+def compiled_in(checkout: Path, cache: Path) -> str:
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(checkout),
+        NEOM_NUMBA_CACHE_BASE=str(cache),
+        NUMBA_CACHE_DIR=str(cache),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT], env=env, cwd=checkout, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@needs_jit
+def test_a_second_checkout_of_the_same_code_loads_and_an_edit_recompiles_its_dependents(
+    tmp_path,
+):
+    cache = tmp_path / "cache"
+    first = probe_checkout(tmp_path / "first")
+    second = probe_checkout(tmp_path / "elsewhere" / "second")
+    assert compiled_in(first, cache) == "f,g,h"
+    assert compiled_in(first, cache) == ""
+    # Another path, same code: Numba's own cache folders hash the absolute path and compiled
+    # everything again here.
+    assert compiled_in(second, cache) == ""
+    # g calls f: editing f's module recompiles both, and h not.
+    with open(second / "sim" / "probe_a.py", "a") as f:
+        f.write("\nSOMETHING = 1\n")
+    assert compiled_in(second, cache) == "f,g"
+    # Editing g's module recompiles g alone (f's code and stamp are unchanged).
+    with open(second / "sim" / "probe_b.py", "a") as f:
+        f.write("\nSOMETHING = 1\n")
+    assert compiled_in(second, cache) == "g"
+    # The first checkout's code is still cached beside the edited one's.
+    assert compiled_in(first, cache) == ""
+
+
+# Compiles ``twice`` for one argument type and saves it while another process saves another
+# type: both wait at a barrier, and each index write is slowed so that the two saves overlap.
+RACE = """
+import os, sys, time
+from numba.core import caching
+write = caching.IndexDataCacheFile._save_index
+def slow_write(self, overloads):
+    time.sleep(1.0)
+    write(self, overloads)
+caching.IndexDataCacheFile._save_index = slow_write
+from sim.probe_race import twice
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.01)
+twice(1.5 if sys.argv[1] == "float" else 1)
+"""
+RACE_MODULE = """
+from sim.core.jit import njit
+
+@njit
+def twice(x):
+    return 2 * x
+"""
+INDEX = """
+from sim.probe_race import twice
+print(sorted(str(key[0]) for key in twice._cache._cache_file._load_index()))
+"""
+
+
+@needs_jit
+def test_two_processes_saving_one_function_at_once_keep_both_entries(tmp_path):
+    """Numba reads a function's index, adds an entry and writes it back: without the lock one
+    of two processes saving at once lost its entry (or both took data file 1)."""
+    checkout = copy_packages(tmp_path / "checkout")
+    (checkout / "sim" / "probe_race.py").write_text(RACE_MODULE)
+    cache = tmp_path / "cache"
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(checkout),
+        NEOM_NUMBA_CACHE_BASE=str(cache),
+        NUMBA_CACHE_DIR=str(cache),
+    )
+    go = tmp_path / "go"
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE, kind, str(tmp_path / kind), str(go)],
+            env=env,
+            cwd=checkout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for kind in ("int", "float")
+    ]
+    deadline = time.monotonic() + 300
+    while not all((tmp_path / kind).exists() for kind in ("int", "float")):
+        for child in children:
+            assert child.poll() is None, child.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    go.touch()
+    for child in children:
+        assert child.wait(timeout=300) == 0, child.stderr.read()
+    done = subprocess.run(
+        [sys.executable, "-c", INDEX], env=env, cwd=checkout, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['(float64,)', '(int64,)']"

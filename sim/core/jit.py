@@ -5,14 +5,25 @@ process when a caller wants that. Everything in the hot core uses ``@njit`` from
 ``NUMBA_DISABLE_JIT=1`` turns the whole core into plain Python for parity tests.
 
 Importing this module also makes Numba's inlining (``inline="always"``) copy a function's IR in
-time linear in its size (``linear_inline_copy``), and ``has_cached_code`` tells whether a
-compiled function would load from the compile cache rather than compile.
+time linear in its size (``linear_inline_copy``), files the compile cache of the packages' code
+under relative paths and source digests (``ProjectCacheLocator``), so clones and worktrees of
+the same code share it, makes processes compiling at once safe for it (``locked_cache_saves``),
+and ``has_cached_code`` tells whether a compiled function would load from the compile cache
+rather than compile.
 """
 
+import contextlib
 import inspect
+import os
+import sys
 import textwrap
+from pathlib import Path
 
 import numba
+from numba.core import caching
+
+# The key's code (a package __init__: not itself part of any key; sim.CACHE_LAYOUT is).
+from sim import _prune_stale_caches, cache_key
 
 
 def njit(*args, **kwargs):
@@ -64,10 +75,106 @@ def linear_inline_copy() -> bool:
 LINEAR_INLINE_COPY = linear_inline_copy()
 
 
+class ProjectCacheLocator(caching._CacheLocator):
+    """Files a compiled function of the packages (``sim``, ``strategies``) under
+    ``<cache base>/<its file's relative folder>/<file stem>-<digest>/``, stamped with that digest
+    (``sim.cache_key``: its module's sources and every package module it imports). Numba's own
+    locators name the folder after a hash of the file's absolute path, so a second clone or a
+    worktree compiled everything again; and they stamp it with the file's content only, so an
+    edit in an imported module ran stale code. Files elsewhere: Numba's own locators."""
+
+    _touched: set[str] = set()  # folders whose last use this process has marked
+
+    def __init__(self, py_func, py_file, folder: str, stamp: str):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = folder
+        self._stamp = stamp
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return self._stamp
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        base = os.environ.get("NEOM_NUMBA_CACHE_BASE")
+        module = sys.modules.get(getattr(py_func, "__module__", None) or "")
+        own_globals = module is not None and py_func.__globals__ is vars(module)
+        key = cache_key(py_file, own_globals) if base else None
+        if key is None:
+            return None
+        relative, stamp = key
+        self = cls(py_func, py_file, os.path.join(base, relative), stamp)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None
+        self._mark_used()
+        return self
+
+    def _mark_used(self) -> None:
+        """Mark the folder used now and delete its module's folders of older source versions
+        but the few most recently used (``sim._prune_stale_caches``), once per process."""
+        if self._cache_path in self._touched:
+            return
+        self._touched.add(self._cache_path)
+        folder = Path(self._cache_path)
+        with contextlib.suppress(OSError):
+            os.utime(folder)
+        prefix = folder.name[: -len(self._stamp)]
+        _prune_stale_caches(folder.parent, folder.name, prefix=prefix)
+
+
+def _install_locator() -> bool:
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    if ProjectCacheLocator not in impl._locator_classes:
+        impl._locator_classes.insert(0, ProjectCacheLocator)
+    return impl._locator_classes[0] is ProjectCacheLocator
+
+
+PROJECT_CACHE_LOCATOR = _install_locator()
+
+
+def locked_cache_saves() -> bool:
+    """Make Numba's cache index updates hold a lock on the index (``fcntl``): a save reads the
+    index, adds its entry under the first free data-file number and writes both back, so two
+    processes saving different signatures of one function at once could each write entry 1,
+    and one index would then name the other's code. With the lock they take turns. Returns
+    whether the lock is in place (not where ``fcntl`` is missing: compile there one process
+    at a time)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, "_locked", False):
+        return True
+
+    def locked_save(self, key, data):
+        with open(self._index_path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    locked_save._locked = True
+    caching.IndexDataCacheFile.save = locked_save
+    return True
+
+
+LOCKED_CACHE_SAVES = locked_cache_saves()
+
+
 def has_cached_code(dispatcher) -> bool:
     """Whether ``dispatcher`` has compiled code for this machine, in this process or in
-    Numba's compile cache for the current sources (``sim._numba_cache_dir`` keys the cache
-    folder on them), for any argument types: a command that always calls it with the same
+    Numba's compile cache for the current sources (``ProjectCacheLocator`` keys its entries
+    on them), for any argument types: a command that always calls it with the same
     types would load rather than compile. Never compiles anything."""
     if numba.config.DISABLE_JIT or dispatcher.signatures:
         return True

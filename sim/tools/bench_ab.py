@@ -2,7 +2,7 @@
 
 On a shared VM one timing varies by a quarter, more than most changes are worth, and the noise
 comes in phases of seconds. So each checkout gets its own worker process (its sources on
-``PYTHONPATH``, its own compiled cache), both pinned to the same core, and the driver asks them
+``PYTHONPATH``), both pinned to the same core, and the driver asks them
 in turns, round after round, for short batches of the same games (``sim.bench.run_games``, CPU
 seconds). Both see the same phases; the best and the median of each side are compared.
 
@@ -13,13 +13,17 @@ For Tangram City a job's strategy is one name (4 seats of it) or a lineup joined
 seat each); each side also reports a digest of the games it played, and a difference between
 the two sides stops the comparison (they did not play the same games).
 
-A checkout is a folder holding ``sim/`` (a git worktree of an older commit works). Its first
-use compiles it into ``<checkout>/.numba_cache`` (minutes). The games played depend only on
+A checkout is a folder holding ``sim/`` (a git worktree of an older commit works). Both
+compile into the driver's compile cache, whose entries are keyed on each module's sources
+(``sim.cache_key``), so a checkout loads what any other checkout of the same code compiled and
+compiles only the modules that differ (a checkout from before those keys files its cache
+under a folder of its own version there). The games played depend only on
 the seed, so both sides play the same games if their rules agree.
 """
 
 import argparse
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -111,9 +115,8 @@ def start_worker(
 ) -> subprocess.Popen:
     if not any((checkout / "sim" / p).is_file() for p in ("tools/bench.py", "bench.py")):
         raise SystemExit(f"bench_ab: {checkout} holds no sim/tools/bench.py (not a checkout)")
-    cache = str(checkout / ".numba_cache")
-    # The driver imported sim, which set NEOM_NUMBA_CACHE_BASE to its own folder: the checkout's
-    # worker would inherit it and compile into the driver's cache.
+    # The driver's cache (sim set NEOM_NUMBA_CACHE_BASE): keyed on the sources, never stale.
+    cache = os.environ["NEOM_NUMBA_CACHE_BASE"]
     env = cache_env(cache, checkout, NEOM_AB_CORE=str(core))
     return subprocess.Popen(
         [sys.executable, "-c", TANGRAM_WORKER if game == "tangram" else WORKER, *strategies],

@@ -10,7 +10,11 @@ and for the whole process, with the machine's facts (CPU, cores, load, what else
 running), to stdout and to ``bench/compile.json``.
 
     python -m sim.tools.bench_compile [--repeat 2] [--checkout DIR] [--functions 20]
-                                      [--lineup expert,tuned_builder_2p]
+                                      [--lineup expert,tuned_builder_2p] [--build [--jobs N]]
+
+``--build`` times instead what ``make install`` compiles: ``python -m sim.tools.build_cache``
+(every entry of every game, ``--jobs`` processes at once; default one a core) into an empty
+cache, wall and CPU of the whole build, with its progress lines.
 
 ``--checkout`` times another checkout of the project (a ``git worktree add --detach`` of an
 older commit) the same way; ``--functions`` prints the functions that took longest to
@@ -190,6 +194,34 @@ def cold_compile(checkout: Path, functions: int = 0, lineup: str = "") -> dict:
     return result
 
 
+def cold_build(checkout: Path, jobs: int) -> dict:
+    """Time one cold ``build_cache``: a fresh process tree, an empty cache folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
+        env = cache_env(cache, checkout)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "sim.tools.build_cache", "--jobs", str(jobs)],
+            env=env,
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+        )
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_compile: the build failed:\n{done.stdout}{done.stderr}")
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    return {
+        "process_wall": wall,
+        "process_user": user,
+        "process_sys": system,
+        "process_cpu": user + system,
+        "lines": done.stdout.strip().splitlines(),
+    }
+
+
 def machine_facts() -> dict:
     import llvmlite
     import numba
@@ -217,12 +249,20 @@ def main(argv: list[str] | None = None) -> int:
         help="compile the entry this lineup uses (e.g. random, greedy, expert,tuned_builder_2p; "
         f"default: make run's, {DEFAULT_LINEUP}; '': every strategy but the searches)",
     )
+    parser.add_argument(
+        "--build", action="store_true", help="time make install's build of every entry instead"
+    )
+    parser.add_argument("--jobs", type=int, default=0, help="--build: processes (0: one a core)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.repeat < 1:
         raise SystemExit("bench_compile: --repeat must be at least 1")
+    if args.jobs < 0:
+        raise SystemExit("bench_compile: --jobs must be 0 or more")
     checkout = (args.checkout or Path(__file__).resolve().parents[2]).resolve()
     facts = machine_facts()
+    if args.build:
+        return bench_build(args, checkout, facts)
     runs = []
     others = []
     for r in range(args.repeat):
@@ -268,6 +308,44 @@ def main(argv: list[str] | None = None) -> int:
     )
     if any(others):
         print(f"also running: {others}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written: {args.out}")
+    return 0
+
+
+def bench_build(args, checkout: Path, facts: dict) -> int:
+    jobs = args.jobs or os.cpu_count() or 1
+    runs = []
+    for r in range(args.repeat):
+        load_before = os.getloadavg()
+        others = busy_processes()
+        run = cold_build(checkout, jobs)
+        run.update(load_before=load_before, load_after=os.getloadavg(), others_running=others)
+        runs.append(run)
+        for line in run["lines"]:
+            print(f"  {line}")
+        print(
+            f"cold build {r + 1}/{args.repeat} ({jobs} jobs): {run['process_wall']:.1f} s wall, "
+            f"{run['process_cpu']:.1f} s CPU; load average {load_before[0]:.2f} before, "
+            f"{run['load_after'][0]:.2f} after",
+            flush=True,
+        )
+    report = {
+        "what": f"cold build_cache of every entry of every game, {jobs} jobs, empty cache",
+        "checkout": str(checkout),
+        "revision": git_revision(checkout),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": facts,
+        "runs": runs,
+        "summary": {
+            key: {
+                "min": min(r[key] for r in runs),
+                "median": statistics.median(r[key] for r in runs),
+            }
+            for key in ("process_wall", "process_cpu")
+        },
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written: {args.out}")
