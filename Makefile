@@ -60,7 +60,7 @@ TANGRAM_GAMES ?= 2000
 TANGRAM_STRATEGIES ?= planner,greedy,greedy,random
 TANGRAM_SEED ?= 1
 
-run-tangram: $(STAMP)
+run-tangram: install
 	$(BIN)/neom simulate --game tangram --players $(TANGRAM_PLAYERS) --games $(TANGRAM_GAMES) \
 		--strategies $(TANGRAM_STRATEGIES) --seed $(TANGRAM_SEED) --events --overwrite \
 		--out runs/$(TANGRAM_NAME)
