@@ -382,7 +382,8 @@ class Progress:
             print(
                 f"balance: {what}: {games:,} games in {seconds:.1f} s ({games / seconds:,.0f} "
                 f"games/s){'; ' + result if result else ''} | {self.played:,} of <= "
-                f"{self.planned:,} games, {elapsed:.0f} s, ETA <= {eta:.0f} s",
+                f"{self.planned:,} games at {rate:,.0f} games/s, {elapsed:.0f} s, ETA <= "
+                f"{eta:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
