@@ -1074,3 +1074,24 @@ def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
     assert abs(values.get(("Family Homes", "vp"), 7) - 3) <= 1, values
     assert values.get(("Gold Refinery", "cost"), 10) < 10 and "Gold (good)" not in best.decided
     assert all(path != "requires" for _, path in values) and len(values) <= 6, values
+
+
+def test_known_answer_usage_goal_on_real_games_raises_an_unbuilt_cornerstone(tmp_path):
+    """The fixture's Town Hall (0 printed VP, 2 VP per other Public tile) is built by about a
+    quarter of its greedy drafters, below the 50% floor: `--goal usage` raises its own VP until
+    both floors are met, and the fresh deals confirm it (kept and built above their floors)."""
+    catalog = tmp_path / "fixture.toml"
+    catalog.write_text(to_toml(valid_catalog()), encoding="utf-8")
+    out = tmp_path / "usage.json"
+    argv = ["balance", "Town Hall", "--goal", "usage", "--lever", "vp", "--catalog",
+            str(catalog), "--players", "3", "--strategies", "greedy,greedy,greedy", "--games",
+            "300", "--verify-games", "300", "--workers", "1", "--min-n", "30", "--json",
+            str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["goal"] == "usage" and doc["floors"] == [25.0, 50.0]
+    assert doc["current_effect"][0] < 0  # below a floor as it is
+    (lever,) = doc["levers"]
+    assert lever["suggested"] > 0 and lever["in_band"] and lever["effect"] >= 0, lever
+    rates = lever["rates"]
+    assert rates["placed_rate"]["before"] < 0.5 <= rates["placed_rate"]["after"]

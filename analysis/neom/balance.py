@@ -1023,7 +1023,11 @@ def lever_records(result: ItemResult, setting: Setting) -> list[dict]:
             "lo": _pp(lo),
             "hi": _pp(hi),
             "slope": _round(slope[0]),
-            "in_band": bool(math.isfinite(effect) and abs(effect) <= setting.band),
+            # The usage goal is one-sided: its floors met.
+            "in_band": bool(
+                math.isfinite(effect)
+                and (effect >= 0 if setting.goal == "usage" else abs(effect) <= setting.band)
+            ),
             "slope_lo": _round(slope[1]),
             "slope_hi": _round(slope[2]),
             "unit": lever.unit,

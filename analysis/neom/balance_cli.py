@@ -271,6 +271,7 @@ def run_item(args) -> int:
         "fresh_seed": result.fresh_seed,
         "band": 100 * setting.band,
         "goal": setting.goal,
+        "floors": [100 * f for f in setting.floors],
         "effect_definition": B.USAGE_WORDS if setting.goal == "usage" else B.KIND_WORDS[kind]
         if kind != "cornerstone" or setting.median else B.EXPECTED_WORDS,
         "current_effect": [B._pp(x) for x in result.verified[""]["target"]],
@@ -333,9 +334,11 @@ def summary_lines(doc: dict) -> list[str]:
     if doc.get("data"):
         lines.append(f"catalogue: {doc['data']}")
     effect, lo, hi = doc["current_effect"]
+    goal = f"band ±{doc['band']:g} pct-pts"
+    if doc.get("goal") == "usage":
+        goal = f"floors: kept >= {doc['floors'][0]:g}%, built >= {doc['floors'][1]:g}%"
     lines += [
-        f"{doc['item']} ({doc['kind']}): effect = {doc['effect_definition']}; band "
-        f"±{doc['band']:g} pct-pts.",
+        f"{doc['item']} ({doc['kind']}): effect = {doc['effect_definition']}; {goal}.",
         f"field: {doc['field']} ({doc['players']} players); search: {doc['games']:,} games a "
         f"candidate, seed {doc['seed']}; every figure below measured again on fresh deals "
         f"(seed {doc['fresh_seed']}, {doc['verify_games']:,} games a side).",
