@@ -1095,3 +1095,25 @@ def test_known_answer_usage_goal_on_real_games_raises_an_unbuilt_cornerstone(tmp
     assert lever["suggested"] > 0 and lever["in_band"] and lever["effect"] >= 0, lever
     rates = lever["rates"]
     assert rates["placed_rate"]["before"] < 0.5 <= rates["placed_rate"]["after"]
+
+
+def test_a_new_flag_counts_against_an_edit_only_beyond_the_band():
+    """A tile flagged on a candidate but not on the catalogue as it is rejects the candidate
+    when its whole interval lies beyond the band; one whose interval reaches into the band
+    (a flag near the threshold, which any change of play can tip) does not."""
+    from analysis.neom import balance_all as BA
+
+    def assessment(decided, figures):
+        kinds = {n: "tile" for n in figures}
+        a = BA.Assessment({}, {n: f[0] for n, f in figures.items()}, set(decided), {}, {},
+                          kinds, 0.0, 0, [], [], [])  # fmt: skip
+        a.item_loss, a.figures = {n: 1.0 for n in decided}, figures
+        return a
+
+    base = assessment({"Villa"}, {"Villa": (0.06, 0.04, 0.08)})
+    near = assessment({"Farm"}, {"Farm": (0.035, 0.015, 0.055)})
+    far = assessment({"Farm"}, {"Farm": (0.05, 0.03, 0.07)})
+    assert BA.judge(near, base, {"Villa"}, 0.02).new_flags == [] and near.loss == 0
+    assert BA.judge(far, base, {"Villa"}, 0.02).new_flags == ["Farm"]
+    assert far.loss == BA.REJECT and far.n_violations == 1
+    assert BA.judge(near, base, {"Villa"}).new_flags == ["Farm"]  # no band: every new flag

@@ -455,15 +455,25 @@ def goal_items(a0: Assessment, items=None, flagged: bool = False) -> set[str]:
     return chosen
 
 
-def judge(a: Assessment, baseline: Assessment, targets: set[str]) -> Assessment:
+def judge(a: Assessment, baseline: Assessment, targets: set[str],
+          band: float | None = None) -> Assessment:  # fmt: skip
     """The pass's view of an assessment: the loss of its goal items only, plus ``REJECT`` for
     each item decided elsewhere that was not at the baseline (an edit that flags another item
-    is rejected: such a candidate is never the best); the violations likewise."""
-    a.new_flags = sorted(a.decided - baseline.decided - targets)
+    is rejected: such a candidate is never the best); the violations likewise. With ``band``,
+    a new flag on a cornerstone or tile counts only when its whole interval lies beyond the
+    band (a flag near the threshold flickers with any change of play: not the edit's doing)."""
+    a.new_flags = sorted(n for n in a.decided - baseline.decided - targets if _beyond(a, n, band))
     mine = a.decided & targets
     a.loss = sum(a.item_loss.get(n, 0.0) for n in mine) + REJECT * len(a.new_flags)
     a.n_violations = len(mine) + len(a.new_flags)
     return a
+
+
+def _beyond(a: Assessment, name: str, band: float | None) -> bool:
+    if band is None or a.kinds.get(name) in ONE_SIDED or name not in a.figures:
+        return True
+    _, lo, hi = a.figures[name]
+    return lo > band or hi < -band
 
 
 class Pass:
@@ -504,7 +514,11 @@ class Pass:
             self.targets = goal_items(a, self.items, self.flagged)
         if self.baseline is None:
             return a
-        return judge(a, self.baseline, self.targets)
+        return judge(a, self.baseline, self.targets, self._band())
+
+    def _band(self) -> float | None:
+        setting = getattr(self.evaluator, "setting", None)
+        return getattr(setting, "band", None)
 
     def add_tracks(self, a: Assessment, tracks: dict) -> None:
         """A track for every decided violation that has none yet: the cornerstones and flagged
@@ -877,7 +891,10 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         rounds, tracks = run.coordinate(budget) if search == "coordinate" else run.optuna(
             budget, setting.seed)  # fmt: skip
         results[search] = (rounds, best_of(rounds))
-        stuck[search] = {n: t.stuck for n, t in tracks.items() if t.stuck}
+        # Only what is still off its goal in the search's best ("waits for Gold" is moot once
+        # Gold is made and the tile placed).
+        stuck[search] = {n: t.stuck for n, t in tracks.items()
+                         if t.stuck and n in results[search][1].decided}  # fmt: skip
     chosen = min(searches, key=lambda s: (results[s][1].loss, len(results[s][1].values)))
     searched = results[chosen][1]
     prune_rounds, best = [], searched
@@ -896,14 +913,14 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
     targets = run.targets or set()
     before = judge(assess(base_m, setting, intended, goals), _no_flags(), targets)
     before = judge(before, before, targets)
-    after = judge(assess(cand_m, setting, intended, goals), before, targets)
+    after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
     final, rejected = fresh_rejections(best.values, run.owner, before, after, targets)
     if rejected:
         progress.plan_more(verify_games)
         cand_m = evaluator.measure(final, seed=fresh, games=verify_games, events=True,
                                    what="fresh deals: the candidate without the rejected "
                                    "edits")  # fmt: skip
-        after = judge(assess(cand_m, setting, intended, goals), before, targets)
+        after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
     candidate = _candidate_text(text, final, data.label)
     B._validate_text(candidate, str(out / "candidate.toml"))
     diff = "".join(difflib.unified_diff(text.splitlines(True), candidate.splitlines(True),
@@ -917,7 +934,8 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         if search not in fresh_best:
             m = evaluator.measure(results[search][1].values, seed=fresh, games=verify_games,
                                   events=True, what=f"fresh deals: {search}'s best")  # fmt: skip
-            fresh_best[search] = judge(assess(m, setting, intended, goals), before, targets)
+            fresh_best[search] = judge(assess(m, setting, intended, goals), before, targets,
+                                       setting.band)  # fmt: skip
     summary = {
         "catalog": data.label, "chosen": chosen, "edits": _edits(final),
         "fields_changed": len(final),
