@@ -647,15 +647,22 @@ class Pass:
                 n for n, t in tracks.items()
                 if t.lever is not None and not t.stuck and t.settled is None
             ]  # fmt: skip
-            moving = set(sorted(movable, key=lambda n: (-_severity(a, n, band), n))[:per_round])
-            moves: dict = {}
-            for name in sorted(moving):
-                if not a.errors.get(name, 0.0):
-                    continue  # on its goal: it stays where it is
-                self._next_move(tracks[name], a, values, moves)
-            changed = {k: v for k, v in (values | moves).items() if v != self.currents[k]}
-            if _frozen(changed) in tried:
+            ranked = sorted(movable, key=lambda n: (-_severity(a, n, band), n))
+            # per_round at a time; when their moves were tried already (a rejected round
+            # repeats), the next ones down the list move instead.
+            for first in range(0, max(1, len(ranked)), per_round):
+                moves: dict = {}
+                for name in sorted(ranked[first : first + per_round]):
+                    if not a.errors.get(name, 0.0):
+                        continue  # on its goal: it stays where it is
+                    self._next_move(tracks[name], a, values, moves)
+                changed = {k: v for k, v in (values | moves).items() if v != self.currents[k]}
+                if _frozen(changed) not in tried:
+                    break
+            else:
                 break  # nothing new to try
+            if _frozen(changed) in tried:
+                break
             tried.add(_frozen(changed))
             values = changed
             a = self.evaluate(values, "coordinate", round_)
