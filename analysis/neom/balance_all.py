@@ -455,14 +455,17 @@ def goal_items(a0: Assessment, items=None, flagged: bool = False) -> set[str]:
     return chosen
 
 
-def judge(a: Assessment, baseline: Assessment, targets: set[str],
-          band: float | None = None) -> Assessment:  # fmt: skip
+def judge(a: Assessment, baseline: Assessment, targets: set[str], band: float | None = None,
+          exempt=frozenset()) -> Assessment:  # fmt: skip
     """The pass's view of an assessment: the loss of its goal items only, plus ``REJECT`` for
     each item decided elsewhere that was not at the baseline (an edit that flags another item
     is rejected: such a candidate is never the best); the violations likewise. With ``band``,
     a new flag on a cornerstone or tile counts only when its whole interval lies beyond the
-    band (a flag near the threshold flickers with any change of play: not the edit's doing)."""
-    a.new_flags = sorted(n for n in a.decided - baseline.decided - targets if _beyond(a, n, band))
+    band (a flag near the threshold flickers with any change of play: not the edit's doing).
+    ``exempt``: items known to be flagged without the edits (say, on a reference catalogue the
+    baseline's plants mask): never a new flag."""
+    fresh = a.decided - baseline.decided - targets - set(exempt)
+    a.new_flags = sorted(n for n in fresh if _beyond(a, n, band))
     mine = a.decided & targets
     a.loss = sum(a.item_loss.get(n, 0.0) for n in mine) + REJECT * len(a.new_flags)
     a.n_violations = len(mine) + len(a.new_flags)
@@ -479,12 +482,13 @@ def _beyond(a: Assessment, name: str, band: float | None) -> bool:
 class Pass:
     def __init__(self, evaluator: B.Evaluator, data: dict, intended: set[str], variant: str,
                  log, goals: tuple[str, ...] = GOALS, per_round: int = 0, items=None,
-                 flagged: bool = False, structural: bool = True):  # fmt: skip
+                 flagged: bool = False, structural: bool = False, exempt=frozenset()):  # fmt: skip
         self.goals = goals
         self.per_round = per_round
         self.items = items
         self.flagged = flagged
         self.structural = structural
+        self.exempt = frozenset(exempt)  # flagged elsewhere already: never a new flag
         self.baseline: Assessment | None = None  # the catalogue as it is (round 0)
         self.targets: set[str] | None = None  # the goal items, fixed at round 0
         self.evaluator = evaluator
@@ -514,7 +518,7 @@ class Pass:
             self.targets = goal_items(a, self.items, self.flagged)
         if self.baseline is None:
             return a
-        return judge(a, self.baseline, self.targets, self._band())
+        return judge(a, self.baseline, self.targets, self._band(), self.exempt)
 
     def _band(self) -> float | None:
         setting = getattr(self.evaluator, "setting", None)
