@@ -1119,3 +1119,5 @@ def test_a_new_flag_counts_against_an_edit_only_beyond_the_band():
     assert BA.judge(far, base, {"Villa"}, 0.02).new_flags == ["Farm"]
     assert far.loss == BA.REJECT and far.n_violations == 1
     assert BA.judge(near, base, {"Villa"}).new_flags == ["Farm"]  # no band: every new flag
+    # Flagged without the edits (on a reference catalogue): exempt, never a new flag.
+    assert BA.judge(far, base, {"Villa"}, 0.02, {"Farm"}).new_flags == [] and far.loss == 0
