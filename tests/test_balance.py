@@ -1121,3 +1121,30 @@ def test_a_new_flag_counts_against_an_edit_only_beyond_the_band():
     assert BA.judge(near, base, {"Villa"}).new_flags == ["Farm"]  # no band: every new flag
     # Flagged without the edits (on a reference catalogue): exempt, never a new flag.
     assert BA.judge(far, base, {"Villa"}, 0.02, {"Farm"}).new_flags == [] and far.loss == 0
+
+
+def test_after_a_rejected_round_half_as_many_items_move_as_moved():
+    """Four tiles one VP too strong, and four more no lever can move (so fewer items move than
+    are off their goal); three or more moved together flag Plaza (a planted interaction). After
+    the rejected first round, half as many as *moved* move (2), not half of those off their
+    goal (4, the same set again, which ended the search)."""
+    movable, fixed = ["A", "B", "C", "D"], ["E", "F", "G", "H"]
+    data = {"tiles": [{"name": n, "deck": "gen1", "players": 1, "types": ["residential"],
+                       "vp": 4} for n in movable]}  # fmt: skip
+    data["tiles"] += [{"name": n, "deck": "gen1", "players": 1, "types": ["residential"],
+                       "vp": 4, "known": ["vp", "cost", "income", "coins_on_place"]}
+                      for n in fixed]  # fmt: skip
+
+    def model(values):
+        changed = sum(values.get((n, "vp"), 4) != 4 for n in movable)
+        errors = {n: 0.03 * (values.get((n, "vp"), 4) - 3) for n in movable}
+        errors |= {n: 0.05 for n in fixed} | {"Plaza": 0.06 if changed >= 3 else 0.0}
+        return errors, {n: "tile" for n in errors}, {}
+
+    run, seen = _judged_pass(data, model)
+    rounds, tracks = run.coordinate(budget=12)
+    best = BA_best(rounds)
+    movers = [len(v) for _, v in seen[1:3]]
+    assert movers == [4, 2], seen
+    assert not best.new_flags and len(best.values) == 2
+    assert all(tracks[n].stuck for n in fixed)

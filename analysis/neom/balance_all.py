@@ -634,6 +634,7 @@ class Pass:
         best = a
         per_round = self.per_round or len(a.decided & (self.targets or a.decided)) or 1
         tried = {_frozen(values)}
+        moved = per_round
         for round_ in range(1, budget):
             self.add_tracks(a, tracks)
             for name, track in tracks.items():  # what the last round measured, for each item
@@ -645,7 +646,8 @@ class Pass:
                 # The round made things worse (the moves overshot together): go back to the
                 # best values and move half as many items next time.
                 values, a = dict(best.values), best
-                per_round = max(1, per_round // 2)
+                # Half as many as actually moved (fewer may have moved than per_round allows).
+                per_round = max(1, min(per_round, moved) // 2)
             # The items furthest from their goal move first, at most per_round of them.
             movable = [
                 n for n, t in tracks.items()
@@ -667,6 +669,7 @@ class Pass:
                 break  # nothing new to try
             if _frozen(changed) in tried:
                 break
+            moved = len({self.owner.get(key) for key in moves} - {None}) or 1
             tried.add(_frozen(changed))
             values = changed
             a = self.evaluate(values, "coordinate", round_)
