@@ -1101,8 +1101,8 @@ def test_known_answer_usage_goal_on_real_games_raises_an_unbuilt_cornerstone(tmp
 
 def test_a_new_flag_counts_against_an_edit_only_beyond_the_band():
     """A tile flagged on a candidate but not on the catalogue as it is rejects the candidate
-    when its whole interval lies beyond the band; one whose interval reaches into the band
-    (a flag near the threshold, which any change of play can tip) does not."""
+    when its whole interval lies beyond the band and it moved out by more than the band; one
+    whose interval reaches into the band, or that was as far out unflagged, does not."""
     from analysis.neom import balance_all as BA
 
     def assessment(decided, figures):
@@ -1119,6 +1119,11 @@ def test_a_new_flag_counts_against_an_edit_only_beyond_the_band():
     assert BA.judge(far, base, {"Villa"}, 0.02).new_flags == ["Farm"]
     assert far.loss == BA.REJECT and far.n_violations == 1
     assert BA.judge(near, base, {"Villa"}).new_flags == ["Farm"]  # no band: every new flag
+    # Already that far out at the baseline, unflagged (the correction's doing): not the edit's.
+    base.figures["Farm"] = (0.045, 0.025, 0.065)
+    assert BA.judge(far, base, {"Villa"}, 0.02).new_flags == []
+    base.figures["Farm"] = (0.025, 0.005, 0.045)
+    assert BA.judge(far, base, {"Villa"}, 0.02).new_flags == ["Farm"]  # moved 2.5 pct-pts
     # Flagged without the edits (on a reference catalogue): exempt, never a new flag.
     assert BA.judge(far, base, {"Villa"}, 0.02, {"Farm"}).new_flags == [] and far.loss == 0
 

@@ -461,22 +461,29 @@ def judge(a: Assessment, baseline: Assessment, targets: set[str], band: float | 
     each item decided elsewhere that was not at the baseline (an edit that flags another item
     is rejected: such a candidate is never the best); the violations likewise. With ``band``,
     a new flag on a cornerstone or tile counts only when its whole interval lies beyond the
-    band (a flag near the threshold flickers with any change of play: not the edit's doing).
+    band *and* its estimate moved away from zero by more than the band since the baseline: a
+    flag also flips with the multiple-comparison correction (every other item's p-value) and
+    with any change of play, at an unchanged effect (v2's Condos & Restaurant: +5.9 [+3.4,
+    +8.4] pct-pts unflagged, then flagged at the same figures when a cornerstone moved).
     ``exempt``: items known to be flagged without the edits (say, on a reference catalogue the
     baseline's plants mask): never a new flag."""
     fresh = a.decided - baseline.decided - targets - set(exempt)
-    a.new_flags = sorted(n for n in fresh if _beyond(a, n, band))
+    a.new_flags = sorted(n for n in fresh if _beyond(a, n, band, baseline))
     mine = a.decided & targets
     a.loss = sum(a.item_loss.get(n, 0.0) for n in mine) + REJECT * len(a.new_flags)
     a.n_violations = len(mine) + len(a.new_flags)
     return a
 
 
-def _beyond(a: Assessment, name: str, band: float | None) -> bool:
+def _beyond(a: Assessment, name: str, band: float | None, baseline: Assessment) -> bool:
     if band is None or a.kinds.get(name) in ONE_SIDED or name not in a.figures:
         return True
-    _, lo, hi = a.figures[name]
-    return lo > band or hi < -band
+    est, lo, hi = a.figures[name]
+    if not (lo > band or hi < -band):
+        return False
+    if name not in baseline.figures:
+        return True
+    return abs(est) - abs(baseline.figures[name][0]) > band
 
 
 class Pass:
