@@ -1063,12 +1063,19 @@ def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
     clean = BA.assess(evaluator(v2, "v2").measure({}, events=True), setting, set(), goals)
     found = BA.assess(evaluator(planted, "planted").measure({}, events=True), setting, set(),
                       goals)  # fmt: skip
-    items = sorted(found.decided - clean.decided)
+
+    # Found: off their goal on the planted copy, and not on v2 or moved out by more than the
+    # band (v2's Family Homes is flagged at +5.3 pct-pts already; planted, +21.3).
+    def moved(n):
+        return abs(found.figures.get(n, (0,))[0]) - abs(clean.figures.get(n, (0,))[0])
+
+    items = sorted(n for n in found.decided if n not in clean.decided or moved(n) > setting.band)
     assert {"City Archive", "Family Homes", "Gold (good)"} <= set(items), items
     # v2's own flags, masked on the planted copy, come back as the plants are undone: known,
     # they are exempt (not new flags an edit made).
     run = BA.Pass(evaluator(planted, "planted"), tomllib.loads(planted), set(), "standard",
-                  lambda *a: None, goals, 0, items, exempt=clean.decided)  # fmt: skip
+                  lambda *a: None, goals, 0, items,
+                  exempt=clean.decided - set(items))  # fmt: skip
     rounds, _ = run.coordinate(12)
     _, best = run.prune(BA.best_of(rounds), None)
     values = best.values
