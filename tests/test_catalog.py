@@ -605,9 +605,49 @@ def glass_only_from_4_plus(data):
     tile(data, "Gen1 House 4-0")["players"] = 1
 
 
-def test_no_warnings_for_the_fixture_and_the_default_catalogue(tables):
-    assert catalog_warnings(tables) == []
-    assert catalog_warnings(load_catalog()) == []
+FIXTURE_ORPHANS = [
+    f'{SRC}: good "{good}": no tile requires it (printed or alternative), so it is never bought '
+    "and feeds no other good"
+    for good in ("Natural Gas", "Stone", "Lumber")
+]
+
+
+def test_the_fixture_warns_only_of_its_orphaned_goods_and_v1_of_nothing(tables):
+    # The synthetic fixture never uses Natural Gas, Stone (its boards make them) or Lumber.
+    assert catalog_warnings(tables) == FIXTURE_ORPHANS
+    assert catalog_warnings(load_catalog("reconstruction_v1")) == []
+
+
+def test_v2_warns_that_no_tile_needs_chemicals():
+    """Issue 38: the v2 rebalance cut Chemicals from its last consumer's requirements."""
+    assert catalog_warnings(load_catalog()) == [
+        'default_catalog.toml: good "Chemicals": no tile requires it (printed or alternative), '
+        "so it is never bought and feeds no other good"
+    ]
+
+
+def test_warns_of_a_good_no_tile_can_make():
+    # A good in the list that nothing produces (legal while nothing requires it), and one
+    # produced only by a Disaster (never in a city).
+    data = valid_catalog()
+    data["goods"] += [{"name": "Plastic", "tier": "processed"}, {"name": "Ash", "tier": "raw"}]
+    next(t for t in data["tiles"] if "disaster" in t["types"])["produces"] = ["Ash"]
+    assert validate(data, SRC) == []
+    assert catalog_warnings(compile_catalog(data, SRC)) == [
+        *FIXTURE_ORPHANS,
+        f'{SRC}: good "Plastic": no tile or board produces it, so no city ever holds it',
+        f'{SRC}: good "Ash": no tile or board produces it, so no city ever holds it',
+    ]
+
+
+def test_a_good_needed_only_by_an_alternative_is_not_orphaned_and_luxury_never_is():
+    data = valid_catalog()
+    tile(data, "Treasury")["alternatives"] = [{"requires": ["Lumber"], "cost": 0}]
+    assert FIXTURE_ORPHANS[2] not in catalog_warnings(compile_catalog(data, SRC))
+    # The luxury good is the end of the goods tree (scored 10 VP): nobody needing it is the
+    # design. Museum is its only consumer.
+    tile(data, "Museum").pop("requires")
+    assert not any('"Jewels"' in w for w in catalog_warnings(compile_catalog(data, SRC)))
 
 
 def test_warns_when_a_1_plus_tile_needs_a_good_only_4_plus_tiles_make():
@@ -616,9 +656,10 @@ def test_warns_when_a_1_plus_tile_needs_a_good_only_4_plus_tiles_make():
     glass_only_from_4_plus(data)
     assert validate(data, SRC) == []  # legal: a warning, not a problem
     assert catalog_warnings(compile_catalog(data, SRC)) == [
+        *FIXTURE_ORPHANS,
         f'{SRC}: tile "Jeweller": field "requires": good "Glass" is produced only by tiles with '
         "a higher player-count icon, so with fewer than 4 players this requirement can never "
-        "be met"
+        "be met",
     ]
 
 
@@ -627,4 +668,4 @@ def test_a_cornerstone_producing_the_good_silences_the_warning():
     data = valid_catalog()
     glass_only_from_4_plus(data)
     tile(data, "Tower 1")["produces"] = ["Glass"]
-    assert catalog_warnings(compile_catalog(data, SRC)) == []
+    assert catalog_warnings(compile_catalog(data, SRC)) == FIXTURE_ORPHANS

@@ -318,6 +318,8 @@ class Setting:
     min_n: int = 100
     band: float = 0.02
     median: bool = True  # a cornerstone's effect relative to the median cornerstone
+    goal: str = "effect"  # "usage": the item's usage floors (``usage_point``)
+    floors: tuple = ()  # (kept, built) floors of the usage goal; () = USAGE_FLOORS
 
 
 @dataclass
@@ -380,7 +382,8 @@ class Progress:
             print(
                 f"balance: {what}: {games:,} games in {seconds:.1f} s ({games / seconds:,.0f} "
                 f"games/s){'; ' + result if result else ''} | {self.played:,} of <= "
-                f"{self.planned:,} games, {elapsed:.0f} s, ETA <= {eta:.0f} s",
+                f"{self.planned:,} games at {rate:,.0f} games/s, {elapsed:.0f} s, ETA <= "
+                f"{eta:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
@@ -402,6 +405,7 @@ class Evaluator:
         # is made (None: ``work`` is a scratch folder of this command's own).
         self.claim = claim
         self.cache: dict = {}
+        self.usage = report_usage  # the usage goal's figures (a function of run and item)
 
     def catalog_text(self, values: dict) -> str:
         return apply_values(self.base_text, values)
@@ -554,6 +558,70 @@ def item_point(base: Measurement, cand: Measurement, item: str, kind: str, value
         shift = lo = hi = math.nan
     return Point(value, effect, effect - half, effect + half, shift - moved, lo - moved,
                  hi - moved, int(r["n_c"]))  # fmt: skip
+
+
+# --- usage as a goal --------------------------------------------------------------------------
+
+# Floors a designer can change (--kept-floor, --built-floor): an item is used when it is kept
+# in this share of the deals that offer it (a cornerstone: drafted when dealt; a tile: taken
+# when seen) and built by this share of those who took it (placed when drafted / selected).
+USAGE_FLOORS = (0.25, 0.50)
+USAGE_WORDS = (
+    "usage: the smaller of kept when offered less its floor and built when taken less its "
+    "floor (a cornerstone: drafted when dealt, placed when drafted; a tile: taken when seen, "
+    "placed when selected), pct-pts of share"
+)
+USAGE_COLUMNS = {"cornerstone": ("kept", "placed_rate"), "tile": ("taken_rate", "placed_rate")}
+
+
+def report_usage(run, item: str, kind: str, setting: Setting) -> dict:
+    """The item's usage figures from the report's own tables: ``kept`` (share of offers kept)
+    and ``built`` (share of takers who place it), each (share, lo, hi) with its 95% Wilson
+    interval, and ``n`` (takers). An item missing from the table was never taken: kept 0.
+    (A usage table of its own, analysis/neom/usage.py, is another issue's: pass it to
+    ``usage_point`` as ``usage`` to use it here.)"""
+    row = item_row(run, item, kind, setting)
+    kept, built = USAGE_COLUMNS["cornerstone" if kind == "cornerstone" else "tile"]
+    if not row:
+        return {"kept": (0.0, 0.0, 0.0), "built": (math.nan,) * 3, "n": 0}
+    return {
+        "kept": tuple(_float(row.get(f"{kept}{x}")) for x in ("", "_lo", "_hi")),
+        "built": tuple(_float(row.get(f"{built}{x}")) for x in ("", "_lo", "_hi")),
+        "n": int(row.get("drafted", row.get("selected", 0)) or 0),
+    }
+
+
+def usage_deficit(figures: dict, floors: tuple = USAGE_FLOORS) -> tuple[float, float, float]:
+    """The usage goal as one number (a fraction of share): the smaller of kept - its floor and
+    built - its floor (>= 0: both floors met), with the interval of that figure. Built is
+    unknown (nobody took it) counts as not built: -its floor."""
+    parts = []
+    for key, floor in zip(("kept", "built"), floors, strict=True):
+        share, lo, hi = figures[key]
+        if not math.isfinite(share):
+            share, lo, hi = 0.0, 0.0, 0.0
+        parts.append((share - floor, lo - floor, hi - floor))
+    return min(parts)
+
+
+def usage_point(base: Measurement, cand: Measurement, item: str, kind: str, value: int,
+                setting: Setting, usage=report_usage) -> Point:  # fmt: skip
+    """The item's usage deficit in ``cand`` as a Point (its paired shift from ``base``: the
+    difference of the two deficits, the same deals). ``usage(run, item, kind, setting)`` gives
+    the figures (``report_usage`` by default)."""
+    floors = setting.floors or USAGE_FLOORS
+    figures = usage(cand.run, item, kind, setting)
+    effect, lo, hi = usage_deficit(figures, floors)
+    start = usage_deficit(usage(base.run, item, kind, setting), floors)[0]
+    shift = effect - start
+    return Point(value, effect, lo, hi, shift, shift - (effect - lo), shift + (hi - effect),
+                 int(figures.get("n", 0)))  # fmt: skip
+
+
+def attractive_levers(levers: list[Lever]) -> list[Lever]:
+    """The levers that make the item itself more attractive (its VP, cost, income, coins,
+    effects, alternatives), not its requirements (removing those is structural)."""
+    return [lever for lever in levers if lever.own and lever.path not in COUNT_FIELDS]
 
 
 # --- the search -------------------------------------------------------------------------------
@@ -756,8 +824,15 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
     """Search every live lever of the item, then measure each suggestion on fresh deals."""
     s = evaluator.setting
     events = kind != "cornerstone"
+    usage = s.goal == "usage"
     base = evaluator.measure({}, events=events, what=f"{item}: the catalogue as it is")
-    start = item_point(base, base, item, kind, 0, s.min_n, s.median)
+
+    def point(m, value):
+        if usage:
+            return usage_point(base, m, item, kind, value, s, evaluator.usage)
+        return item_point(base, m, item, kind, value, s.min_n, s.median)
+
+    start = point(base, 0)
     searches = []
     for lever in levers:
         start_lever = replace(start, value=lever.current)
@@ -776,9 +851,14 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
         def measure(value, lever=lever):
             m = evaluator.measure({lever.key: value}, events=events,
                                   what=f"{item}: trying {lever.name} = {value}")  # fmt: skip
-            return item_point(base, m, item, kind, value, s.min_n, s.median)
+            return point(m, value)
 
-        search = search_lever(measure, lever, start_lever, s.band, max_evals, probe, s.min_n)
+        # A usage floor is one-sided: any value at or above it will do, so the search looks
+        # for where the deficit crosses zero and then keeps the nearest value meeting it.
+        search = search_lever(measure, lever, start_lever, s.band, max_evals, probe,
+                              0 if usage else s.min_n)  # fmt: skip
+        if usage:
+            _meet_floor(search)
         evaluator.progress.plan_less((max_evals + 1 - len(search.points)) * s.games)
         searches.append(search)
         if math.isfinite(search.points[search.suggested].effect):
@@ -788,6 +868,19 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
     fresh = fresh_seed(s.seed)
     verified = verify(evaluator, item, kind, searches, fresh, verify_games)
     return ItemResult(item, kind, searches, start, verified, fresh)
+
+
+def _meet_floor(search: Search) -> None:
+    """The usage goal's suggestion: the measured value nearest the current one whose deficit
+    is >= 0 (both floors met), else the search's own (nearest zero)."""
+    lever = search.lever
+    met = [v for v, p in search.points.items() if math.isfinite(p.effect) and p.effect >= 0]
+    if met:
+        search.suggested = min(met, key=lambda v: (abs(v - lever.current), v))
+        search.reached = True
+        search.stop = f"the usage floors are met at {search.suggested}"
+    else:
+        search.reached = False
 
 
 def _report_args(setting: Setting):
@@ -849,7 +942,13 @@ def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int
     base = evaluator.measure({}, seed=seed, games=games, events=True,
                              what=f"{item}: fresh deals, the catalogue as it is")  # fmt: skip
     base_row = item_row(base.run, item, kind, s)
-    out = {"": {"row": base_row, "target": _target(base_row, kind, s.median)}}
+
+    def target(run, row):
+        if s.goal == "usage":
+            return usage_deficit(evaluator.usage(run, item, kind, s), s.floors or USAGE_FLOORS)
+        return _target(row, kind, s.median)
+
+    out = {"": {"row": base_row, "target": target(base.run, base_row)}}
     report = Report(evaluator.work, "bh", 0.05, "", s.band, s.min_n, "")
     for search in searches:
         lever = search.lever
@@ -876,9 +975,15 @@ def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int
         moved = 0.0
         if kind == "cornerstone" and s.median:
             moved = _median_of(row) - _median_of(base_row)
+        if s.goal == "usage":  # the paired shift of the deficit: the same deals
+            moved = 0.0
+            after, before = target(cand.run, row), out[""]["target"]
+            # No paired interval for a share's change here: the estimate only (the intervals
+            # are each side's own, in "target").
+            shift = {"shift": after[0] - before[0], "shift_lo": math.nan, "shift_hi": math.nan}
         out[lever.name] = {
             "row": row,
-            "target": _target(row, kind, s.median),
+            "target": target(cand.run, row),
             "shift": tuple(
                 shift.get(k, math.nan) - moved for k in ("shift", "shift_lo", "shift_hi")
             ),  # fmt: skip
@@ -918,7 +1023,11 @@ def lever_records(result: ItemResult, setting: Setting) -> list[dict]:
             "lo": _pp(lo),
             "hi": _pp(hi),
             "slope": _round(slope[0]),
-            "in_band": bool(math.isfinite(effect) and abs(effect) <= setting.band),
+            # The usage goal is one-sided: its floors met.
+            "in_band": bool(
+                math.isfinite(effect)
+                and (effect >= 0 if setting.goal == "usage" else abs(effect) <= setting.band)
+            ),
             "slope_lo": _round(slope[1]),
             "slope_hi": _round(slope[2]),
             "unit": lever.unit,

@@ -54,6 +54,8 @@ CHANGE_PRICE = 0.05  # optuna's loss: per changed field (in units of band excess
 STEP_PRICE = 0.01  # and per unit of change
 SPAN = {"VP": 6}  # optuna's range of a lever on its side: 6 VP, else SPAN_OTHER units
 SPAN_OTHER = 8
+MAX_SPAN = B.MAX_AMOUNT
+REJECT = 100.0  # loss of a candidate that flags an item elsewhere (never the best)
 
 
 # --- assessing a candidate ----------------------------------------------------------------
@@ -77,9 +79,13 @@ class Assessment:
     seconds: float = 0.0
     reasons: dict = field(default_factory=dict)  # dead tile -> why (the report's words)
     lacking: list = field(default_factory=list)  # goods produced in too few games
+    item_loss: dict = field(default_factory=dict)  # item -> its share of ``loss``
+    # item -> (estimate, lo, hi) of what its goal measures (vs_median, effect, a share)
+    figures: dict = field(default_factory=dict)
+    new_flags: list = field(default_factory=list)  # decided elsewhere, not at the baseline
 
 
-GOALS = ("cornerstones", "tiles", "dead", "goods")
+GOALS = ("cornerstones", "tiles", "dead", "goods", "usage")
 GOOD_SHARE = 0.05  # a good is produced by some city in at least this share of the games
 UNBUILT_SHARE = 0.10  # a cornerstone is placed by at least this share of its drafters
 GOOD_SUFFIX = " (good)"  # a good's item name: "Hovercars (good)"
@@ -110,6 +116,8 @@ def assess(measurement, setting: B.Setting, intended: set[str],
     band = setting.band
     errors, problems, kinds, fixable, reasons = {}, {}, {}, {}, {}
     decided: set[str] = set()
+    item_loss: dict[str, float] = {}
+    figures: dict = {}
     loss = 0.0
     out_of_band, flagged, dead, lacking = [], [], [], []
     for r in cs.iter_rows(named=True):
@@ -117,6 +125,8 @@ def assess(measurement, setting: B.Setting, intended: set[str],
         if r["small"] or "cornerstones" not in goals:
             continue
         kinds[name] = "cornerstone"
+        figures[name] = (r["vs_median"], r["vs_median_lo"], r["vs_median_hi"])
+        before = loss
         outside = r["vs_median_lo"] > band or r["vs_median_hi"] < -band
         errors[name] = r["vs_median"] if abs(r["vs_median"]) > band else 0.0
         if outside:
@@ -131,6 +141,17 @@ def assess(measurement, setting: B.Setting, intended: set[str],
                 errors[name] = r["effect"]  # in band against the median, flagged on its own
         if outside or r["flag"]:
             decided.add(name)
+        elif "usage" in goals and _unused(r, setting):
+            # In the band, but kept or built below its floor (its whole interval): a card
+            # nobody wants is not balanced.
+            kinds[name] = "unused"
+            kept, built = setting.floors or B.USAGE_FLOORS
+            errors[name] = min(_nan0(r["kept"]) - kept, _nan0(r["placed_rate"]) - built)
+            decided.add(name)
+            loss += 1.0
+            problems[name] = (f"kept in {100 * _nan0(r['kept']):.1f}% of the deals that offer "
+                              f"it, built by {100 * _nan0(r['placed_rate']):.1f}% of its "
+                              "drafters")  # fmt: skip
         elif "dead" in goals and r["placed_rate_hi"] < UNBUILT_SHARE:
             # Drafted, but built by too few of its drafters: drafted to no purpose.
             kinds[name] = "unbuilt"
@@ -138,6 +159,7 @@ def assess(measurement, setting: B.Setting, intended: set[str],
             decided.add(name)
             loss += 1.0
             problems[name] = f"placed by {100 * r['placed_rate']:.1f}% of its drafters"
+        item_loss[name] = loss - before
     for r in tt.filter((pl.col("flag") != "") & ("tiles" in goals)).iter_rows(named=True):
         name = r["tile_name"]
         kinds[name] = "disaster" if _is_disaster(run, r["tile"]) else "tile"
@@ -146,6 +168,10 @@ def assess(measurement, setting: B.Setting, intended: set[str],
         flagged.append(name)
         problems[name] = f"flagged {r['flag']} ({100 * r['effect']:+.1f} pct-pts)"
         loss += (abs(r["effect"]) - band) / band
+        item_loss[name] = (abs(r["effect"]) - band) / band
+    for r in tt.iter_rows(named=True):
+        if r["tile_name"] not in figures:
+            figures[r["tile_name"]] = (r["effect"], r["effect_lo"], r["effect_hi"])
     table = tiles.dead_tiles(run, tt)
     rare = table.filter(~pl.col("why").str.starts_with("never dealt"))
     for r in rare.iter_rows(named=True):
@@ -160,9 +186,11 @@ def assess(measurement, setting: B.Setting, intended: set[str],
             dead.append(name)
             decided.add(name)
             loss += 1.0
+            item_loss[name] = 1.0
         problems[name] = f"placed in {100 * share:.2f}% of games ({r['why']})"
     if "goods" in goals:
         for r in goods_shares(run).iter_rows(named=True):
+            figures[good_item(r["good"])] = (r["games"], r["games"], r["games"])
             if r["games"] >= GOOD_SHARE:
                 continue
             name = good_item(r["good"])
@@ -171,10 +199,24 @@ def assess(measurement, setting: B.Setting, intended: set[str],
             decided.add(name)
             lacking.append(r["good"])
             loss += (GOOD_SHARE - r["games"]) / GOOD_SHARE
+            item_loss[name] = (GOOD_SHARE - r["games"]) / GOOD_SHARE
             problems[name] = f"produced by some city in {100 * r['games']:.1f}% of games"
     return Assessment(measurement.values, errors, decided, fixable, problems, kinds, loss,
                       len(decided), dead, flagged, out_of_band, measurement.seconds, reasons,
-                      lacking)  # fmt: skip
+                      lacking, item_loss, figures)  # fmt: skip
+
+
+def _nan0(x) -> float:
+    return 0.0 if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def _unused(row: dict, setting) -> bool:
+    """A cornerstone's kept (drafted when dealt) or built (placed when drafted) share lies
+    wholly below its floor (its 95% Wilson interval)."""
+    kept, built = setting.floors or B.USAGE_FLOORS
+    return _nan0(row["kept_hi"]) < kept or (
+        row["drafted"] > 0 and _nan0(row["placed_rate_hi"]) < built
+    )
 
 
 def _is_disaster(run, tile: int) -> bool:
@@ -248,9 +290,50 @@ def producer_levers(data: dict, good: str, players: int, variant: str, depth: in
     return out
 
 
+def is_structural(data: dict, lever: B.Lever) -> bool:
+    """Removing a requirement (a good, a prerequisite tile) from a tile that consumes it: the
+    edit cuts a chain loose instead of repairing it. A producer's own inputs are its numbers
+    (fewer inputs make its good more often), so they are not structural."""
+    if _group(lever) not in B.COUNT_FIELDS:
+        return False
+    if lever.path == "requires_tiles":
+        return True
+    tiles = data.get("tiles", [])
+    return not tiles[B._find_entry(tiles, lever.tile)].get("produces")
+
+
+def missing_goods(data: dict, name: str, lacking) -> list[str]:
+    """The goods an item requires that too few cities make (its printed requirement)."""
+    tiles = data.get("tiles", [])
+    return [g for g in tiles[B._find_entry(tiles, name)].get("requires", []) if g in lacking]
+
+
 def choose_levers(data: dict, name: str, kind: str, need_up: bool, variant: str,
-                  players: int = 4, reason: str = "",
-                  lacking: frozenset = frozenset()) -> list[B.Lever]:  # fmt: skip
+                  players: int = 4, reason: str = "", lacking: frozenset = frozenset(),
+                  structural: bool = True) -> list[B.Lever]:  # fmt: skip
+    """The levers of :func:`_choose_levers`; without ``structural``, none that removes a
+    requirement from a consumer (``is_structural``), and a tile dead for a good too few cities
+    make is repaired at the good's producers."""
+    levers = _choose_levers(data, name, kind, need_up, variant, players, reason, lacking)
+    if structural:
+        return levers
+    kept = [lv for lv in levers if not is_structural(data, lv)]
+    from analysis.neom.tiles import WHY_NO_GOODS
+
+    if kind in ("dead", "tile") and need_up and reason.startswith(WHY_NO_GOODS):
+        # Its good first: the producers' cost and inputs, across their whole legal range.
+        first = []
+        for good in missing_goods(data, name, lacking) or data["tiles"][
+                B._find_entry(data["tiles"], name)].get("requires", []):  # fmt: skip
+            first += producer_levers(data, good, players, variant, skip=lacking - {good})
+        # Its own numbers cannot place it while nobody makes the good: only the producers.
+        return list({lv.key: lv for lv in reversed(first)}.values())[::-1]
+    return kept
+
+
+def _choose_levers(data: dict, name: str, kind: str, need_up: bool, variant: str,
+                   players: int = 4, reason: str = "",
+                   lacking: frozenset = frozenset()) -> list[B.Lever]:  # fmt: skip
     """The levers an item moves, in the order it tries them (each to the end of its span before
     the next: several levers for an item no single one can bring to its goal):
 
@@ -307,6 +390,7 @@ class Track:
     index: int = 0
     points: dict = field(default_factory=dict)
     stuck: str = ""  # why its levers within their spans cannot bring it to its goal
+    rejected: list = field(default_factory=list)  # values that flagged another item
     settled: int | None = None  # the value it stays at: its zero is next to it
 
     @property
@@ -334,12 +418,14 @@ def span_of(lever: B.Lever) -> int:
     return SPAN.get(lever.unit, SPAN_OTHER)
 
 
-def bounded(lever: B.Lever, direction: int) -> B.Lever:
+def bounded(lever: B.Lever, direction: int, whole: bool = False) -> B.Lever:
     """The lever limited to its span on the side the item needs ("smallest steps": a pass
-    proposes edits a designer would make, and says when one is not enough)."""
+    proposes edits a designer would make, and says when one is not enough); ``whole``: its
+    whole legal range on that side (a good's producers: a chain is repaired at its producer,
+    however far its cost must move)."""
     from dataclasses import replace
 
-    span = span_of(lever)
+    span = MAX_SPAN if whole else span_of(lever)
     if direction > 0:
         return replace(lever, low=lever.current, high=min(lever.high, lever.current + span))
     return replace(lever, low=max(lever.low, lever.current - span), high=lever.current)
@@ -347,15 +433,71 @@ def bounded(lever: B.Lever, direction: int) -> B.Lever:
 
 # --- the pass -------------------------------------------------------------------------------
 
-ONE_SIDED = ("dead", "unbuilt", "good")  # any value that reaches the goal will do
+ONE_SIDED = ("dead", "unbuilt", "good", "unused")  # any value that reaches the goal will do
 PRUNE_SLACK = 0.2  # pruning: an undone edit may add this much loss (in its units) in all
+
+
+def goal_items(a0: Assessment, items=None, flagged: bool = False) -> set[str]:
+    """The items the pass works on, fixed on the catalogue as it is: every item off its goal;
+    with ``flagged``, only the report's flags (cornerstones and tiles, not dead tiles or
+    goods); with ``items`` (names, a good as "Gold" or "Gold (good)"), those named too (one
+    on its goal stays as it is)."""
+    if not items and not flagged:
+        return set(a0.decided)
+    chosen = set()
+    if flagged:
+        chosen |= {n for n in a0.decided if a0.kinds.get(n) in ("cornerstone", "tile", "disaster")}
+    for name in items or ():
+        folded = name.casefold()
+        for known in set(a0.kinds) | set(a0.figures):
+            if folded in (known.casefold(), known.casefold().removesuffix(GOOD_SUFFIX.casefold())):
+                chosen.add(known)
+    return chosen
+
+
+def judge(a: Assessment, baseline: Assessment, targets: set[str], band: float | None = None,
+          exempt=frozenset()) -> Assessment:  # fmt: skip
+    """The pass's view of an assessment: the loss of its goal items only, plus ``REJECT`` for
+    each item decided elsewhere that was not at the baseline (an edit that flags another item
+    is rejected: such a candidate is never the best); the violations likewise. With ``band``,
+    a new flag on a cornerstone or tile counts only when its whole interval lies beyond the
+    band *and* its estimate moved away from zero by more than the band since the baseline: a
+    flag also flips with the multiple-comparison correction (every other item's p-value) and
+    with any change of play, at an unchanged effect (v2's Condos & Restaurant: +5.9 [+3.4,
+    +8.4] pct-pts unflagged, then flagged at the same figures when a cornerstone moved).
+    ``exempt``: items known to be flagged without the edits (say, on a reference catalogue the
+    baseline's plants mask): never a new flag."""
+    fresh = a.decided - baseline.decided - targets - set(exempt)
+    a.new_flags = sorted(n for n in fresh if _beyond(a, n, band, baseline))
+    mine = a.decided & targets
+    a.loss = sum(a.item_loss.get(n, 0.0) for n in mine) + REJECT * len(a.new_flags)
+    a.n_violations = len(mine) + len(a.new_flags)
+    return a
+
+
+def _beyond(a: Assessment, name: str, band: float | None, baseline: Assessment) -> bool:
+    if band is None or a.kinds.get(name) in ONE_SIDED or name not in a.figures:
+        return True
+    est, lo, hi = a.figures[name]
+    if not (lo > band or hi < -band):
+        return False
+    if name not in baseline.figures:
+        return True
+    return abs(est) - abs(baseline.figures[name][0]) > band
 
 
 class Pass:
     def __init__(self, evaluator: B.Evaluator, data: dict, intended: set[str], variant: str,
-                 log, goals: tuple[str, ...] = GOALS, per_round: int = 0):  # fmt: skip
+                 log, goals: tuple[str, ...] = GOALS, per_round: int = 0, items=None,
+                 flagged: bool = False, structural: bool = False, exempt=frozenset()):  # fmt: skip
         self.goals = goals
         self.per_round = per_round
+        self.items = items
+        self.flagged = flagged
+        self.structural = structural
+        self.exempt = frozenset(exempt)  # flagged elsewhere already: never a new flag
+        self.baseline: Assessment | None = None  # the catalogue as it is (round 0)
+        self.targets: set[str] | None = None  # the goal items, fixed at round 0
         self.evaluator = evaluator
         self.data = data
         self.intended = intended
@@ -371,15 +513,32 @@ class Pass:
         m = self.evaluator.measure(values, events=True, what=what[:160])
         a = assess(m, self.evaluator.setting, self.intended, self.goals)
         a.seconds = time.perf_counter() - start
+        self.judge(a)
         self.log(search, round_, a)
         return a
+
+    def judge(self, a: Assessment) -> Assessment:
+        """Fix the goal items on the first assessment (the catalogue as it is), then score
+        every assessment by them (``judge``)."""
+        if self.baseline is None and not a.values:
+            self.baseline = a
+            self.targets = goal_items(a, self.items, self.flagged)
+        if self.baseline is None:
+            return a
+        return judge(a, self.baseline, self.targets, self._band(), self.exempt)
+
+    def _band(self) -> float | None:
+        setting = getattr(self.evaluator, "setting", None)
+        return getattr(setting, "band", None)
 
     def add_tracks(self, a: Assessment, tracks: dict) -> None:
         """A track for every decided violation that has none yet: the cornerstones and flagged
         tiles first, then dead tiles, then goods (a lever is moved by one item only)."""
-        rank = {"cornerstone": 0, "tile": 0, "disaster": 0, "dead": 1, "unbuilt": 1, "good": 2}
+        rank = {"cornerstone": 0, "tile": 0, "disaster": 0, "good": 1, "dead": 2, "unbuilt": 2,
+                "unused": 2}  # fmt: skip
         players = self.evaluator.setting.players
-        for name in sorted(a.decided, key=lambda n: (rank.get(a.kinds.get(n), 3), n)):
+        targets = a.decided if self.targets is None else a.decided & self.targets
+        for name in sorted(targets, key=lambda n: (rank.get(a.kinds.get(n), 3), n)):
             if name in tracks:
                 continue
             if a.fixable.get(name, True) is not True:
@@ -387,26 +546,54 @@ class Pass:
                 continue
             need_up = a.errors[name] < 0
             levers = choose_levers(self.data, name, a.kinds[name], need_up, self.variant,
-                                   players, a.reasons.get(name, ""),
-                                   frozenset(a.lacking))  # fmt: skip
+                                   players, a.reasons.get(name, ""), frozenset(a.lacking),
+                                   self.structural)  # fmt: skip
+            everything = list(levers)
             # A tile's own item takes its own levers back from an item that borrowed them (a
-            # Disaster moving a protecting tile's cost, a good moving its producer's).
+            # Disaster moving a protecting tile's cost, a good moving its producer's), unless
+            # it is only too rarely placed: the good's repair places it.
             for lever in levers:
                 borrower = self.owner.get(lever.key)
+                if a.kinds.get(name) in ("dead", "unbuilt", "unused"):
+                    break
                 if borrower not in (None, name) and lever.tile == name and borrower in tracks:
                     tracks[borrower].release(lever.key)
                     del self.owner[lever.key]
             levers = [lv for lv in levers if self.owner.get(lv.key, name) == name]
             unique = list({lv.key: lv for lv in reversed(levers)}.values())[::-1]
             if not unique:
-                tracks[name] = Track(name, [], [], stuck="no lever can move it that way")
+                why = "no lever can move it that way"
+                structural = [lv for lv in self._all_levers(name, a, need_up)
+                              if is_structural(self.data, lv)]  # fmt: skip
+                if not self.structural and structural and everything == []:
+                    why = (f"not fixed: only a structural edit ({structural[0].tile}: fewer "
+                           f"{structural[0].unit}s) would move it, and --structural is not "
+                           "given")  # fmt: skip
+                elif everything:
+                    owners = sorted({self.owner[lv.key] for lv in everything
+                                     if lv.key in self.owner})  # fmt: skip
+                    why = f"waits for {', '.join(owners)}, which moves its levers"
+                tracks[name] = Track(name, [], [], stuck=why)
                 continue
             directions = [1 if (lv.sign > 0) == need_up else -1 for lv in unique]
-            bounded_levers = [bounded(lv, d) for lv, d in zip(unique, directions, strict=True)]
+            # A good's producers (for a good, or for a tile dead for want of it) across their
+            # whole legal range; every other lever within its span.
+            from analysis.neom.tiles import WHY_NO_GOODS
+
+            chain = a.kinds[name] == "good" or a.reasons.get(name, "").startswith(WHY_NO_GOODS)
+            whole = [chain and (a.kinds[name] == "good" or lv.tile != name) for lv in unique]
+            bounded_levers = [
+                bounded(lv, d, w) for lv, d, w in zip(unique, directions, whole, strict=True)
+            ]
             for lever in bounded_levers:
                 self.owner[lever.key] = name
                 self.currents[lever.key] = lever.current
             tracks[name] = Track(name, bounded_levers, directions, a.kinds[name])
+
+    def _all_levers(self, name: str, a: Assessment, need_up: bool) -> list:
+        players = self.evaluator.setting.players
+        return choose_levers(self.data, name, a.kinds[name], need_up, self.variant, players,
+                             a.reasons.get(name, ""), frozenset(a.lacking), True)  # fmt: skip
 
     def _next_move(self, track: Track, a: Assessment, values: dict, moves: dict) -> None:
         """The item's next value on its current lever (or the next lever's first step)."""
@@ -436,7 +623,7 @@ class Pass:
         names = ", ".join(f"{lv.name} {lv.current} → {values.get(lv.key, lv.current)}"
                           for lv in track.levers)  # fmt: skip
         track.stuck = f"{names}: the ends of their spans do not reach the goal"
-        if a.kinds.get(name) in ("dead", "unbuilt") and name in a.decided:
+        if a.kinds.get(name) in ("dead", "unbuilt", "unused") and name in a.decided:
             for lever in track.levers:  # still never placed: no edit that does not do its job
                 moves[lever.key] = lever.current
 
@@ -452,12 +639,13 @@ class Pass:
         tracks: dict[str, Track] = {}
         band = self.evaluator.setting.band
         best = a
-        per_round = self.per_round or len(a.decided) or 1
+        per_round = self.per_round or len(a.decided & (self.targets or a.decided)) or 1
         tried = {_frozen(values)}
+        moved = per_round
         for round_ in range(1, budget):
             self.add_tracks(a, tracks)
             for name, track in tracks.items():  # what the last round measured, for each item
-                if track.lever is not None:
+                if track.lever is not None and not a.new_flags:
                     value = values.get(track.lever.key, track.lever.current)
                     error = a.errors.get(name, 0.0)
                     track.points[value] = B.Point(value, error, error, error)
@@ -465,28 +653,61 @@ class Pass:
                 # The round made things worse (the moves overshot together): go back to the
                 # best values and move half as many items next time.
                 values, a = dict(best.values), best
-                per_round = max(1, per_round // 2)
+                # Half as many as actually moved (fewer may have moved than per_round allows).
+                per_round = max(1, min(per_round, moved) // 2)
             # The items furthest from their goal move first, at most per_round of them.
             movable = [
                 n for n, t in tracks.items()
                 if t.lever is not None and not t.stuck and t.settled is None
             ]  # fmt: skip
-            moving = set(sorted(movable, key=lambda n: (-_severity(a, n, band), n))[:per_round])
-            moves: dict = {}
-            for name in sorted(moving):
-                if not a.errors.get(name, 0.0):
-                    continue  # on its goal: it stays where it is
-                self._next_move(tracks[name], a, values, moves)
-            changed = {k: v for k, v in (values | moves).items() if v != self.currents[k]}
-            if _frozen(changed) in tried:
+            ranked = sorted(movable, key=lambda n: (-_severity(a, n, band), n))
+            # per_round at a time; when their moves were tried already (a rejected round
+            # repeats), the next ones down the list move instead.
+            for first in range(0, max(1, len(ranked)), per_round):
+                moves: dict = {}
+                for name in sorted(ranked[first : first + per_round]):
+                    if not a.errors.get(name, 0.0):
+                        continue  # on its goal: it stays where it is
+                    self._next_move(tracks[name], a, values, moves)
+                changed = {k: v for k, v in (values | moves).items() if v != self.currents[k]}
+                if _frozen(changed) not in tried:
+                    break
+            else:
                 break  # nothing new to try
+            if _frozen(changed) in tried:
+                break
+            moved = len({self.owner.get(key) for key in moves} - {None}) or 1
             tried.add(_frozen(changed))
             values = changed
             a = self.evaluate(values, "coordinate", round_)
             rounds.append(a)
+            if a.new_flags:
+                self._reject(tracks, moves, a)
             if a.loss <= best.loss:
                 best = a
         return rounds, tracks
+
+    def _reject(self, tracks: dict, moves: dict, a: Assessment) -> None:
+        """A round that flagged an item elsewhere is undone (its loss counts ``REJECT``). When
+        one item moved, its lever never goes that far again: the value is its new bound."""
+        from dataclasses import replace
+
+        movers = {self.owner.get(key) for key in moves} - {None}
+        if len(movers) != 1:
+            return  # several moved: the next rounds move fewer (the loss made them halve)
+        track = tracks[movers.pop()]
+        lever = track.lever
+        if lever is None or lever.key not in moves:
+            return
+        value = moves[lever.key]
+        edge = value - track.direction
+        if track.direction > 0:
+            narrowed = replace(lever, high=max(lever.current, edge))
+        else:
+            narrowed = replace(lever, low=min(lever.current, edge))
+        track.levers[track.index] = narrowed
+        track.points.pop(value, None)
+        track.rejected.append(f"{lever.name} = {value} flagged {', '.join(a.new_flags)}")
 
     def prune(self, best: Assessment, budget: int | None) -> tuple[list[Assessment], Assessment]:
         """Fewest fields: undo each edit in turn (the smallest change first) on the same deals
@@ -502,7 +723,9 @@ class Pass:
             a = self.evaluate(trial, "prune", number)
             rounds.append(a)
             # Against the searched best, not the last undo: the slack does not add up.
-            if a.decided <= best.decided and a.loss <= best.loss + PRUNE_SLACK:
+            targets = self.targets if self.targets is not None else a.decided | best.decided
+            goals_kept = (a.decided & targets) <= (best.decided & targets)
+            if goals_kept and not a.new_flags and a.loss <= best.loss + PRUNE_SLACK:
                 current = a
         return rounds, current
 
@@ -555,7 +778,7 @@ def _severity(a: Assessment, name: str, band: float) -> float:
         return 0.0
     if a.kinds.get(name) == "good":
         return -error / GOOD_SHARE
-    if a.kinds.get(name) in ("dead", "unbuilt"):
+    if a.kinds.get(name) in ("dead", "unbuilt", "unused"):
         return 1.0
     return max(0.0, abs(error) - band) / band
 
@@ -599,6 +822,12 @@ def run_all(args) -> int:
     if unknown:
         raise UserError(f"--intended {unknown[0]!r}: no such tile in the catalogue")
     intended = {n.casefold() for n in given}
+    goods = {str(g["name"]).casefold() for g in catalogue.get("goods", [])}
+    for name in (n.strip() for n in args.items.split(",") if n.strip()):
+        bare = name.casefold().removesuffix(GOOD_SUFFIX.casefold())
+        if name.casefold() not in names and bare not in goods:
+            raise UserError(f"--items {name!r}: no tile, cornerstone or good of that name in the "
+                            "catalogue")  # fmt: skip
     goals = tuple(g.strip() for g in args.goals.split(",") if g.strip())
     wrong = [g for g in goals if g not in GOALS]
     if wrong or not goals:
@@ -616,6 +845,7 @@ def run_all(args) -> int:
         "--intended": sorted(intended), "--optimizer": args.optimizer, "--max-evals": budget,
         "--goals": list(goals), "--per-round": args.per_round, "--prune-evals": args.prune_evals,
         "--verify-games": args.verify_games or setting.games,
+        "--items": args.items, "--flagged": args.flagged, "--structural": args.structural,
     }  # fmt: skip
 
     def claim():
@@ -674,13 +904,18 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
                   file=sys.stderr, flush=True)  # fmt: skip
 
     started = time.perf_counter()
-    run = Pass(evaluator, catalogue, intended, setting.variant, log, goals, args.per_round)
+    items = [n.strip() for n in (args.items or "").split(",") if n.strip()]
+    run = Pass(evaluator, catalogue, intended, setting.variant, log, goals, args.per_round,
+               items, args.flagged, args.structural)  # fmt: skip
     results, stuck = {}, {}
     for search in searches:
         rounds, tracks = run.coordinate(budget) if search == "coordinate" else run.optuna(
             budget, setting.seed)  # fmt: skip
         results[search] = (rounds, best_of(rounds))
-        stuck[search] = {n: t.stuck for n, t in tracks.items() if t.stuck}
+        # Only what is still off its goal in the search's best ("waits for Gold" is moot once
+        # Gold is made and the tile placed).
+        stuck[search] = {n: t.stuck for n, t in tracks.items()
+                         if t.stuck and n in results[search][1].decided}  # fmt: skip
     chosen = min(searches, key=lambda s: (results[s][1].loss, len(results[s][1].values)))
     searched = results[chosen][1]
     prune_rounds, best = [], searched
@@ -689,10 +924,6 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         progress.plan_more(setting.games * min(tries, len(searched.values)))
         prune_rounds, best = run.prune(searched, args.prune_evals)
     undone = sorted(set(searched.values) - set(best.values))
-    candidate = _candidate_text(text, best.values, data.label)
-    B._validate_text(candidate, str(out / "candidate.toml"))
-    diff = "".join(difflib.unified_diff(text.splitlines(True), candidate.splitlines(True),
-                                        str(source), "candidate.toml"))  # fmt: skip
 
     # Fresh deals: the catalogue as it is against the candidate, through neom compare.
     fresh = B.fresh_seed(setting.seed)
@@ -700,8 +931,23 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
                                what="fresh deals: the catalogue as it is")  # fmt: skip
     cand_m = evaluator.measure(best.values, seed=fresh, games=verify_games, events=True,
                                what="fresh deals: the candidate")  # fmt: skip
-    before = assess(base_m, setting, intended, goals)
-    after = assess(cand_m, setting, intended, goals)
+    targets = run.targets or set()
+    before = judge(assess(base_m, setting, intended, goals), _no_flags(), targets)
+    before = judge(before, before, targets)
+    after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
+    final, rejected = fresh_rejections(best.values, run.owner, before, after, targets)
+    if rejected:
+        progress.plan_more(verify_games)
+        cand_m = evaluator.measure(final, seed=fresh, games=verify_games, events=True,
+                                   what="fresh deals: the candidate without the rejected "
+                                   "edits")  # fmt: skip
+        after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
+    candidate = _candidate_text(text, final, data.label)
+    B._validate_text(candidate, str(out / "candidate.toml"))
+    diff = "".join(difflib.unified_diff(text.splitlines(True), candidate.splitlines(True),
+                                        str(source), "candidate.toml"))  # fmt: skip
+    patch = patch_entries(final, catalogue, run.owner, targets, before, after,
+                          _edit_shifts(evaluator, base_m, cand_m, final, setting))  # fmt: skip
     # Each search's best on the fresh deals too, for the comparison of the searches (the
     # choice above was made on the search deals, so these figures are not selected on).
     fresh_best = {chosen: after}
@@ -709,11 +955,14 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         if search not in fresh_best:
             m = evaluator.measure(results[search][1].values, seed=fresh, games=verify_games,
                                   events=True, what=f"fresh deals: {search}'s best")  # fmt: skip
-            fresh_best[search] = assess(m, setting, intended, goals)
+            fresh_best[search] = judge(assess(m, setting, intended, goals), before, targets,
+                                       setting.band)  # fmt: skip
     summary = {
-        "catalog": data.label, "chosen": chosen, "edits": _edits(best.values),
-        "fields_changed": len(best.values),
-        "steps": sum(abs(v - _current(catalogue, k)) for k, v in best.values.items()),
+        "catalog": data.label, "chosen": chosen, "edits": _edits(final),
+        "fields_changed": len(final),
+        "goal_items": sorted(targets), "structural": bool(args.structural),
+        "patch": patch, "rejected_on_fresh_deals": rejected,
+        "steps": sum(abs(v - _current(catalogue, k)) for k, v in final.items()),
         "search_deals": {s: _goals(results[s][1]) | {
             "evaluations": len(results[s][0]),
             "seconds": round(sum(a.seconds for a in results[s][0]), 1),
@@ -735,6 +984,7 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
     with staging_folder(out) as staging:
         (staging / "candidate.toml").write_text(candidate, encoding="utf-8")
         (staging / "candidate.diff").write_text(diff, encoding="utf-8")
+        (staging / "patch.md").write_text("\n".join(patch_md(summary)) + "\n", encoding="utf-8")
         build_comparison(base_m.path, cand_m.path, staging / "compare", band=setting.band,
                          min_n=setting.min_n)  # fmt: skip
         (staging / "summary.json").write_text(json.dumps(summary, indent=1) + "\n",
@@ -744,8 +994,124 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         (staging / "log.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
         publish(staging, claimed)
     print("\n".join(lines))
-    print(f"written: {out / 'candidate.toml'}, candidate.diff, log.md, summary.json, compare/")
+    print(f"written: {out / 'candidate.toml'}, candidate.diff, patch.md, log.md, summary.json, "
+          "compare/")  # fmt: skip
     return 0
+
+
+def _no_flags() -> Assessment:
+    return Assessment({}, {}, set(), {}, {}, {}, 0.0, 0, [], [], [])
+
+
+def fresh_rejections(values: dict, owner: dict, before: Assessment, after: Assessment,
+                     targets: set[str]) -> tuple[dict, list[str]]:  # fmt: skip
+    """The edits kept after the fresh deals, and why each other one was rejected: every edit
+    of a goal item that ends flagged the other way (its whole interval past the band on the
+    other side), and an edit whose own tile ends flagged when it was not before (an edit that
+    creates a new flag beyond the band). A new flag on an item no edit touched is reported
+    (``after.new_flags``), not pinned on an edit."""
+    rejected, why = set(), []
+    for item in sorted(targets):
+        was, now = before.errors.get(item, 0.0), after.errors.get(item, 0.0)
+        if after.kinds.get(item) in ONE_SIDED or item not in after.decided or not was:
+            continue
+        if (was > 0) != (now > 0):
+            mine = sorted(k for k in values if owner.get(k) == item)
+            rejected |= set(mine)
+            why += [f"{t}: {p} = {values[(t, p)]}: {item} ends flagged the other way on fresh "
+                    f"deals ({after.problems.get(item, '')})" for t, p in mine]  # fmt: skip
+    for key in sorted(values):
+        tile = key[0]
+        if key not in rejected and tile in after.new_flags:
+            rejected.add(key)
+            why.append(f"{tile}: {key[1]} = {values[key]}: flags {tile} on fresh deals "
+                       f"({after.problems.get(tile, '')})")  # fmt: skip
+    return {k: v for k, v in values.items() if k not in rejected}, why
+
+
+def _edit_shifts(evaluator, base_m, cand_m, values: dict, setting) -> dict:
+    """Each edited tile's paired shift on the fresh deals (the report's effect of its
+    holders, candidate less the catalogue as it is, on the same deals): name -> (shift, lo,
+    hi) in fractions of win share."""
+    from analysis.core.report import Report
+    from analysis.neom.compare import comparison_items
+
+    if not values:
+        return {}
+    report = Report(evaluator.work, "bh", 0.05, "", setting.band, setting.min_n, "")
+    names = {t for t, _ in values}
+    items = comparison_items(base_m.run, cand_m.run, report, names)
+    out = {}
+    for r in items.iter_rows(named=True):
+        if r["tile_name"] in names and r["tile_name"] not in out:
+            out[r["tile_name"]] = (r["shift"], r["shift_lo"], r["shift_hi"])
+    return out
+
+
+def patch_entries(values: dict, catalogue: dict, owner: dict, targets: set[str],
+                  before: Assessment, after: Assessment, shifts: dict) -> list[dict]:  # fmt: skip
+    """The patch in two parts: ``goal`` edits (a goal item's own numbers, or a good's
+    producers for the good) and ``knock-on`` edits (another tile moved for a goal item),
+    each with the item it serves, its goal figure before and after on fresh deals (estimate,
+    95% interval) and the edited tile's own paired shift there."""
+    entries = []
+    tiles = catalogue["tiles"]
+    for (tile, path), value in sorted(values.items()):
+        item = owner.get((tile, path), tile)
+        entry = tiles[B._find_entry(tiles, tile)]
+        good = item.removesuffix(GOOD_SUFFIX) if item.endswith(GOOD_SUFFIX) else None
+        own = tile == item or (good is not None and good in entry.get("produces", []))
+        entries.append({
+            "part": "goal" if own and item in targets else "knock-on",
+            "tile": tile, "field": path, "from": _current(catalogue, (tile, path)), "to": value,
+            "for": item, "goal_before": _triple(before.figures.get(item)),
+            "goal_after": _triple(after.figures.get(item)),
+            "shift": _triple(shifts.get(tile)),
+        })  # fmt: skip
+    return entries
+
+
+def _triple(x):
+    return None if x is None else [B._round(v) for v in x]
+
+
+def patch_md(summary: dict) -> list[str]:
+    """patch.md: the edits in two parts, each with its measured effect and interval."""
+    lines = ["# neom balance --all: the patch", "",
+             f"Goal items: {', '.join(summary['goal_items']) or 'none'}. Figures on fresh deals "
+             f"(seed {summary['fresh_deals']['seed']}, {summary['fresh_deals']['games']:,} games "
+             "a side): the goal item's figure (a cornerstone's win share against the median "
+             "cornerstone, a tile's effect, a good's share of games; 95% interval) before → "
+             "after, and the edited tile's own paired shift (pct-pts).", ""]  # fmt: skip
+    for part, title in (("goal", "Goal items"), ("knock-on", "Knock-on edits")):
+        mine = [e for e in summary["patch"] if e["part"] == part]
+        lines += [f"## {title}", ""]
+        if not mine:
+            lines += ["none", ""]
+            continue
+        lines += ["| tile | field | from | to | for | goal figure before | after | shift of "
+                  "the edited tile |", "|---|---|---:|---:|---|---|---|---|"]  # fmt: skip
+        for e in mine:
+            lines.append(f"| {e['tile']} | {e['field']} | {e['from']} | {e['to']} | {e['for']} "
+                         f"| {_interval(e['goal_before'])} | {_interval(e['goal_after'])} | "
+                         f"{_interval(e['shift'])} |")  # fmt: skip
+        lines.append("")
+    if summary["rejected_on_fresh_deals"]:
+        lines += ["## Rejected on the fresh deals", ""]
+        lines += [f"- {why}" for why in summary["rejected_on_fresh_deals"]]
+        lines.append("")
+    new = summary["fresh_deals"]["after"].get("new_flags", [])
+    if new:
+        lines += ["## New flags on the fresh deals (no edit's own tile)", ""]
+        lines += [f"- {name}" for name in new]
+    return lines
+
+
+def _interval(x) -> str:
+    if x is None or x[0] is None:
+        return "–"
+    est, lo, hi = (100 * v if v is not None else math.nan for v in x)
+    return f"{est:+.1f} [{lo:+.1f}, {hi:+.1f}]"
 
 
 def _current(catalogue: dict, key) -> int:
@@ -762,6 +1128,7 @@ def _goals(a: Assessment) -> dict:
         "loss": round(a.loss, 3), "violations": a.n_violations,
         "cornerstones_out_of_band": a.out_of_band, "flagged": a.flagged, "dead": a.dead,
         "goods_lacking": a.lacking, "problems": {n: a.problems[n] for n in sorted(a.decided)},
+        "new_flags": a.new_flags,
     }  # fmt: skip
 
 
@@ -816,7 +1183,11 @@ def _log_md(summary: dict, log_lines: list[dict], before: Assessment, after: Ass
         ]
         lines += [f"- undone: {e}" for e in pruned["undone"]]
     if summary["not_fixed_by_their_levers"]:
-        lines += ["", "## Not fixed by their levers within their spans", ""]
+        lines += [
+            "",
+            "## Not fixed (by their levers within their spans, or without --structural)",
+            "",
+        ]
         lines += [f"- {n}: {why}"
                   for n, why in sorted(summary["not_fixed_by_their_levers"].items())]  # fmt: skip
     if not math.isfinite(after.loss):

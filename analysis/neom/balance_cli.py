@@ -91,7 +91,8 @@ def register(subparsers) -> None:
         "--goals", default=DEFAULT_GOALS, metavar="GOAL,...",
         help="--all: which goals to pursue (cornerstones: in the band against the median and "
         "not flagged; tiles: not flagged; dead: placed; goods: every good produced by some "
-        "city in 5%% of games) (all four)",
+        "city in 5%% of games; usage: every cornerstone kept and built at its floors, "
+        "--kept-floor, --built-floor) (the first four)",
     )  # fmt: skip
     parser.add_argument(
         "--prune-evals", type=int, default=None, metavar="N",
@@ -106,6 +107,31 @@ def register(subparsers) -> None:
         help="--all, coordinate: items moved in the first round, furthest from their goal "
         "first, halved after a round that made the loss worse (0: every off-goal item)",
     )
+    parser.add_argument(
+        "--items", default="", metavar="NAME,...",
+        help="--all: work only on these items (tiles, cornerstones, goods as 'Gold'); every "
+        "other item is watched: an edit that flags it is rejected",
+    )  # fmt: skip
+    parser.add_argument(
+        "--flagged", action="store_true",
+        help="--all: work only on what the report flags on the catalogue as it is "
+        "(cornerstones and tiles; with --items, those too)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--structural", action="store_true",
+        help="--all: allow structural edits (removing a required good or tile from a tile "
+        "that consumes it); without it a chain is repaired at its producers or left not fixed",
+    )  # fmt: skip
+    parser.add_argument(
+        "--goal", choices=("effect", "usage"), default="effect",
+        help="NAME: the goal of the search: its effect inside the band (effect), or its usage "
+        "floors met (usage: kept when offered and built when taken; moves only the item's own "
+        "levers that make it attractive) (effect)",
+    )  # fmt: skip
+    parser.add_argument("--kept-floor", type=float, default=25.0, metavar="PCT",
+                        help="--goal usage: share of offers that keep it, pct (25)")  # fmt: skip
+    parser.add_argument("--built-floor", type=float, default=50.0, metavar="PCT",
+                        help="--goal usage: share of takers who build it, pct (50)")  # fmt: skip
     parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
                         default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -142,7 +168,17 @@ def setting_from(args):
         min_n=args.min_n,
         band=args.band / 100.0,
         median=args.relative_to == "median",
+        goal=getattr(args, "goal", "effect"),
+        floors=_floors(args),
     )
+
+
+def _floors(args) -> tuple:
+    floors = (getattr(args, "kept_floor", 25.0), getattr(args, "built_floor", 50.0))
+    for option, value in zip(("--kept-floor", "--built-floor"), floors, strict=True):
+        if not 0.0 <= value <= 100.0:
+            raise UserError(f"{option} {value:g}: a share between 0 and 100 pct")
+    return tuple(v / 100.0 for v in floors)
 
 
 def base_catalog(path):
@@ -161,6 +197,9 @@ def run(args) -> int:
             raise UserError("give either NAME or --all, not both")
         from analysis.neom.balance_all import run_all
 
+        if args.goal != "effect":
+            raise UserError("--goal belongs to neom balance NAME; --all: --goals ...,usage")
+
         return run_all(args)
     if not args.name:
         raise UserError("give the NAME of a tile, cornerstone or Disaster, or --all")
@@ -171,6 +210,10 @@ def run(args) -> int:
             "--out, --resume, --intended, --goals, --per-round, --prune-evals and --optimizer "
             "belong to --all"
         )
+    if args.items or args.flagged or args.structural:
+        raise UserError("--items, --flagged and --structural belong to --all")
+    if args.goal == "usage" and args.relative_to != "median":
+        raise UserError("--relative-to belongs to --goal effect")
     return run_item(args)
 
 
@@ -182,6 +225,10 @@ def run_item(args) -> int:
     json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
     text, source, data = base_catalog(args.catalog)
     item, kind, levers = B.item_levers(tomllib.loads(text), args.name, args.variant)
+    if setting.goal == "usage":
+        if kind == "disaster":
+            raise UserError(f"--goal usage: {item} is a Disaster (taken, never used)")
+        levers = B.attractive_levers(levers)
     levers = B.pick_levers(levers, args.lever)
     max_evals = B.DEFAULT_MAX_EVALS if args.max_evals is None else args.max_evals
     if max_evals < 1:
@@ -223,7 +270,9 @@ def run_item(args) -> int:
         "verify_games": verify_games,
         "fresh_seed": result.fresh_seed,
         "band": 100 * setting.band,
-        "effect_definition": B.KIND_WORDS[kind]
+        "goal": setting.goal,
+        "floors": [100 * f for f in setting.floors],
+        "effect_definition": B.USAGE_WORDS if setting.goal == "usage" else B.KIND_WORDS[kind]
         if kind != "cornerstone" or setting.median else B.EXPECTED_WORDS,
         "current_effect": [B._pp(x) for x in result.verified[""]["target"]],
         "catalog": data.name,
@@ -285,9 +334,11 @@ def summary_lines(doc: dict) -> list[str]:
     if doc.get("data"):
         lines.append(f"catalogue: {doc['data']}")
     effect, lo, hi = doc["current_effect"]
+    goal = f"band ±{doc['band']:g} pct-pts"
+    if doc.get("goal") == "usage":
+        goal = f"floors: kept >= {doc['floors'][0]:g}%, built >= {doc['floors'][1]:g}%"
     lines += [
-        f"{doc['item']} ({doc['kind']}): effect = {doc['effect_definition']}; band "
-        f"±{doc['band']:g} pct-pts.",
+        f"{doc['item']} ({doc['kind']}): effect = {doc['effect_definition']}; {goal}.",
         f"field: {doc['field']} ({doc['players']} players); search: {doc['games']:,} games a "
         f"candidate, seed {doc['seed']}; every figure below measured again on fresh deals "
         f"(seed {doc['fresh_seed']}, {doc['verify_games']:,} games a side).",

@@ -984,9 +984,10 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
 def catalog_warnings(tables: Tables) -> list[str]:
     """Legal but suspicious designs, one message each: a requirement that the player counts
     dealing its tile can never meet, because every producer of a good it needs carries a
-    higher player-count icon (no board or cornerstone producing it either)."""
+    higher player-count icon (no board or cornerstone producing it either); and an orphaned
+    good (``orphaned_goods``)."""
     tiles, req = tables.tiles, tables.req
-    warnings = []
+    warnings = orphaned_goods(tables)
     for index, name in enumerate(tables.tile_names):
         icon = int(tiles[index, K.C_PLAYERS])
         if icon == 0 or icon == max(ICON_COUNTS):
@@ -1006,6 +1007,34 @@ def catalog_warnings(tables: Tables) -> list[str]:
                         f"only by tiles with a higher player-count icon, so with fewer than "
                         f"{_next_icon(icon)} players this requirement can never be met"
                     )
+    return warnings
+
+
+def orphaned_goods(tables: Tables) -> list[str]:
+    """A good no tile can make (no board, and no tile but a Disaster, produces it: no city ever
+    holds it), and a raw or processed good no tile needs (no requirement, printed or
+    alternative, names it: it is never bought and feeds nothing; a printed game would not
+    print it). Luxury goods are the end of the goods tree (worth 10 VP each, rules 001 S4), so
+    a luxury good nobody needs is the design, not an orphan."""
+    tiles, req = tables.tiles, tables.req
+    placed = (tiles[:, K.C_TYPES] & K.T_DISASTER) == 0  # a Disaster is never in a city
+    made = int(np.bitwise_or.reduce(tiles[placed, K.C_PRODUCES])) if placed.any() else 0
+    needed = 0
+    for index in range(len(tiles)):
+        for option in range(tiles[index, K.C_N_REQ_OPTIONS]):
+            needed |= int(req[index, option, K.R_GOODS])
+    warnings = []
+    for bit, good in enumerate(tables.good_names):
+        if not made & (1 << bit):
+            warnings.append(
+                f'{tables.source}: good "{good}": no tile or board produces it, so no city '
+                "ever holds it"
+            )
+        elif not needed & (1 << bit) and int(tables.goods_tier[bit]) != K.TIER_LUXURY:
+            warnings.append(
+                f'{tables.source}: good "{good}": no tile requires it (printed or alternative), '
+                "so it is never bought and feeds no other good"
+            )
     return warnings
 
 
