@@ -250,8 +250,9 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
 
 
 def run(args) -> int:
-    if not 2 <= args.players <= 5:
-        raise UserError(f"--players must be 2 to 5, got {args.players}")
+    from sim.core.commands.options import check_players
+
+    check_players(args.players, at_least=2)
     if args.budget < 100:
         raise UserError(f"--budget must be at least 100 games, got {args.budget}")
     if args.workers < 1:
