@@ -16,7 +16,7 @@ from pathlib import Path
 from sim.core.errors import UserError
 from sim.core.game import StrategyRegistry
 from sim.core.outputs import claim_file
-from sim.core.strategies import load_strategy_file, set_name_problem
+from sim.core.strategies import is_shipped_file, load_strategy_file, set_name_problem, shipped_file
 
 _TABLE_HEADER = re.compile(r"\s*\[")
 _COMMENT = re.compile(r"\s*#")
@@ -42,6 +42,14 @@ def claim_set(registry: StrategyRegistry, path, name: str, overwrite: bool) -> s
     if problem:
         raise UserError(f"--name {name!r}: {problem}")
     path = Path(path)
+    shipped = shipped_file(registry)
+    # A user's file may not reuse a shipped name (it would shadow it); the shipped file may.
+    if (
+        shipped
+        and name in {**shipped.sets, **shipped.fields}
+        and not is_shipped_file(path, shipped.path)
+    ):
+        raise UserError(f"--name {name!r}: the name of a shipped set or field; choose another")
     if not (path.exists() or path.is_symlink()):
         claim_file(path, "--out")
         return None
