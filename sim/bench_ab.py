@@ -6,4 +6,6 @@ import sys
 from sim.tools.bench_ab import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(main, "python -m sim.bench_ab"))

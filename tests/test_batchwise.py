@@ -281,6 +281,69 @@ def test_the_numbers_do_not_depend_on_chunks_or_workers(real_runs, tmp_path):
             assert got["lo"].to_list() == want["lo"].to_list()  # the same draws too
 
 
+def _report_bytes(out) -> dict[str, bytes]:
+    files = [out / "findings.json", *sorted((out / "tables").glob("*.csv"))]
+    return {path.name: path.read_bytes() for path in files}
+
+
+def test_reports_are_byte_identical_for_any_workers_and_for_a_copy(real_runs, tmp_path):
+    """Issue 35 m13: --workers 2 and --workers 1 differed in the 16th digit (the chunks'
+    float sums were merged in the order the tasks finished, grouped by task); so did a copy
+    of the run. The chunks of a run now merge along one fixed tree."""
+    import shutil
+
+    copy = tmp_path / "copy" / "events"
+    shutil.copytree(real_runs / "events", copy)
+    executions = [
+        Execution(workers=1, chunk_games=30, task_games=10**9, progress=False),  # 4 tasks
+        Execution(workers=1, chunk_games=30, task_games=1, progress=False),  # a task a chunk
+        Execution(workers=2, chunk_games=30, task_games=90, progress=False),
+    ]
+    reports = []
+    for number, execution in enumerate(executions):
+        out = tmp_path / f"report{number}"
+        build_report(real_runs / "events", out, execution=execution)
+        reports.append(_report_bytes(out))
+    build_report(copy, tmp_path / "of-copy", execution=executions[2])
+    reports.append(_report_bytes(tmp_path / "of-copy"))
+    for other in reports[1:]:
+        assert other.keys() == reports[0].keys()
+        different = [name for name in reports[0] if other[name] != reports[0][name]]
+        assert not different, different
+
+
+def test_the_merge_tree_does_not_depend_on_the_order_nodes_arrive_in():
+    from analysis.core.batches import MERGE_EVERY, MergeTree
+
+    rng = np.random.default_rng(7)
+    n_chunks = 2 * MERGE_EVERY + 3
+    leaves = []
+    for index in range(n_chunks):
+        x = rng.normal(size=50) * 10.0 ** rng.integers(-3, 6)
+        frame = pl.DataFrame({"g": rng.integers(0, 3, size=50), "x": x})
+        leaves.append((0, index, {"r": {"m": Moments.of(frame, "g", "x")}}))
+
+    def merged(order, cut):
+        tree = MergeTree(n_chunks, ["r"])
+        # Tasks of ``cut`` chunks, arriving in ``order``, as the command's process sees them.
+        tasks = [leaves[i : i + cut] for i in range(0, n_chunks, cut)]
+        for task_number in order(len(tasks)):
+            first = task_number * cut
+            part = MergeTree(n_chunks, ["r"])
+            for level, index, node in tasks[task_number]:
+                part.add(level, index, node)
+            assert all(first <= i * MERGE_EVERY**lv < first + cut for lv, i, _ in part.nodes())
+            for node in part.nodes():
+                tree.add(*node)
+        return tree.result()["r"]["m"].table()
+
+    want = merged(lambda n: range(n), 1)
+    for cut in (1, 2, 5, 17, n_chunks):
+        for _ in range(3):
+            got = merged(lambda n: rng.permutation(n).tolist(), cut)
+            assert got.to_dicts() == want.to_dicts()
+
+
 # --- compare, experiment, Tangram: the same reductions ------------------------------------------
 
 

@@ -61,7 +61,7 @@ def test_solo_game_with_parameters(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--players", "6", "--strategies", "random"], "--players 6: must be 1 to 5"),
+        (["--players", "6", "--strategies", "random"], "--players 6: must be between 1 and 5"),
         (
             ["--players", "3", "--strategies", "random,greedy"],
             "lists 2 strategies but --players is 3",

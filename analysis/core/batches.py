@@ -243,16 +243,48 @@ def run_info(run) -> RunInfo:
 # --- running the reductions ---------------------------------------------------------------------
 
 
-def _fold(parts: dict, reductions, result: dict) -> None:
-    for reduction in reductions:
-        bucket = parts.setdefault(reduction.name, [])
-        bucket.append(result.get(reduction.name, {}))
-        if len(bucket) >= MERGE_EVERY:
-            parts[reduction.name] = [merge_stats(bucket)]
+class MergeTree:
+    """The statistics of chunks ``0 .. n_chunks - 1`` merged along one fixed tree, whatever
+    the order they arrive in and however they were grouped into tasks: a node of level L
+    merges the (at most) :data:`MERGE_EVERY` nodes of level L - 1 below it in chunk order,
+    a chunk's own statistics are level 0. Float sums depend on the order they are added in,
+    so a fixed tree makes a report the same to the last digit for any number of workers
+    (and for a copy of the run), while memory stays at a few pending nodes per level.
 
+    A node is ``{reduction name: {name: statistic}}``. A task adds its chunks' nodes to a
+    tree of its own and hands on the nodes still pending (:meth:`nodes`); the command's
+    process adds those to its tree, which completes the same merges in the same order."""
 
-def _merged(parts: dict) -> dict:
-    return {name: merge_stats(bucket) for name, bucket in parts.items()}
+    def __init__(self, n_chunks: int, names):
+        self.n_chunks = max(1, n_chunks)
+        self.names = list(names)
+        self.pending: dict[tuple[int, int], dict] = {}
+
+    def _width(self, level: int) -> int:
+        return -(-self.n_chunks // MERGE_EVERY**level)
+
+    def add(self, level: int, index: int, node: dict) -> None:
+        self.pending[(level, index)] = node
+        while self._width(level) > 1:
+            first = index // MERGE_EVERY * MERGE_EVERY
+            siblings = range(first, min(first + MERGE_EVERY, self._width(level)))
+            if any((level, i) not in self.pending for i in siblings):
+                return
+            children = [self.pending.pop((level, i)) for i in siblings]
+            merged = {
+                name: merge_stats([child.get(name, {}) for child in children])
+                for name in self.names
+            }
+            level, index = level + 1, index // MERGE_EVERY
+            self.pending[(level, index)] = merged
+
+    def nodes(self) -> list[tuple[int, int, dict]]:
+        return [(level, index, node) for (level, index), node in self.pending.items()]
+
+    def result(self) -> dict:
+        """The root's statistics (every chunk added)."""
+        (root,) = self.pending.values()
+        return root
 
 
 _LIBC: list = []
@@ -292,29 +324,29 @@ def keep_freed_memory():
         libc.malloc_trim(0)
 
 
-def reduce_task(parent, infos, specs, reductions, values) -> tuple[int, int, dict]:
-    """Reduce the chunks ``specs`` (of each run in ``infos``: one, or twin runs read side by
-    side, each with its own ``values``) with every reduction; return (games, batches, merged
-    statistics by reduction name)."""
+def reduce_task(parent, infos, task, reductions, values) -> tuple[int, int, list]:
+    """Reduce the chunks of ``task`` (its first chunk's index and its chunks: of each run in
+    ``infos``, one, or twin runs read side by side, each with its own ``values``) with every
+    reduction; return (games, batches, the nodes of the run's :class:`MergeTree` they make)."""
     from sim.core.workers import worker_setup
 
     worker_setup(parent)
-    parts: dict = {}
+    (first, n_chunks), specs = task
+    tree = MergeTree(n_chunks, [r.name for r in reductions])
     games = batches = 0
     read = {table for r in reductions for table in r.tables}
     with keep_freed_memory():
-        for spec_group in specs:
+        for offset, spec_group in enumerate(specs):
             chunks = [
                 load_chunk(info, spec, given, read)
                 for info, spec, given in zip(infos, spec_group, values, strict=True)
             ]
             argument = chunks[0] if len(chunks) == 1 else tuple(chunks)
-            _fold(parts, reductions, {r.name: r.reduce(argument) for r in reductions})
+            tree.add(0, first + offset, {r.name: r.reduce(argument) for r in reductions})
             games += spec_group[0].games
             batches += len(spec_group[0].files["games"])
             del chunks, argument
-        merged = _merged(parts)
-    return games, batches, merged
+    return games, batches, tree.nodes()
 
 
 def _worker_count(execution: Execution, n_games: int) -> int:
@@ -442,14 +474,15 @@ def _passes(reductions) -> list[list[Reduction]]:
     return passes
 
 
-def _tasks(plans: list[list[ChunkSpec]], workers: int, task_games: int) -> list[list]:
-    """Chunks grouped into tasks of about ``task_games`` games, at least a few per worker."""
+def _tasks(plans: list[list[ChunkSpec]], workers: int, task_games: int) -> list:
+    """Chunks grouped into tasks of about ``task_games`` games, at least a few per worker;
+    each task is ((index of its first chunk, chunks of the run), its chunks)."""
     chunks = list(zip(*plans, strict=True))
     total = sum(spec[0].games for spec in chunks)
     n_tasks = max(min(len(chunks), 4 * workers), math.ceil(total / max(task_games, 1)))
     n_tasks = max(1, min(n_tasks, len(chunks)))
     size = math.ceil(len(chunks) / n_tasks)
-    return [chunks[i : i + size] for i in range(0, len(chunks), size)]
+    return [((i, len(chunks)), chunks[i : i + size]) for i in range(0, len(chunks), size)]
 
 
 def analyse(runs, reductions, execution: Execution | None = None, label: str = "") -> dict:
@@ -504,17 +537,18 @@ def _run_passes(runs, passes, values, execution: Execution, label: str, cache: d
         what += "" if label or len(group) <= 3 else f" and {len(group) - 3} more"
         desc = f"{main.path.name}: pass {number}/{len(passes)} ({what})"
         bar = progress_bar(execution, n_games, "game", desc)
-        parts: dict = {}
+        tree = MergeTree(len(plans[0]), [r.name for r in group])
         started = time.perf_counter()
         jobs = [(parent, infos, task, group, given) for task in tasks]
         batches_done = 0
         with bar, _results(jobs, workers, execution) as done:
-            for games, batches, stats in done:
-                _fold(parts, group, stats)
+            for games, batches, nodes in done:
+                for level, index, node in nodes:
+                    tree.add(level, index, node)
                 batches_done += batches
                 bar.set_postfix_str(f"{batches_done}/{n_batches} batches", refresh=False)
                 bar.update(games)
-        merged = _merged(parts)
+        merged = tree.result()
         for reduction in group:
             stats = merged.get(reduction.name, {})
             result = reduction.finish(stats, *runs) if reduction.finish else stats

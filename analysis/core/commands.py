@@ -81,10 +81,12 @@ def add_execution_options(parser) -> None:
 def execution_of(args):
     """The ``analysis.core.batches.Execution`` the options ask for."""
     from analysis.core.batches import Execution
+    from sim.core.workers import check_scheduler
 
     workers = getattr(args, "workers", None)
     if workers is not None and workers < 1:
         raise UserError(f"--workers {workers}: must be at least 1")
+    check_scheduler(getattr(args, "scheduler", None), getattr(args, "backend", "local"))
     return Execution(
         workers=workers,
         backend=getattr(args, "backend", "local"),
@@ -95,13 +97,13 @@ def execution_of(args):
 def run_report(args) -> int:
     # Imported here so that `neom --help` does not load polars and matplotlib.
     from analysis.core.report import build_report
+    from sim.core.commands.options import check_min_n
 
     if not 0.0 < args.level < 1.0:
         raise UserError(f"--level {args.level}: must be between 0 and 1")
     if not 0.0 <= args.band < 100.0:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
-    if args.min_n < 2:
-        raise UserError(f"--min-n {args.min_n}: must be at least 2")
+    check_min_n(args.min_n)
     execution = execution_of(args)
     runs = args.run if isinstance(args.run, list) else [args.run]
     out = Path(args.out) if args.out else Path("reports") / Path(runs[0]).resolve().name

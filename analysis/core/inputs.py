@@ -11,6 +11,7 @@ analyses them.
 """
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
@@ -74,10 +75,21 @@ def differences(run, other) -> list[tuple[str, str, str]]:
     return found
 
 
+def _field(run) -> list:
+    return [(s.get("spec"), s.get("params")) for s in run.manifest.get("strategies", [])]
+
+
 def check_comparable(run, check) -> None:
     """``--check``: the same game, player count, data file and rules, or one line naming the
-    first difference."""
+    first difference; and not the same games (the same field on the same seed's deals):
+    every finding would be called robust over the same data."""
     found = differences(run, check)
+    same_games = all(run.manifest.get(key) == check.manifest.get(key) for key in ("seed", "seats"))
+    if not found and same_games and _field(run) == _field(check):
+        raise UserError(
+            f"--check {check.path}: the same games as {run.path} (the same field, seed, "
+            f"{run.game.data_noun} and rules); the skill check needs a run of another field"
+        )
     if found:
         what, mine, theirs = found[0]
         raise UserError(
@@ -111,19 +123,25 @@ def _rules_words(run, key: str) -> str:
 
 def run_labels(runs: list) -> dict[Path, str]:
     """How each run is named beside the others: its folder and player count, then its data
-    file's name when the runs' data differ, and its rules where they differ from the first
-    run's."""
+    (name and digest) when the runs' data differ, and its rules where they differ from the
+    first run's; runs whose labels would still be the same (folders of one name elsewhere)
+    are named by their whole path."""
     first = runs[0]
     data_differ = len({run.manifest["data"].get("digest") for run in runs}) > 1
-    labels = {}
+    parts_of = {}
     for run in runs:
         parts = [f"{run.manifest['players']}p"]
         if data_differ:
-            parts.append(run.data_name)
+            parts.append(_data_words(run))
         rules, base = run.manifest.get("rules") or {}, first.manifest.get("rules") or {}
         changed = sorted(key for key in set(rules) | set(base) if rules.get(key) != base.get(key))
         parts += [_rules_words(run, key) for key in changed]
-        labels[run.path] = f"{run.path.name} ({', '.join(parts)})"
+        parts_of[run.path] = ", ".join(parts)
+    labels = {run.path: f"{run.path.name} ({parts_of[run.path]})" for run in runs}
+    counts = Counter(labels.values())
+    for run in runs:
+        if counts[labels[run.path]] > 1:
+            labels[run.path] = f"{run.path} ({parts_of[run.path]})"
     return labels
 
 
@@ -131,6 +149,7 @@ def combined_data_label(runs: list) -> str:
     """The data of every run, for tables holding all of them ("" when they share one)."""
     if len({run.manifest["data"].get("digest") for run in runs}) <= 1:
         return ""
+    labels = run_labels(runs)
     return "; ".join(
-        f"{run.path.name}: {run.manifest['data'].get('label', run.data_name)}" for run in runs
+        f"{labels[run.path]}: {run.manifest['data'].get('label', run.data_name)}" for run in runs
     )

@@ -23,7 +23,7 @@ from analysis.core.batches import Execution, Reduction, analyse
 from analysis.core.load import open_run
 from analysis.core.reduce import Moments, Sums
 from analysis.core.stats import wilson_interval
-from sim.core.commands.options import add_game_options, resolve_game_options
+from sim.core.commands.options import add_game_options, check_players, resolve_game_options
 from sim.core.errors import UserError
 from sim.core.game import Game
 from sim.core.outputs import claim_file, write_file
@@ -158,8 +158,7 @@ def run(args) -> int:
     rungs = split_strategies(args.rungs, "--rungs") if args.rungs else game.strategies.ladder
     if len(rungs) < 2:
         raise UserError("--rungs: a ladder needs at least two strategies, weakest first")
-    if not 2 <= args.players <= game.max_players:
-        raise UserError(f"--players {args.players}: must be 2 to {game.max_players}")
+    check_players(args.players, game.name, at_least=2)
     games = args.games - args.games % args.players
     if games < args.players:
         raise UserError(f"--games {args.games}: at least {args.players} (one deal per rotation)")

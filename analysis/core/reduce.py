@@ -49,6 +49,22 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([f.select(columns) for f in frames], how="vertical_relaxed")
 
 
+_FLOATS = (pl.Float32, pl.Float64)
+
+
+def canonical(frame: pl.DataFrame, columns=None) -> pl.DataFrame:
+    """``frame`` in one fixed row order (sorted by ``columns``, default all) when a float is
+    summed from it: a float sum depends on the order it adds in, and a frame made by a
+    group-by or join comes in an order that varies from call to call (polars' threads), so
+    the same chunk would give sums differing in the last digit. Integer sums are exact in
+    any order: frames without a float column are left as they are."""
+    columns = list(frame.columns if columns is None else columns)
+    if frame.height < 2 or not any(frame.schema[c] in _FLOATS for c in columns):
+        return frame
+    sortable = [c for c in columns if not frame.schema[c].is_nested()]
+    return frame.sort(sortable, nulls_last=True, maintain_order=True)
+
+
 def merge_stats(parts: list[dict]) -> dict:
     """Merge a list of ``{name: statistic}`` dicts (one per chunk or group of chunks) name by
     name; a name missing from a part counts as nothing seen there."""
@@ -74,8 +90,9 @@ class Sums:
     def of(cls, frame: pl.DataFrame, keys, *aggregations: pl.Expr, how=None) -> "Sums":
         """Group ``frame`` by ``keys`` (none: one row) and keep ``aggregations``."""
         keys = tuple([keys] if isinstance(keys, str) else keys)
+        frame = canonical(frame)
         if keys:
-            table = frame.group_by(keys).agg(*aggregations)
+            table = frame.group_by(keys, maintain_order=True).agg(*aggregations)
         else:
             table = frame.select(*aggregations)
         return cls(_widened(table, keys), keys, dict(how or {}))
@@ -129,7 +146,12 @@ class Moments:
                 x.sum().alias(f"{v}__sum"),
                 ((x - x.mean()) ** 2).sum().alias(f"{v}__m2"),
             ]
-        table = frame.group_by(keys).agg(aggregations) if keys else frame.select(aggregations)
+        frame = canonical(frame.select(*keys, *values))
+        table = (
+            frame.group_by(keys, maintain_order=True).agg(aggregations)
+            if keys
+            else frame.select(aggregations)
+        )
         return cls(table, keys, values)
 
     @classmethod
@@ -145,7 +167,9 @@ class Moments:
                        pl.col(f"{v}__sum").sum().alias(f"_{v}_sum")]  # fmt: skip
         if keys:
             merged_means = frame.group_by(keys).agg(totals)
-            frame = frame.join(merged_means, on=keys, how="left", nulls_equal=True)
+            frame = frame.join(
+                merged_means, on=keys, how="left", nulls_equal=True, maintain_order="left"
+            )
         else:
             frame = frame.with_columns(totals)
         aggregations = []
@@ -211,6 +235,7 @@ class ClusterMoments:
             pl.col(cluster).alias("_c"),
             *([pl.col(expected).cast(pl.Float64).alias("_e")] if expected else []),
         )
+        rows = canonical(rows)
         extra = []
         if expected:
             extra = [
@@ -233,12 +258,18 @@ class ClusterMoments:
             )
         )
         groups = groups.with_columns((pl.col("sum") / pl.col("n")).alias("shift"))
-        by_cluster = rows.group_by(*keys, "_c").agg(
+        # The clusters in the order they come (a group_by's own order varies from one call to
+        # the next), so that their float sums below add up the same way every time.
+        by_cluster = rows.group_by(*keys, "_c", maintain_order=True).agg(
             pl.col("_v").sum().alias("_s"), pl.len().cast(pl.Float64).alias("_k")
         )
         if keys:
             by_cluster = by_cluster.join(
-                groups.select(*keys, "shift"), on=keys, how="left", nulls_equal=True
+                groups.select(*keys, "shift"),
+                on=keys,
+                how="left",
+                nulls_equal=True,
+                maintain_order="left",
             )
         else:
             by_cluster = by_cluster.with_columns(pl.lit(groups["shift"][0]).alias("shift"))
@@ -250,7 +281,7 @@ class ClusterMoments:
         ]
         if keys:
             spread = by_cluster.group_by(keys).agg(spread_aggs)
-            out = groups.join(spread, on=keys, how="left", nulls_equal=True)
+            out = groups.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
         else:
             out = pl.concat([groups, by_cluster.select(spread_aggs)], how="horizontal")
         return cls(out, tuple(keys), bool(expected))
@@ -328,7 +359,7 @@ class ClusterMoments:
         totals = [pl.col("n").sum().alias("_n"), pl.col("sum").sum().alias("_sum")]
         if keys:
             frame = frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
-                               nulls_equal=True)  # fmt: skip
+                               nulls_equal=True, maintain_order="left")  # fmt: skip
         else:
             frame = frame.with_columns(totals)
         mean = pl.col("_sum") / pl.col("_n")
@@ -473,6 +504,7 @@ class CoMoments:
         rows = frame.select(
             *keys, pl.col(x).cast(pl.Float64).alias("_x"), pl.col(y).cast(pl.Float64).alias("_y")
         ).drop_nulls(["_x", "_y"])
+        rows = canonical(rows)
         dx, dy = pl.col("_x") - pl.col("_x").mean(), pl.col("_y") - pl.col("_y").mean()
         aggregations = [
             pl.len().cast(pl.Int64).alias("n"),
@@ -495,7 +527,7 @@ class CoMoments:
         totals = [pl.col(c).sum().alias(f"_{c}") for c in ("n", "sx", "sy")]
         if keys:
             frame = frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
-                               nulls_equal=True)  # fmt: skip
+                               nulls_equal=True, maintain_order="left")  # fmt: skip
         else:
             frame = frame.with_columns(totals)
         n = pl.col("n").cast(pl.Float64)

@@ -140,11 +140,16 @@ def register(subparsers) -> None:
 
 def setting_from(args):
     from analysis.neom.balance import Setting
+    from sim.core.commands.options import check_min_n, check_players
     from sim.core.seeding import check_game_count
     from sim.core.strategies import split_strategies
+    from sim.core.workers import check_scheduler
 
+    check_players(args.players)
+    check_min_n(args.min_n)
     if not 0.0 <= args.band < 100.0:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
+    check_scheduler(args.scheduler, args.backend)
     for option, games in (("--games", args.games), ("--verify-games", args.verify_games)):
         if games is not None:
             if games < args.players:
@@ -195,6 +200,13 @@ def run(args) -> int:
     if args.all:
         if args.name:
             raise UserError("give either NAME or --all, not both")
+        if args.json or args.work:
+            # The pass writes its result and keeps its runs in --out, so these would be
+            # silently ignored.
+            raise UserError(
+                "--json and --work belong to neom balance NAME; --all writes its result, "
+                "log and runs into --out"
+            )
         from analysis.neom.balance_all import run_all
 
         if args.goal != "effect":

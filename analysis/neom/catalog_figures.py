@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from analysis.core.stats import adjust, band_p_value
+from sim.core.errors import UserError
 
 BAND = 0.02
 MIN_N = 100
@@ -183,22 +184,40 @@ def table(figs: list[dict], labels: list[str], items=ITEMS) -> list[str]:
     return lines
 
 
-def main(argv=None) -> int:
+PROG = "python -m analysis.neom.catalog_figures"
+
+
+def open_checked(path):
+    """The run at ``path``, refused in one line unless its figures can be computed: a NEOM
+    run (a Tangram City run has no catalogue) played with --events (the cornerstone drafts
+    and the tiles dealt are read from the events table)."""
     from analysis.core.load import open_run
 
-    parser = argparse.ArgumentParser(prog="python -m analysis.neom.catalog_figures",
-                                     description=__doc__.split("\n\n")[0])  # fmt: skip
+    run = open_run(path)
+    if run.game.name != "neom":
+        raise UserError(f"{path}: a {run.game.title} run; the catalogue figures are NEOM's")
+    if run.events is None:
+        raise UserError(
+            f"{path}: played without --events; the catalogue figures need the events table "
+            "(neom simulate --events)"
+        )
+    return run
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="run folders played with --events")
     parser.add_argument("--labels", default=None, help="comma-separated column labels")
     args = parser.parse_args(argv)
     labels = args.labels.split(",") if args.labels else [str(r) for r in args.runs]
     if len(labels) != len(args.runs):
-        print("--labels: one label per run", file=sys.stderr)
-        return 1
-    figs = [figures(open_run(r)) for r in args.runs]
+        raise UserError(f"--labels: {len(labels)} labels for {len(args.runs)} runs; one per run")
+    figs = [figures(open_checked(r)) for r in args.runs]
     print("\n".join(table(figs, labels)))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(main, PROG))

@@ -895,6 +895,7 @@ def run_compare(args) -> int:
     import sys
 
     from analysis.core.batches import Execution
+    from sim.core.commands.options import check_min_n, check_players
     from sim.core.outputs import (
         check_outside,
         claim_file,
@@ -909,6 +910,8 @@ def run_compare(args) -> int:
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {path}: no such catalogue file")
+    check_players(args.players)
+    check_min_n(args.min_n)
     if not 0.0 < args.level < 1.0:
         raise UserError(f"--level {args.level}: must be between 0 and 1")
     if not 0.0 <= args.band < 100.0:

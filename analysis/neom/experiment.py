@@ -508,6 +508,7 @@ def run_experiment(args) -> int:
     import sys
 
     from sim.core import runner
+    from sim.core.commands.options import check_players
     from sim.core.outputs import (
         check_outside,
         claim_file,
@@ -521,8 +522,7 @@ def run_experiment(args) -> int:
     from sim.neom.tables import make_rules
 
     kind, mode = args.kind, args.mode
-    if args.players not in range(1, 6):
-        raise UserError(f"--players {args.players}: must be between 1 and 5")
+    check_players(args.players)
     if not 0.0 <= args.band < 100.0:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
     tables = load_catalog(Path(args.catalog) if args.catalog else None)

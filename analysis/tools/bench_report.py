@@ -230,4 +230,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from sim.core.cli import guarded
+
+    raise SystemExit(guarded(main, "python -m analysis.tools.bench_report"))

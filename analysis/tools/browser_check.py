@@ -175,4 +175,6 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("LC_ALL", "C")
-    sys.exit(main())
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(main, "python -m analysis.tools.browser_check"))

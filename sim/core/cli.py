@@ -11,6 +11,7 @@ reported in its own words.
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 
 from sim.core.errors import UserError
 from sim.core.registry import game_names, get_game
@@ -51,14 +52,26 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    try:
+
+    def command() -> int:
         args = build_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
+
+    return guarded(command)
+
+
+def guarded(command: Callable[[], int | None], prog: str = "neom") -> int:
+    """``command()``'s exit code, with the command line's error handling: a user's mistake or
+    a failure of the machine is one line on stderr (``prog: error: ...``) and exit 1, an
+    interrupt one line and 130. Every documented ``python -m`` module's main runs through
+    this too (``sys.exit(guarded(main, "python -m ..."))``)."""
+    try:
+        return int(command() or 0)
     except UserError as exc:
-        print(f"neom: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("neom: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # Output piped into e.g. `head`, which stopped reading: not an error of ours.
@@ -68,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         # A failure of the machine rather than of the input (a full disk, a read-only or
         # vanished folder) that no command turned into its own message: still one line.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"neom: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"{prog}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except MemoryError:
-        print("neom: error: out of memory", file=sys.stderr)
+        print(f"{prog}: error: out of memory", file=sys.stderr)
         return 1
 
 

@@ -44,6 +44,11 @@ def _size(count: int) -> str:
     return f"{count} bytes"
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article ("an output listing", "a catalogue file")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def read_input(path, what: str, max_bytes: int, shown: str | None = None) -> bytes:
     """The bytes of the user's file ``path`` (``what``: "catalogue file", "city file", ...;
     ``shown``: how messages name it, default the path). UserError when it is missing, a
@@ -51,11 +56,11 @@ def read_input(path, what: str, max_bytes: int, shown: str | None = None) -> byt
     reading, anything else (a pipe, ``/dev/zero``) is read up to ``max_bytes`` + 1 bytes."""
     path = Path(path)
     shown = str(path) if shown is None else shown
-    too_large = f"{shown}: larger than {_size(max_bytes)}, the limit for a {what}"
+    too_large = f"{shown}: larger than {_size(max_bytes)}, the limit for {_a(what)}"
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
-            raise UserError(f"{shown}: is a directory, not a {what}")
+            raise UserError(f"{shown}: is a directory, not {_a(what)}")
         if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
             raise UserError(too_large)
         with open(path, "rb") as handle:
@@ -63,7 +68,7 @@ def read_input(path, what: str, max_bytes: int, shown: str | None = None) -> byt
     except FileNotFoundError:
         raise UserError(f"{shown}: {what} not found") from None
     except IsADirectoryError:
-        raise UserError(f"{shown}: is a directory, not a {what}") from None
+        raise UserError(f"{shown}: is a directory, not {_a(what)}") from None
     except OSError as exc:
         raise UserError(f"{shown}: cannot read the {what} ({exc.strerror or exc})") from None
     if len(data) > max_bytes:

@@ -184,6 +184,16 @@ def name_problem(name: str) -> str:
     return ""
 
 
+def shown_name(name: str, limit: int = 40) -> str:
+    """``name`` quoted for a message about it: control and invisible characters escaped (they
+    would garble the terminal), at most ``limit`` characters."""
+    text = "".join(
+        f"\\u{ord(char):04x}" if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") else char
+        for char in name[:limit]
+    )
+    return f'"{text}{"…" if len(name) > limit else ""}"'
+
+
 def check_name(fields, where: str, problems: list[str]) -> None:
     """Report an unusable ``fields["name"]`` and blank it (None), so no later check uses it."""
     if fields and isinstance(fields.get("name"), str):

@@ -32,6 +32,7 @@ import numpy as np
 from tqdm import tqdm
 
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
+from sim.core.commands.options import check_players
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import Game
@@ -62,7 +63,7 @@ from sim.core.store import (
     remove_run_folder,
 )
 from sim.core.strategies import seat_strategies
-from sim.core.workers import available_cores, loky_results
+from sim.core.workers import available_cores, check_scheduler, loky_results
 from sim.core.workers import sigint_ignored as _sigint_ignored
 from sim.core.workers import worker_setup as _worker_setup
 
@@ -227,7 +228,7 @@ def rules_array(game: Game, values: dict) -> np.ndarray:
 def make_plan(config: RunConfig):
     """Check the configuration and build the run's plan, data and manifest parameters."""
     game = get_game(config.game)
-    _check_range(config.players, game.min_players, game.max_players, "--players")
+    check_players(config.players, game.name)
     _check_range(config.games, 1, None, "--games")
     _check_range(config.batch_size, 1, None, "--batch-size")
     if config.batch_size > MAX_BATCH_SIZE:
@@ -247,8 +248,7 @@ def make_plan(config: RunConfig):
         raise UserError(f"--seed {config.seed}: must be an integer from 0 to {MAX_SEED}")
     _choice(config.seats, SEAT_MODES, "--seats")
     _choice(config.backend, BACKENDS, "--backend")
-    if config.scheduler and config.backend != "dask":
-        raise UserError("--scheduler needs --backend dask")
+    check_scheduler(config.scheduler, config.backend)
     specs = seat_strategies(
         game.strategies, config.strategies, config.players, config.strategy_file
     )

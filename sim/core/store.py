@@ -25,6 +25,7 @@ temporary name (``.NAME.PID.tmp``) and renamed, so a visible file is always whol
 - The manifest says ``"status": "complete"`` only after the last batch is written and listed.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -683,6 +684,27 @@ class RunTables:
     paths: dict = field(default_factory=dict)  # table -> its batch files, in batch order
 
 
+def live_writer(path: Path) -> str | None:
+    """The command writing folder ``path`` now, in words; None when no command holds its
+    writer lock (``sim.core.outputs.writer_lock``). A shared lock is tried and dropped at
+    once: it fails exactly while a writer holds the exclusive one."""
+    from sim.core.outputs import _holder
+
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(path)
+    except OSError:  # a file system without locks: nothing to tell
+        return None
+    finally:
+        os.close(handle)  # also drops a shared lock taken
+    return None
+
+
 def read_run(path) -> RunTables:
     """The tables of a complete run folder as polars LazyFrames (files in batch order), after
     checking every batch file and the data snapshot against the manifest."""
@@ -691,6 +713,12 @@ def read_run(path) -> RunTables:
         raise UserError(f"{folder.path}: not a run folder (no {MANIFEST})")
     manifest = folder.read_manifest()
     if manifest["status"] != STATUS_COMPLETE:
+        writer = live_writer(folder.path)
+        if writer is not None:  # --resume would be refused by its lock: name the writer
+            raise UserError(
+                f"{folder.path}: the run is not complete: it is being written by {writer}; "
+                "wait for it to end"
+            )
         raise UserError(
             f"{folder.path}: the run is not complete (continue it with neom simulate --resume)"
         )

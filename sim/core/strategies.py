@@ -96,7 +96,25 @@ def _check_value(info: StrategyInfo, key: str, value: float, spec: str) -> None:
 
 
 def parse_strategy(registry: StrategyRegistry, spec: str) -> StrategySpec:
-    """``name`` or ``name:param=value,...`` -> StrategySpec; UserError on any mistake."""
+    """``name`` or ``name:param=value,...`` -> StrategySpec; UserError on any mistake (a
+    parameter given twice too: which value should win is the user's to say)."""
+    _check_repeats(spec)
+    return _parse(registry, spec)
+
+
+def _check_repeats(spec: str) -> None:
+    _, _, rest = spec.strip().partition(":")
+    seen = set()
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key = item.partition("=")[0].strip()
+        if key in seen:
+            raise UserError(f"parameter {key!r} given twice in {spec!r}; give it once")
+        seen.add(key)
+
+
+def _parse(registry: StrategyRegistry, spec: str) -> StrategySpec:
+    """:func:`parse_strategy` without the check for repeated parameters (a set's values with
+    the user's overrides after them: the overrides win)."""
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
     known = registry.by_name()
@@ -181,9 +199,15 @@ def read_strategy_file(
     known = registry.by_name()
     named: dict[str, StrategySpec] = {}
     tables: dict[str, dict[str, dict]] = {}
+    # A user's set or field named like a shipped one would silently replace it (or, a set
+    # named like a field, never be used): refused, unless this is the shipped file itself.
+    taken = {}
+    if shipped is not None and not is_shipped_file(path, shipped.path):
+        taken = {name: "set" for name in shipped.sets} | {name: "field" for name in shipped.fields}
     for name, entries in sets.items():
         where = f"strategy file {path}, [sets.{name}]"
         _check_name(registry, name, where)
+        _check_not_shipped(name, taken, where)
         if not isinstance(entries, dict):
             raise UserError(f"{where}: expected a table")
         base = entries.get("base")
@@ -214,6 +238,7 @@ def read_strategy_file(
     for name, entries in fields.items():
         where = f"strategy file {path}, [fields.{name}]"
         _check_name(registry, name, where)
+        _check_not_shipped(name, taken, where)
         if name in named:
             raise UserError(f"{where}: {name!r} is also a set's name; choose another name")
         read[name] = _read_field(registry, name, entries, usable, where)
@@ -225,6 +250,25 @@ def _check_name(registry: StrategyRegistry, name: str, where: str) -> None:
     problem = set_name_problem(registry, name)
     if problem:
         raise UserError(f"{where}: {problem}")
+
+
+def is_shipped_file(path: Path, shipped: Path) -> bool:
+    """Whether ``path`` is the shipped file, or the temporary copy ``neom tune --out`` reads
+    back before replacing it (sim.core.strategy_writer.write_set)."""
+    try:
+        path, shipped = Path(path).resolve(), Path(shipped).resolve()
+    except OSError:
+        return False
+    temporary = re.fullmatch(rf"\.{re.escape(shipped.name)}\.[0-9]+\.tmp", path.name)
+    return path == shipped or (path.parent == shipped.parent and temporary is not None)
+
+
+def _check_not_shipped(name: str, taken: dict[str, str], where: str) -> None:
+    if name in taken:
+        raise UserError(
+            f"{where}: {name!r} is the name of a shipped {taken[name]} (neom strategies); "
+            "choose another name"
+        )
 
 
 def _read_field(registry: StrategyRegistry, name: str, entries, usable: dict, where: str) -> Field:
@@ -296,9 +340,10 @@ def _resolve(registry: StrategyRegistry, spec: str, named: dict[str, StrategySpe
     overrides = [item.strip() for item in rest.split(",") if item.strip()]
     if not overrides:
         return base
+    _check_repeats(spec)
     info = registry.by_name()[base.name]
     inherited = [f"{key}={float(base.params[k])!r}" for k, key in enumerate(info.param_names)]
-    resolved = parse_strategy(registry, f"{base.name}:{','.join(inherited + overrides)}")
+    resolved = _parse(registry, f"{base.name}:{','.join(inherited + overrides)}")
     return replace(resolved, label=f"{name.strip()}:{','.join(overrides)}")
 
 
@@ -312,7 +357,7 @@ def seat_strategies(
 ) -> list[StrategySpec]:
     """The strategy of every seat of an ``n_players`` game from a command line's specs: a field
     name alone stands for its list for ``n_players`` (a user's ``strategy_file`` may add sets
-    and fields, and shadows the shipped ones of the same name); ``one_for_all`` lets one spec
+    and fields, never of a shipped one's name); ``one_for_all`` lets one spec
     fill every seat. UserError unless there is exactly one strategy per seat."""
     shipped = shipped_file(registry)
     user = read_strategy_file(registry, strategy_file, shipped) if strategy_file else None

@@ -26,7 +26,13 @@ from pathlib import Path
 from sim.core.errors import UTF8_BOM, UserError, check_text, decode_text, read_input
 from sim.core.game import StrategyRegistry
 from sim.core.outputs import claim_file, writer_lock
-from sim.core.strategies import MAX_STRATEGY_FILE_BYTES, load_strategy_file, set_name_problem
+from sim.core.strategies import (
+    MAX_STRATEGY_FILE_BYTES,
+    is_shipped_file,
+    load_strategy_file,
+    set_name_problem,
+    shipped_file,
+)
 
 # How long a command about to write a strategy file waits for another's write to the same
 # folder to end (a write takes a moment; the lock of a long command is refused after this).
@@ -56,6 +62,14 @@ def claim_set(registry: StrategyRegistry, path, name: str, overwrite: bool) -> s
     if problem:
         raise UserError(f"--name {name!r}: {problem}")
     path = Path(path)
+    shipped = shipped_file(registry)
+    # A user's file may not reuse a shipped name (it would shadow it); the shipped file may.
+    if (
+        shipped
+        and name in {**shipped.sets, **shipped.fields}
+        and not is_shipped_file(path, shipped.path)
+    ):
+        raise UserError(f"--name {name!r}: the name of a shipped set or field; choose another")
     if not (path.exists() or path.is_symlink()):
         claim_file(path, "--out")
         return None

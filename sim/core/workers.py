@@ -2,6 +2,7 @@
 backend shares, kept apart from the runner so that a worker imports no more than it needs."""
 
 import os
+import re
 import signal
 import socket
 import threading
@@ -117,3 +118,40 @@ def loky_results(
             warnings.filterwarnings("ignore", "(?s).*tasks have been successfully executed")
             warnings.filterwarnings("ignore", "(?s).*still being processed by the workers")
             results.close()
+
+
+# The transports a Dask client reaches a scheduler by (distributed.comm: inproc is this
+# process's own, ucx a removed plugin).
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+_HOST = re.compile(r"[A-Za-z0-9_.-]+")
+_IPV6 = re.compile(r"[0-9A-Fa-f:.]+(%[A-Za-z0-9_.-]+)?")
+
+
+def check_scheduler(address: str | None, backend: str) -> None:
+    """``--scheduler``, checked before anything is played or written: it needs ``--backend
+    dask`` (elsewhere nothing would read it), and is ``[SCHEME://]HOST:PORT`` (distributed
+    would fail on anything else with a traceback only once the run has started)."""
+    if address is None:
+        return
+    if backend != "dask":
+        raise UserError(
+            f"--scheduler needs --backend dask (the {backend} backend uses no scheduler)"
+        )
+    expected = "expected HOST:PORT or SCHEME://HOST:PORT, e.g. tcp://127.0.0.1:8786"
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme not in SCHEDULER_SCHEMES:
+        raise UserError(
+            f"--scheduler {address!r}: unknown scheme {scheme!r} (one of "
+            f"{', '.join(SCHEDULER_SCHEMES)}); {expected}"
+        )
+    if rest.startswith("["):  # an IPv6 address: [::1]:8786
+        host, close, port = rest[1:].partition("]")
+        good_host = bool(close) and _IPV6.fullmatch(host) is not None and port.startswith(":")
+        port = port[1:]
+    else:
+        host, colon, port = rest.rpartition(":")
+        good_host = bool(colon) and _HOST.fullmatch(host) is not None
+    if not good_host or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--scheduler {address!r}: not a scheduler address; {expected}")

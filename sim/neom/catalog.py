@@ -24,6 +24,7 @@ from sim.core.fields import (
     name_problem,
     read_fields,
     read_header,
+    shown_name,
     suggest,
     table_array,
 )
@@ -247,6 +248,8 @@ def _label(kind: str, raw, position: int) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
     if isinstance(name, str) and name_problem(name) == "":
         return f'{kind} "{name}"'
+    if isinstance(name, str) and name.strip():  # named, but not usably: show it, escaped
+        return f"{kind} #{position + 1} ({shown_name(name)})"
     return f"{kind} #{position + 1} (no name)"
 
 

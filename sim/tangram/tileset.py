@@ -33,6 +33,7 @@ from sim.core.fields import (
     name_problem,
     read_fields,
     read_header,
+    shown_name,
     suggest,
     table_array,
 )
@@ -202,6 +203,8 @@ def _label(kind: str, raw, position: int) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
     if isinstance(name, str) and len(name) <= MAX_TEXT and not name_problem(name):
         return f'{kind} "{name}"'
+    if isinstance(name, str) and name.strip():  # named, but not usably: show it, escaped
+        return f"{kind} #{position + 1} ({shown_name(name)})"
     return f"{kind} #{position + 1} (no name)"
 
 
@@ -630,7 +633,7 @@ def tileset_warnings(game_data: GameData) -> list[str]:
         if not board.witness:
             warnings.append(
                 f'{source}: board "{board.name}": no witness; nothing shows that this board '
-                "can be fully built (python -m sim.tangram.witness finds one)"
+                "can be fully built (neom tileset witness finds one)"
             )
     return warnings
 

@@ -151,4 +151,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(main, "python -m sim.tangram.witness"))

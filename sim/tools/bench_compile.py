@@ -353,4 +353,6 @@ def bench_build(args, checkout: Path, facts: dict) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(main, "python -m sim.tools.bench_compile"))

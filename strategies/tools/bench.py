@@ -110,4 +110,6 @@ def main(argv=None, pin: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(pin=True))
+    from sim.core.cli import guarded
+
+    sys.exit(guarded(lambda: main(pin=True), "python -m strategies.tools.bench"))

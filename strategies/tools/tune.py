@@ -199,9 +199,15 @@ def opponent_specs(
 ) -> tuple[str, ...]:
     """``--opponents`` as specs. A named field (``strong``) stands for its list for the player
     count with the tuned set's own seat taken out (the seat named like the set or like
-    ``--base``), so the set is tuned in the field it will play in. UserError when more
+    ``--base``, else the first seat playing ``--base``: a user's set may not take a shipped
+    set's name), so the set is tuned in the field it will play in. UserError when more
     opponents are named than there are other seats."""
-    from sim.core.strategies import expand_field, read_strategy_file, shipped_file
+    from sim.core.strategies import (
+        expand_field,
+        read_strategy_file,
+        resolve_strategy,
+        shipped_file,
+    )
 
     texts = split_strategies(text, "--opponents")
     shipped = shipped_file(REGISTRY)
@@ -210,6 +216,13 @@ def opponent_specs(
     expanded = expand_field(texts, n_players, fields, "--opponents")
     if expanded is not texts:
         own = [k for k, spec in enumerate(expanded) if spec in (name, base.strip())]
+        if not own:  # else the first seat playing --base (a shipped set of it, say), as verify
+            named = {**(shipped.sets if shipped else {}), **(user.sets if user else {})}
+            own = [
+                k
+                for k, spec in enumerate(expanded)
+                if resolve_strategy(REGISTRY, spec, named).name == base.strip()
+            ]
         if own:
             expanded = expanded[: own[0]] + expanded[own[0] + 1 :]
     if len(expanded) > n_players - 1:
@@ -250,8 +263,9 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
 
 
 def run(args) -> int:
-    if not 2 <= args.players <= 5:
-        raise UserError(f"--players must be 2 to 5, got {args.players}")
+    from sim.core.commands.options import check_players
+
+    check_players(args.players, at_least=2)
     if args.budget < 100:
         raise UserError(f"--budget must be at least 100 games, got {args.budget}")
     if args.workers < 1:

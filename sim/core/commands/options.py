@@ -77,3 +77,25 @@ def resolve_game_options(args, command: str) -> tuple[Game, Path | None, dict]:
         if command in option.commands
     }
     return game, getattr(args, _dest(game.data_flag), None), rules
+
+
+# --- options several commands share, checked in one place --------------------------------------
+
+MIN_SAMPLE = 2  # --min-n: a spread (and so an interval) needs two seats
+
+
+def check_players(players: int, game: str | None = None, at_least: int | None = None) -> None:
+    """``--players``: a count ``game`` (default: NEOM) can be played with; ``at_least``: the
+    command's own floor (a ladder or a tuning match needs an opponent: 2). Checked first, so
+    that no later rule (a multiple of the player count, a division by it) sees a count no
+    game has."""
+    rules = get_game(game or DEFAULT_GAME)
+    low = max(rules.min_players, at_least or 0)
+    if not low <= players <= rules.max_players:
+        raise UserError(f"--players {players}: must be between {low} and {rules.max_players}")
+
+
+def check_min_n(min_n: int) -> None:
+    """``--min-n``: the seats below which an effect is not tested."""
+    if min_n < MIN_SAMPLE:
+        raise UserError(f"--min-n {min_n}: must be at least {MIN_SAMPLE}")

@@ -4,7 +4,7 @@ optionally written as JSON."""
 import numpy as np
 
 from sim.core.batch import play_arrays
-from sim.core.commands.options import add_game_options, resolve_game_options
+from sim.core.commands.options import add_game_options, check_players, resolve_game_options
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import resolve
@@ -35,10 +35,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     game, data_path, rules = resolve_game_options(args, "play")
-    if not game.min_players <= args.players <= game.max_players:
-        raise UserError(
-            f"--players {args.players}: must be {game.min_players} to {game.max_players}"
-        )
+    check_players(args.players, game.name)
     if args.seed < 0:
         raise UserError(f"--seed {args.seed}: must be 0 or more")
     if args.json:
