@@ -22,8 +22,8 @@ from pathlib import Path
 import numba
 from numba.core import caching
 
-# The key's code (a package __init__: not itself part of any key; sim.CACHE_LAYOUT is).
-from sim import _prune_stale_caches, cache_key
+# The keys (sim.core.cache_keys: part of every key, so editing it recompiles everything).
+from sim.core.cache_keys import _prune_stale_caches, cache_key
 
 
 def njit(*args, **kwargs):

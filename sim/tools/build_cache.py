@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-import sim
-from sim.core import compile_notice
+from sim.core import cache_keys, compile_notice
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
             piece = Piece(f"{game_name}:{entry}", game_name, tuple(ids), title, estimate)
             found.append(piece)
             modules[piece.name] = game.play_batch_for(ids).__module__
-    closures = sim._module_closures(sim.ROOT)
+    closures = cache_keys._module_closures(cache_keys.ROOT)
     return [
         replace(
             piece,
@@ -143,7 +142,9 @@ def run_in_child(piece: Piece) -> tuple[bool, str]:
         text=True,
         env=dict(
             os.environ,
-            PYTHONPATH=os.pathsep.join(filter(None, [str(sim.ROOT), os.environ.get("PYTHONPATH")])),
+            PYTHONPATH=os.pathsep.join(
+                filter(None, [str(cache_keys.ROOT), os.environ.get("PYTHONPATH")])
+            ),
         ),
     )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -222,7 +223,7 @@ def clean(base: str) -> list[str]:
     """Delete what this project wrote in the cache base: its packages' folders, the compile
     times, and the whole-checkout folders of the earlier layout. Returns what it deleted."""
     removed = []
-    for name in (*sim.PACKAGES, compile_notice.TIMES_FILE):
+    for name in (*cache_keys.PACKAGES, compile_notice.TIMES_FILE):
         path = os.path.join(base, name)
         if os.path.isdir(path):
             shutil.rmtree(path)
@@ -230,7 +231,7 @@ def clean(base: str) -> list[str]:
         elif os.path.isfile(path):
             os.remove(path)
             removed.append(path)
-    sim._prune_stale_caches(Path(base), "", keep=0)
+    cache_keys._prune_stale_caches(Path(base), "", keep=0)
     return removed
 
 
