@@ -106,3 +106,17 @@ def neom_setup(tables, n_players, rules, seed):
         E.draw_random_turn(stream, g + 1, rules, gstate)
     E.apply_interventions(stream, n_players, tables.tiles, rules, cs_box, gstate, decks, sizes)
     return gstate, cs_box, decks, sizes
+
+
+# The head of a child process's script that lists what it compiles in ``compiled`` (Numba's
+# compile events fire for compiles, not for cache loads).
+COMPILE_LISTENER = """
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+"""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numba
 import pytest
+from run_helpers import COMPILE_LISTENER
 
 import sim
 from sim.core.registry import game_names, get_game
@@ -152,16 +153,10 @@ def test_clean_deletes_what_the_project_wrote_and_nothing_else(tmp_path):
 
 # In a fresh process: what compiling each piece's entry and a small simulate of each game
 # compile (Numba's compile events fire for compiles, not for cache loads).
-COUNT = """
+COUNT = (
+    COMPILE_LISTENER
+    + """
 import sys, tempfile
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
 from sim.core.cli import main
 from sim.tools import build_cache
 for piece in build_cache.pieces():
@@ -176,6 +171,7 @@ with tempfile.TemporaryDirectory() as out:
         assert main(argv) == 0
 print("compiled:", ",".join(sorted(set(compiled))) or "nothing")
 """
+)
 
 
 def compiled_after_build(checkout: Path) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numba
 import pytest
+from run_helpers import COMPILE_LISTENER
 
 import sim
 
@@ -170,20 +171,15 @@ PROBES = {
         """,
 }
 # Prints what this process compiled (Numba's compile events fire for compiles, not loads).
-COUNT = """
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
+COUNT = (
+    COMPILE_LISTENER
+    + """
 from sim.probe_b import g
 from sim.probe_c import h
 assert (g(3), h(3)) == (8, 2)
 print(",".join(sorted(compiled)))
 """
+)
 
 
 def probe_checkout(path: Path) -> Path:
