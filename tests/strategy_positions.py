@@ -11,7 +11,7 @@ from sim.neom import records as R
 from sim.neom.grid import city_goods
 from sim.neom.state import Game
 from sim.neom.tables import make_rules
-from strategies.neom.dispatch import choose
+from strategies.neom.dispatch import choose_in
 from strategies.neom.evaluate import memo_size
 from strategies.neom.registry import N_PARAMS, SEARCH_IDS, parse_strategy
 
@@ -129,7 +129,9 @@ class Position:
         state = np.array([seed + 1, 7], dtype=np.uint64)
         memo = np.zeros(memo_size(len(self.tables.tiles)), dtype=np.int64)
         if spec.id not in SEARCH_IDS or decision not in (E.D_SELECT, E.D_ACTION):
-            return choose(spec.id, spec.params, state, decision, n, seat, self.game(options), memo)
+            return choose_in(
+                spec.id, spec.params, state, decision, n, seat, self.game(options), memo
+            )
         from strategies.neom.search import choose_paused, new_scratch
 
         game = self.game(np.zeros_like(options))

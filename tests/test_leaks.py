@@ -28,7 +28,7 @@ from sim.neom.state import FIELDS, Game
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom import search as S
-from strategies.neom.dispatch import choose
+from strategies.neom.dispatch import choose_in
 from strategies.neom.evaluate import memo_size
 from strategies.neom.registry import (
     REGISTRY,
@@ -85,7 +85,7 @@ def stops(tables, n_players, seed, variant=K.V_STANDARD):
         memo = np.zeros(memo_size(tables.n_tiles), dtype=np.int64)
         state = np.array([seed, 1], dtype=np.uint64)
         decision = E.D_ACTION if acting else E.D_SELECT
-        G.force(game, choose(builder.id, builder.params, state, decision, n, 0, game, memo))
+        G.force(game, choose_in(builder.id, builder.params, state, decision, n, 0, game, memo))
     return states
 
 
@@ -153,7 +153,7 @@ def decision_of(spec, game, acting, seed):
         return S.choose_paused(game, S.new_scratch(game))
     n = G.list_actions(0, game) if acting else G.list_selections(0, game)
     decision = E.D_ACTION if acting else E.D_SELECT
-    return choose(spec.id, spec.params, state, decision, n, 0, game, game.memos[0])
+    return choose_in(spec.id, spec.params, state, decision, n, 0, game, game.memos[0])
 
 
 def disaster_decision_of(spec, game, seed):
@@ -165,7 +165,7 @@ def disaster_decision_of(spec, game, seed):
         game.cells[0], game.pstate[0, E.PS_MONEY], game.tiles, K.DIS_FIRE, game.options
     )
     state = np.array([seed, 98], dtype=np.uint64)
-    return choose(spec.id, spec.params, state, E.D_DISASTER, n, 0, game, game.memos[0])
+    return choose_in(spec.id, spec.params, state, E.D_DISASTER, n, 0, game, game.memos[0])
 
 
 def leaks(tables, n_players, seed, decide, variant=K.V_STANDARD, every=1):

@@ -55,8 +55,14 @@ NO_NRT = {
     "strategies.neom.evaluate": "memo_size memo_holds set_context_money has_effect_kinds "
     "upcoming_disasters exposure charge build_score_context build_context label_components "
     "remaining_share money_value pollution_of counts_types memo_move_terms progress pick_best "
-    "action_values seat_money best_placement",
-    "strategies.neom.basic": "choose_random best_placement_value",
+    "action_values seat_money best_placement move_value left_neighbour denied_value "
+    "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "
+    "cornerstone_value",
+    "strategies.neom.basic": "choose_random best_placement_value greedy_context",
+    # The game loop (run: advance on a view of the game) and the dispatch to the strategies.
+    "strategies.neom.play": "force log deal_draft_hand discard_draft_hand collect_income "
+    "deal_solo_packs turn_disaster start_generation run",
+    "strategies.neom.dispatch": "choose",
 }
 
 

@@ -18,7 +18,7 @@ from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom import search as S
 from strategies.neom.archetypes import N_WEIGHTS, PARAM_NAMES
-from strategies.neom.dispatch import choose
+from strategies.neom.dispatch import choose_in
 from strategies.neom.entries import play_batch_for
 from strategies.neom.registry import (
     EXPERT_POLICY,
@@ -95,7 +95,7 @@ def test_stopping_and_resuming_changes_nothing(tables, n_players, variant):
             else E.forced_choice(0, decision, game.gstate, game.rules, game.tiles, game.options, n)
         )
         if k < 0:
-            k = 0 if n == 1 else choose(
+            k = 0 if n == 1 else choose_in(
                 builder.id, builder.params, game.strat_rng[0], decision, n, 0, game,
                 game.memos[0],
             )  # fmt: skip

@@ -5,12 +5,14 @@ import numpy as np
 import pytest
 from strategy_positions import empty_position, grow_city
 
+from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom.catalog import load_catalog
 from sim.neom.effects import city_income
 from sim.neom.grid import masks_of
 from sim.neom.scoring import score_city
+from sim.neom.state import view
 from sim.neom.tables import make_rules
 from strategies.neom.evaluate import (
     CX_EXPOSURE,
@@ -21,6 +23,7 @@ from strategies.neom.evaluate import (
     income_delta,
     memo_size,
     score_delta,
+    select_values,
 )
 from strategies.neom.registry import parse_strategy
 
@@ -207,6 +210,12 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
     assert checked > 100
 
 
+@njit
+def select_values_of_game(params, n_options, seat, game, city, ctx, values, memo):
+    """``select_values`` (which reads the game through its view) for a ``Game`` held here."""
+    select_values(params, n_options, seat, view(game), city, ctx, values, memo)
+
+
 def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     """A seat's memo (``memo_holds``): the action reuses what the selection computed for the
     same city, and so does a later turn with other money while the city stays the same; any
@@ -218,8 +227,8 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
         ANY_STATE,
         MEMO_TRIED,
         evaluated_context,
+        memo_context,
         memo_holds,
-        select_values,
     )
 
     rules = make_rules()
@@ -248,8 +257,9 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
                 basic.greedy_values(spec.params, decision, opts, count, *state, *args[1:], out, m)
             return n
         money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
-        kept = evaluated_context(memo, spec.params, city, money, pos.gstate, *args)
-        select_values(spec.params, n_hand, 0, pos.game(hand), city, kept, scratch, memo)
+        evaluated_context(memo, spec.params, city, money, pos.gstate, *args)
+        kept = memo_context(memo)
+        select_values_of_game(spec.params, n_hand, 0, pos.game(hand), city, kept, scratch, memo)
         action_values(spec.params, options, n, city, *args, kept, values, memo)
         build_context(city, money, pos.gstate, *args[:3], rules, ctx)
         action_values(spec.params, options, n, city, *args, ctx, fresh_values, no_memo)
@@ -407,6 +417,6 @@ def test_choose_evaluated_is_deterministic_for_a_stream(tables):
     for _ in range(3):
         state = np.array([3, 4], dtype=np.uint64)
         game = pos.game(options)
-        no_memo = np.empty(0, dtype=np.int64)
-        picks.add(choose_evaluated(spec.params, state, E.D_SELECT, n, 0, game, no_memo))
+        fresh_memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)  # nothing kept
+        picks.add(choose_evaluated(spec.params, state, E.D_SELECT, n, 0, game, fresh_memo))
     assert len(picks) == 1

@@ -27,7 +27,10 @@ from sim.core.cache_keys import _prune_stale_caches, cache_key
 
 
 def njit(*args, **kwargs):
-    options = {"cache": True, "nogil": True}
+    # "_nrt" explicit: a function left without it inherits the flag of whichever function
+    # compiles it first (Numba's inherit_if_not_set), so one called first from code compiled
+    # _nrt=False would compile without reference counts too, and fail to if it allocates.
+    options = {"cache": True, "nogil": True, "_nrt": True}
     options.update(kwargs)
     if args and callable(args[0]):
         return numba.njit(**options)(args[0])

@@ -23,6 +23,10 @@ Fields, by what they hold:
 - scratch and outputs: ``options`` (the decision's options), ``summaries`` (each seat's city
   summary), ``req_costs``, ``stats`` (the game's rows of the players table), ``events``.
 
+The game loop and the strategies read it through a borrowed view (``view(game)``, below): the
+same fields without the runtime's reference counts, so that they compile ``_nrt=False``
+(docs/engine.md, "Compiled without reference counts").
+
 Strategies get the whole bundle; by the rules they read only what a player sees: every city
 and purse, their own hand and cornerstones, the random-disasters turns, and from their action on
 every selection of the turn (``PS_SELECTED``, revealed before the actions; read through
@@ -34,6 +38,16 @@ from collections import namedtuple
 
 import numba
 from numba import types
+from numba.core import cgutils, imputils
+from numba.core.datamodel import models
+from numba.core.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    register_model,
+)
+from numba.core.runtime.nrtdynmod import _meminfo_struct_type
+from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
 
 FIELDS = (
@@ -95,3 +109,80 @@ GameTuple = namedtuple("GameTuple", FIELDS)
 
 # Interpreted (NUMBA_DISABLE_JIT=1) a structref cannot be built: the same fields in a tuple.
 Game = GameTuple if numba.config.DISABLE_JIT else GameRef
+
+
+# --- a borrowed view of a Game, for code compiled without reference counts -----------------
+# Reading a structref's field goes through its meminfo (an NRT call) and hands back a new
+# reference to the array: a function compiled ``_nrt=False`` cannot read a ``Game`` at all,
+# and every other function pays an incref/decref pair per field it binds, per call (issue 36:
+# some 60% of a random game). A ``GameView`` is the address of the same struct of fields,
+# without the meminfo: passed as one pointer, its fields read with one load, borrowed (the
+# ``Game`` it was taken from keeps them alive: take the view where the ``Game`` lives, pass it
+# down, never keep it). Under ``_nrt=False`` a field read then costs no reference count at all;
+# with NRT it is counted like any borrowed array.
+
+
+class GameViewType(types.Type):
+    """The type of ``view(game)``: the fields of ``game_type`` (a ``GameType``), read only
+    through the pointer (the fields themselves are arrays: their contents are writable)."""
+
+    def __init__(self, game_type):
+        self.game_type = game_type
+        super().__init__(name=f"GameView({game_type.name})")
+
+    @property
+    def field_dict(self):
+        return self.game_type.field_dict
+
+    def payload_type(self):
+        return self.game_type.get_data_type()
+
+
+@register_model(GameViewType)
+class GameViewModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        payload = dmm[fe_type.payload_type()].get_value_type()
+        super().__init__(dmm, fe_type, payload.as_pointer())
+
+
+@infer_getattr
+class GameViewAttribute(AttributeTemplate):
+    key = GameViewType
+
+    def generic_resolve(self, typ, attr):
+        return typ.field_dict.get(attr)
+
+
+@lower_getattr_generic(GameViewType)
+def _view_getattr(context, builder, typ, val, attr):
+    payload = cgutils.create_struct_proxy(typ.payload_type())(context, builder, ref=val)
+    return imputils.impl_ret_borrowed(
+        context, builder, typ.field_dict[attr], getattr(payload, attr)
+    )
+
+
+@intrinsic
+def _view(typingctx, game):
+    """A borrowed ``GameView`` of ``game`` (a ``Game``, or a view: returned as is)."""
+    if isinstance(game, GameViewType):
+        return game(game), lambda context, builder, sig, args: args[0]
+    if not isinstance(game, GameType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        meminfo = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).meminfo
+        # The data pointer read as NRT_MemInfo_data_fast reads it, without that NRT call, so
+        # that code compiled _nrt=False can take a view too.
+        header = builder.bitcast(meminfo, _meminfo_struct_type.as_pointer())
+        data = builder.load(cgutils.gep(builder, header, 0, 3))
+        return builder.bitcast(data, context.get_value_type(sig.return_type))
+
+    return GameViewType(game)(game), codegen
+
+
+def _view_interpreted(game):
+    return game
+
+
+# Interpreted, a Game is a tuple and its view the tuple itself.
+view = _view_interpreted if numba.config.DISABLE_JIT else _view

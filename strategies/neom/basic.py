@@ -42,9 +42,11 @@ from strategies.neom.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
 NO_VALUE = -1e18
 
 
-@njit
+@njit(_nrt=False)
 def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules):
-    """The score context of ``city`` with ``money``, kept in the seat's memo.
+    """Brings the score context of ``city`` with ``money``, kept in the seat's memo
+    (``memo_context``), up to date (returns nothing: a view handed back out of code
+    compiled without reference counts would be released once too often).
 
     Greedy's score changes without coins depend on the city alone (the batch's tables and
     rules are fixed), so the memo is keyed on the city only (``memo_holds``): it outlives
@@ -55,7 +57,6 @@ def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
         build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
     else:
         set_context_money(ctx, money)
-    return ctx
 
 
 # memo_change, placed_value, score_delta and the value helpers are inlined: they run for every
@@ -180,6 +181,23 @@ def sacrifice_value(city, money, disaster, params, tiles, effects, goods_tier, r
     return city_value(city, money, params, tiles, effects, goods_tier, rules, score)
 
 
+@njit
+def disaster_values(
+    params, options, n_options, city, money, disaster, tiles, effects, goods_tier, rules, ctx,
+    values,
+):  # fmt: skip
+    """Greedy's value of paying for or sacrificing to a disaster (rare: scratch allocated
+    here, out of the greedy decision compiled without reference counts)."""
+    score = np.empty(K.N_SCORE, dtype=np.int32)
+    for k in range(n_options):
+        if options[k, E.OPT_KIND] == E.DR_PAY:
+            values[k] = coins_value(params, -options[k, E.OPT_COST], ctx)
+        else:
+            values[k] = sacrifice_value(
+                city.copy(), money, disaster, params, tiles, effects, goods_tier, rules, score
+            )
+
+
 # greedy_values and choose_greedy are inlined (one call site each): the call layers with their
 # sixteen arrays cost about 5% of a greedy game.
 @njit(inline="always")
@@ -213,7 +231,8 @@ def greedy_values(
         for k in range(n_options):
             values[k] = 1.0 if k == 0 else 0.0
         return
-    ctx = greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
+    greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
+    ctx = memo_context(memo)
     city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
     req_costs = context_req_costs(ctx)
     n_players = gstate[E.GS_N_PLAYERS]
@@ -281,22 +300,10 @@ def greedy_values(
             money_change = money_vp_change(ctx[CX_MONEY], coins)
             values[k] = value_after(params, change + money_change, coins, ctx)
     elif decision == E.D_DISASTER:
-        score = np.empty(K.N_SCORE, dtype=np.int32)
-        for k in range(n_options):
-            if options[k, E.OPT_KIND] == E.DR_PAY:
-                values[k] = coins_value(params, -options[k, E.OPT_COST], ctx)
-            else:
-                values[k] = sacrifice_value(
-                    city.copy(),
-                    money,
-                    gstate[E.GS_RESOLVING],
-                    params,
-                    tiles,
-                    effects,
-                    goods_tier,
-                    rules,
-                    score,
-                )
+        disaster_values(
+            params, options, n_options, city, money, gstate[E.GS_RESOLVING], tiles, effects,
+            goods_tier, rules, ctx, values,
+        )  # fmt: skip
     else:  # D_SACRIFICE
         for k in range(n_options):
             delta = score_delta(

@@ -7,7 +7,9 @@ and the deciding seat's own hand and cornerstones.
 ``memo`` is the seat's scratch kept across its decisions (``strategies.evaluate.memo_holds``):
 a strategy may keep there what it computed for a state, and recomputes whatever the state no
 longer matches. It returns the index of the chosen option. Add a strategy: an id in
-``strategies.registry`` and one ``elif`` here.
+``strategies.registry`` and one ``elif`` here. ``game`` is the game's view
+(``sim.neom.state.view``): ``choose`` is compiled without reference counts, and Python callers
+holding a ``Game`` go through ``choose_in``.
 
 The searches (``registry.SEARCH_IDS``) take their selections and actions outside the game loop
 (``strategies.neom.search``); here they take every other decision (draft, purchases, disasters,
@@ -19,6 +21,7 @@ import numpy as np
 
 from sim.core.jit import njit
 from sim.neom import engine as E
+from sim.neom.state import view
 from strategies.neom import basic
 from strategies.neom.archetypes import ARCHETYPES, N_WEIGHTS
 from strategies.neom.evaluate import choose_evaluated
@@ -67,6 +70,17 @@ WITH_SEARCH = True  # the searches' other decisions (their entry is strategies.n
 
 
 @njit
+def choose_with_policy(strategy_id, params, rng_state, decision, n_options, seat, game, memo):
+    """A search's decision taken in the loop: its playout policy's choice (allocates the
+    policy's weights, so it stays out of ``choose``, which is compiled without NRT)."""
+    if strategy_id == ROLLOUT_ID:
+        policy = rollout_policy()
+    else:
+        policy = expert_policy(params, game.gstate[E.GS_N_PLAYERS])
+    return choose_evaluated(policy, rng_state, decision, n_options, seat, game, memo)
+
+
+@njit(_nrt=False)
 def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo):
     """The index of the option of ``game.options[:n_options]`` the strategy picks for
     ``seat``; ``params``: its parameters, ``rng_state``: the seat's stream, ``game``: the
@@ -81,11 +95,17 @@ def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo
             return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID:
         if WITH_SEARCH:
-            if strategy_id == ROLLOUT_ID:
-                policy = rollout_policy()
-            else:
-                policy = expert_policy(params, game.gstate[E.GS_N_PLAYERS])
-            return choose_evaluated(policy, rng_state, decision, n_options, seat, game, memo)
+            return choose_with_policy(
+                strategy_id, params, rng_state, decision, n_options, seat, game, memo
+            )
     elif strategy_id == MISER_ID:
         return choose_miser(rng_state, game.options, n_options)
     return -1
+
+
+@njit
+def choose_in(strategy_id, params, rng_state, decision, n_options, seat, game, memo):
+    """``choose`` for a ``Game`` held in Python (tests, tools): the loop hands ``choose`` a
+    view (``sim.neom.state.view``), and so does this, so that ``choose`` and every strategy
+    under it compile for one type."""
+    return choose(strategy_id, params, rng_state, decision, n_options, seat, view(game), memo)

@@ -53,6 +53,7 @@ from sim.neom.scoring import (
     printed_vp,
     score_masks,
 )
+from sim.neom.state import view
 from strategies.neom.archetypes import (
     N_WEIGHTS,
     W_CORNERSTONE,
@@ -130,8 +131,18 @@ MEMO_CITY = MEMO_PARAMS + N_WEIGHTS
 MEMO_CTX = MEMO_CITY + K.N_CELLS
 # Scratch for the values of one decision's options (float64 bits), so choosing allocates nothing.
 MEMO_VALUES = MEMO_CTX + N_CTX
+# Scratch of the evaluation's decisions (choose_evaluated, compiled without reference counts,
+# allocates nothing): the copy of the seat's city it tries moves on and its left neighbour's
+# (int16 cells packed four to a word), that neighbour's context, and the cornerstone actions a
+# selection weighs with their values.
+CITY_WORDS = (K.N_CELLS + 3) // 4
+MEMO_OWN_CITY = MEMO_VALUES + E.MAX_OPTIONS
+MEMO_LEFT_CITY = MEMO_OWN_CITY + CITY_WORDS
+MEMO_LEFT_CTX = MEMO_LEFT_CITY + CITY_WORDS
+MEMO_CS_VALUES = MEMO_LEFT_CTX + N_CTX
+MEMO_CS_OPTIONS = MEMO_CS_VALUES + E.MAX_OPTIONS
 MEMO_TRIED = (
-    MEMO_VALUES + E.MAX_OPTIONS
+    MEMO_CS_OPTIONS + E.MAX_OPTIONS * E.N_OPT_COLS
 )  # per tile: cell mask of the squares whose parts are stored
 # then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
 N_TERMS = 10  # len(move_terms(...))
@@ -199,6 +210,44 @@ def memo_context(memo):
 def memo_values(memo, n):
     """Scratch for the values of ``n`` options (float64[n], n <= MAX_OPTIONS) in the memo."""
     return memo[MEMO_VALUES : MEMO_VALUES + n].view(np.float64)
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_own_city(memo):
+    """Scratch for a copy of the deciding seat's city (int16[N_CELLS], a view)."""
+    return memo[MEMO_OWN_CITY : MEMO_OWN_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_left_city(memo):
+    """Scratch for a copy of the left neighbour's city (int16[N_CELLS], a view)."""
+    return memo[MEMO_LEFT_CITY : MEMO_LEFT_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_left_context(memo):
+    """Scratch for the left neighbour's context (a view)."""
+    return memo[MEMO_LEFT_CTX : MEMO_LEFT_CTX + N_CTX]
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_cs_values(memo, n):
+    """Scratch for the values of ``n`` cornerstone actions (float64[n], a view)."""
+    return memo[MEMO_CS_VALUES : MEMO_CS_VALUES + n].view(np.float64)
+
+
+@njit(inline="always")  # returns a view: no call layer
+def memo_cs_options(memo):
+    """Scratch for the cornerstone actions a selection weighs (options rows, a view)."""
+    rows = E.MAX_OPTIONS * E.N_OPT_COLS
+    return memo[MEMO_CS_OPTIONS : MEMO_CS_OPTIONS + rows].reshape((E.MAX_OPTIONS, E.N_OPT_COLS))
+
+
+@njit(inline="always")
+def copy_cells(source, target):
+    """``target[:] = source`` element by element (a slice copy may allocate)."""
+    for cell in range(K.N_CELLS):
+        target[cell] = source[cell]
 
 
 @njit(inline="always")
@@ -619,12 +668,12 @@ def counts_types(holder, kind, changed_types, effects):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def move_value(params, new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """Value of putting ``new`` on ``cell`` (EMPTY: removing the tile there) while paying
     ``-coins`` (a placement's one-off coins are added here). Rare decisions only: it goes
     through ``memo_move_terms`` without a memo, so the inlined move_terms is compiled once."""
-    no_memo = np.empty(0, dtype=np.int64)
+    no_memo = ctx[:0]  # an empty memo: nothing kept (a view, nothing allocated)
     terms = memo_move_terms(
         params, new, cell, city, tiles, effects, goods_tier, rules, ctx, no_memo
     )
@@ -925,13 +974,15 @@ def game_best_placement(params, seat, tile, city, money, free, game, ctx, memo):
     )  # fmt: skip
 
 
-@njit
-def left_neighbour(seat, deny, game):
-    """The seat to the left (who gets the hand next), a copy of its city and, when the
-    strategy weighs what it would pass them (``deny``), that city's context."""
+@njit(_nrt=False)
+def left_neighbour(seat, deny, game, memo):
+    """The seat to the left (who gets the hand next), with a copy of its city in the memo
+    (``memo_left_city``) and, when the strategy weighs what it would pass them (``deny``),
+    that city's context (``memo_left_context``)."""
     left = (seat + 1) % game.gstate[E.GS_N_PLAYERS]
-    city = game.cells[left].copy()
-    ctx = np.empty(N_CTX, dtype=np.int64)
+    city = memo_left_city(memo)
+    copy_cells(game.cells[left], city)
+    ctx = memo_left_context(memo)
     if deny:
         build_context(
             city,
@@ -943,23 +994,16 @@ def left_neighbour(seat, deny, game):
             game.rules,
             ctx,
         )
-    return left, city, ctx
+    return left
 
 
-@njit
+@njit(_nrt=False)
 def denied_value(params, left, tile, free, game, left_city, left_ctx):
     """W_DENY times the left neighbour's best use of ``tile`` (never below 0)."""
     money = seat_money(game.pstate, left)
-    gift = game_best_placement(
-        params, left, tile, left_city, money, free, game, left_ctx, memo_none()
-    )
+    no_memo = left_ctx[:0]  # the neighbour's values computed afresh (a view: no allocation)
+    gift = game_best_placement(params, left, tile, left_city, money, free, game, left_ctx, no_memo)
     return params[W_DENY] * max(gift, 0.0)
-
-
-@njit
-def memo_none():
-    """An empty memo: values computed afresh (another seat's city)."""
-    return np.empty(0, dtype=np.int64)
 
 
 @njit
@@ -974,7 +1018,7 @@ def disaster_loss(city, money, tiles, effects, disaster):
     return SACRIFICE_STEP_VP * E.sacrifice_steps(disaster)
 
 
-@njit
+@njit(_nrt=False)
 def pending_disaster(seat, city, game):
     """The disaster that strikes ``seat`` (its city ``city``) at the end of this turn as far as
     it is known now (``sim.neom.engine.disaster_striking``: the selections revealed before the
@@ -1058,11 +1102,12 @@ def seat_money(pstate, seat):
     return pstate[seat, E.PS_MONEY] + pstate[seat, E.PS_PENDING]
 
 
-@njit
+@njit(_nrt=False)
 def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
-    """The context of ``city`` kept in the seat's memo: built there unless the memo holds it
-    (``memo_holds``: same city, generation and disasters past), else brought up to the money
-    and the turn."""
+    """Brings the context of ``city`` kept in the seat's memo (``memo_context``) up to date:
+    built there unless the memo holds it (``memo_holds``: same city, generation and disasters
+    past), else brought up to the money and the turn. Returns nothing (a view handed back out
+    of code compiled without reference counts would be released once too often)."""
     ctx = memo_context(memo)
     if not memo_holds(
         memo,
@@ -1077,42 +1122,36 @@ def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_t
     else:
         set_context_money(ctx, money)
         ctx[CX_TURN] = gstate[E.GS_TURN]
-    return ctx
 
 
-@njit
+@njit(_nrt=False)
 def choose_evaluated(params, rng_state, decision, n_options, seat, game, memo):
     """The option of ``game.options[:n_options]`` of highest value under the weights
     ``params`` (one entry per decision kind of sim.neom.engine; ties broken by the strategy's
-    random stream). ``memo``: the seat's (see memo_holds), or an empty array for none."""
-    if memo.shape[0] > 0:
-        values = memo_values(memo, n_options)
-    else:
-        values = np.empty(n_options, dtype=np.float64)
-    evaluated_values(params, decision, n_options, seat, game, memo, values)
+    random stream). ``game``: a ``Game`` or its view; ``memo``: the seat's (see memo_holds;
+    zeros: nothing kept)."""
+    values = memo_values(memo, n_options)
+    evaluated_values(params, decision, n_options, seat, view(game), memo, values)
     return pick_best(values, n_options, rng_state)
 
 
-@njit
+@njit(_nrt=False)
 def evaluated_values(params, decision, n_options, seat, game, memo, values):
     """The value under the weights ``params`` of each option of ``game.options[:n_options]``
     into ``values`` (``choose_evaluated`` takes the best; a search ranks its candidates by
-    them)."""
+    them). ``game``: a view (``sim.neom.state.view``); ``memo``: the seat's, whose scratch
+    this uses, so nothing is allocated but in rare decisions (disasters, sacrifices)."""
     gstate = game.gstate
     tiles = game.tiles
     effects = game.effects
     goods_tier = game.goods_tier
     rules = game.rules
     options = game.options
-    city = game.cells[seat].copy()
+    city = memo_own_city(memo)
+    copy_cells(game.cells[seat], city)
     money = seat_money(game.pstate, seat)
-    if memo.shape[0] == 0:
-        ctx = np.empty(N_CTX, dtype=np.int64)
-        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
-    else:
-        ctx = evaluated_context(
-            memo, params, city, money, gstate, tiles, effects, goods_tier, rules
-        )
+    evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
+    ctx = memo_context(memo)
     if decision == E.D_ACTION:
         action_values(
             params, options, n_options, city, tiles, effects, goods_tier, rules, ctx, values,
@@ -1128,7 +1167,9 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
         select_values(params, n_options, seat, game, city, ctx, values, memo)
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
         deny = decision == E.D_DRAFT and params[W_DENY] != 0 and gstate[E.GS_N_PLAYERS] > 1
-        left, left_city, left_ctx = left_neighbour(seat, deny, game)
+        left = left_neighbour(seat, deny, game, memo)
+        left_city = memo_left_city(memo)
+        left_ctx = memo_left_context(memo)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
             values[k] = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
@@ -1169,7 +1210,7 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
             )
 
 
-@njit
+@njit(_nrt=False)
 def select_values(params, n_options, seat, game, city, ctx, values, memo):
     """Each selectable tile of ``game.options``: the best of placing it, selling it, or
     discarding it to place a cornerstone, plus W_DENY times the left neighbour's best use of
@@ -1181,7 +1222,9 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
         cornerstone_value(params, n_options, seat, game, city, ctx, memo),
     )
     deny = params[W_DENY] != 0 and game.gstate[E.GS_N_PLAYERS] > 1
-    left, left_city, left_ctx = left_neighbour(seat, deny, game)
+    left = left_neighbour(seat, deny, game, memo)
+    left_city = memo_left_city(memo)
+    left_ctx = memo_left_context(memo)
     for k in range(n_options):
         tile = options[k, E.OPT_TILE]
         disaster = game.tiles[tile, K.C_DISASTER]
@@ -1194,7 +1237,7 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
             values[k] += denied_value(params, left, tile, False, game, left_city, left_ctx)
 
 
-@njit
+@njit(_nrt=False)
 def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
     """Best value of discarding a selected tile of ``game.options`` to place a cornerstone (the
     same for every tile of the hand but the Disaster), from the engine's own list of those
@@ -1209,7 +1252,8 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         any_tile = any_tile or tiles[game.options[k, E.OPT_TILE], K.C_DISASTER] == K.DIS_NONE
     if not any_tile:
         return best
-    actions, n = E.cornerstone_options(
+    actions = memo_cs_options(memo)
+    n = E.add_cornerstone_options(
         seat,
         game.gstate[E.GS_GEN],
         city,
@@ -1218,12 +1262,16 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         game.goods_of,
         ctx[CX_ROUTES],
         game.gstate[E.GS_N_PLAYERS],
+        pstate[seat, E.PS_MONEY],
         tiles,
         game.req,
         game.goods_tier,
+        actions,
+        0,
         context_summary(ctx),
+        context_req_costs(ctx),
     )
-    values = np.empty(n, dtype=np.float64)
+    values = memo_cs_values(memo, n)
     action_values(
         params, actions, n, city, tiles, game.effects, game.goods_tier, game.rules, ctx, values,
         memo,

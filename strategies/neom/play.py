@@ -26,7 +26,7 @@ from sim.neom import records as R
 from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import M_GOODS, city_goods
 from sim.neom.scoring import score_masks
-from sim.neom.state import Game
+from sim.neom.state import Game, view
 from strategies.neom.basic import choose_random
 from strategies.neom.dispatch import choose
 from strategies.neom.evaluate import memo_size
@@ -81,16 +81,16 @@ def forced_option(game):
     return gstate[E.GS_FORCED_OPTION]
 
 
-@njit
+@njit(_nrt=False)
 def force(game, option):
     """The first decision of the step the loop stopped before (``advance`` returned PAUSED)
     takes ``option`` of the list that step makes (``list_selections``, ``list_actions``)."""
-    gstate = game.gstate
+    gstate = view(game).gstate
     gstate[E.GS_FORCED_KEY] = E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
     gstate[E.GS_FORCED_OPTION] = option
 
 
-@njit
+@njit(_nrt=False)
 def log(game, seat, kind, tile, cell, coins, other, good):
     """Append one event to the game's block (``sim.neom.engine.log_event``)."""
     E.log_event(game.events, game.gstate, seat, kind, tile, cell, coins, other, good)
@@ -134,14 +134,14 @@ def keep_cornerstone(seat, pick, game):
     log(game, seat, R.EV_DRAFT_PICK, tile, -1, 0, pick, -1)
 
 
-@njit
+@njit(_nrt=False)
 def deal_draft_hand(seat, size, game):
     for k in range(size):
         game.hands[seat, k] = E.draw_cornerstone(game.cs_box, game.gstate)
     game.pstate[seat, E.PS_HAND_SIZE] = size
 
 
-@njit
+@njit(_nrt=False)
 def discard_draft_hand(seat, game):
     """What is left of the seat's draft hand goes to the discard pile."""
     for k in range(game.pstate[seat, E.PS_HAND_SIZE]):
@@ -421,7 +421,7 @@ def release_pending(game):
         pstate[s, E.PS_PENDING] = 0
 
 
-@njit
+@njit(_nrt=False)
 def collect_income(game):
     for s in range(game.gstate[E.GS_N_PLAYERS]):
         summary = game.summaries[s]
@@ -434,7 +434,7 @@ def collect_income(game):
 
 
 # --- generations ---------------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def deal_solo_packs(deck, n_deck, packs, pack_sizes):
     """Solo: 8 equal packs; 2 tiles of pack 8 go to pack 1, 1 of pack 7 to pack 2, 1 of pack 6
     to pack 3; the rest of pack 8 is boxed unseen (tiles past 8 equal packs too)."""
@@ -451,7 +451,7 @@ def deal_solo_packs(deck, n_deck, packs, pack_sizes):
             pack_sizes[dst] += 1
 
 
-@njit
+@njit(_nrt=False)
 def turn_disaster(source, game):
     """The disaster of the turn from ``source`` (``sim.neom.engine.turn_disaster_of``: the one
     a player selected, its selector spared; solo, the one left in packs 4-7, taken out of the
@@ -471,7 +471,7 @@ def turn_disaster(source, game):
     return spared, disaster
 
 
-@njit
+@njit(_nrt=False)
 def start_generation(gen, game):
     """Generation ``gen`` begins: its hands dealt from the top of its deck (8 each; with 2
     players the 1+ deck's remaining tiles stay in the box), solo its packs and the first one
@@ -504,7 +504,8 @@ def start_generation(gen, game):
 def load_pack(t, game):
     """Solo: the pack of turn ``t`` of the generation is the hand."""
     size = game.pack_sizes[t]
-    game.hands[0, :size] = game.packs[t, :size]
+    for k in range(size):  # element by element: a slice copy may allocate (no NRT here)
+        game.hands[0, k] = game.packs[t, k]
     game.pstate[0, E.PS_HAND_SIZE] = size
 
 
@@ -531,6 +532,16 @@ def pauses(seat, game):
     if not searches(game.strategy_ids[game.seats[seat]]):
         return False
     return gstate[E.GS_FORCED_KEY] != E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
+
+
+@njit
+def record_generation_scores(gen, game):
+    """Each seat's VP as if the game ended at the end of generation ``gen`` (allocates its
+    scratch: called twice a game, and only with the event log)."""
+    score = np.empty(K.N_SCORE, dtype=np.int32)
+    for s in range(game.gstate[E.GS_N_PLAYERS]):
+        score_seat(s, game, score)
+        game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
 
 
 @njit(inline="always")
@@ -568,10 +579,7 @@ def end_turn(game):
     if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
         # The game-flow report's VP by generation; recorded with the event log only, so that
         # runs without it (and the benchmarks) pay nothing.
-        score = np.empty(K.N_SCORE, dtype=np.int32)
-        for s in range(n_players):
-            score_seat(s, game, score)
-            game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
+        record_generation_scores(gen, game)
     gstate[E.GS_TURN] = turn + 1
     if gen < E.N_GENERATIONS:
         start_generation(gen + 1, game)
@@ -602,6 +610,13 @@ def advance(game, game_row):
     search (PAUSED: the step is ``GS_TURN``, ``GS_STEP``; ``force`` its decision and call
     again), or until the start of turn ``GS_STOP_TURN`` when it is set (STOPPED). The draft is
     played whole (a search seat drafts with its policy)."""
+    return run(view(game), game_row)
+
+
+@njit(_nrt=False)
+def run(game, game_row):
+    """``advance`` on a view of the game: the loop compiled without reference counts (the
+    ``Game`` the view was taken from keeps every array alive)."""
     gstate = game.gstate
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]

@@ -31,7 +31,7 @@ from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.effects import city_income
 from sim.neom.grid import popcount
-from sim.neom.state import Game
+from sim.neom.state import Game, view
 from strategies.neom import play as G
 from strategies.neom.dispatch import expert_policy, rollout_policy
 from strategies.neom.evaluate import evaluated_values, memo_size
@@ -478,7 +478,7 @@ def search(seat, acting, n, game, scratch, rng_state):
     decision = E.D_ACTION if acting else E.D_SELECT
     policy = playout.strategy_params[0]
     values = np.empty(n, dtype=np.float64)
-    evaluated_values(policy, decision, n, seat, game, game.memos[seat], values)
+    evaluated_values(policy, decision, n, seat, view(game), game.memos[seat], values)
     order = np.argsort(-values, kind="mergesort")
     n_candidates = min(int(settings[S_CANDIDATES]), n)
     if acting and settings[S_ACTIONS] == 0.0:
