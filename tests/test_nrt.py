@@ -253,6 +253,66 @@ def test_numba_compiles_views_and_calls_without_counts_and_refuses_an_allocation
     assert "Only accept returning of array passed into the function as argument" in lines[3]
 
 
+# --- the game's view (sim.neom.state.view): what the uncounted loop relies on -------------
+VIEW_SOURCE = textwrap.dedent(
+    """
+    import numpy as np, re, sys
+    from numba import njit
+    sys.path.insert(0, "tests")
+    from strategy_positions import empty_position
+    from sim.neom.catalog import load_catalog
+    from sim.neom.state import view
+
+    @njit(_nrt=False)
+    def touch(g):
+        g.pstate[1, 0] += 7  # written through the view: the Game's own array changes
+        total = 0
+        for s in range(g.cells.shape[0]):
+            total += g.cells[s, 12] + g.pstate[s, 0]
+        return total + g.gstate.shape[0] + g.memos.shape[1]
+
+    @njit
+    def through_view(game):
+        return touch(view(game))
+
+    pos = empty_position(load_catalog(), 3, turn=5, money=9)
+    game = pos.game()
+    expected = int(
+        sum(int(pos.cells[s, 12]) + int(pos.pstate[s, 0]) for s in range(3))
+        + 7 + game.gstate.shape[0] + game.memos.shape[1]
+    )
+    money = int(pos.pstate[1, 0])
+    print(through_view(game) == expected, int(pos.pstate[1, 0]) == money + 7)
+    ir = touch.inspect_llvm(touch.signatures[0])
+    print(len(re.findall(r"call void @NRT_incref", ir)))
+    """
+)
+
+
+def test_the_view_reads_and_writes_the_games_fields_without_a_reference_count(tmp_path):
+    # Relies on Numba's structref payload layout and on the meminfo's data pointer being its
+    # fourth field (numba.core.runtime.nrtdynmod._meminfo_struct_type): a Numba that changes
+    # either fails here, in a fresh process with a cache of its own (so the IR can be read).
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NEOM_NUMBA_CACHE_BASE=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", VIEW_SOURCE], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    reads, writes = done.stdout.splitlines()[0].split()
+    assert (reads, writes) == ("True", "True")
+    assert int(done.stdout.splitlines()[1]) == 0
+
+
+def test_the_projects_njit_states_the_reference_count_flag():
+    # Numba compiles a function that leaves _nrt unset with the flag of its first caller
+    # (Flags.inherit_if_not_set): a counted function first called from the uncounted loop would
+    # compile uncounted, and fail to if it allocates (docs/engine.md).
+    from sim.core.jit import njit
+
+    assert njit(lambda x: x).targetoptions["_nrt"] is True
+    assert njit(_nrt=False)(lambda x: x).targetoptions["_nrt"] is False
+
+
 # --- increfs per game (slow: compiles the entries cold, with counting) ---------------------
 # Increfs per 4-player game of games 1000.. of sim.tools.bench.run_games (seed 1), the count
 # sim.tools.nrt_audit makes (docs/performance-log.md): a game may not count more references
