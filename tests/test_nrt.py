@@ -9,9 +9,6 @@ every allocation it makes, and the Numba behaviour the rules rely on (an allocat
 that a Numba upgrade that changes it fails loudly.
 """
 
-import ast
-import importlib
-import inspect
 import os
 import re
 import subprocess
@@ -21,7 +18,12 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from numba.core.registry import CPUDispatcher
+from nrt_helpers import (
+    dispatchers,
+    lambda_returning_its_argument,
+    returned_arguments,
+    without_nrt,
+)
 from numba.core.runtime import _nrt_python, rtsys
 
 from sim.core import rng
@@ -64,21 +66,6 @@ NO_NRT = {
     "deal_solo_packs turn_disaster start_generation run",
     "strategies.neom.dispatch": "choose",
 }
-
-
-def dispatchers(module_name):
-    module = importlib.import_module(module_name)
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module_name
-    }
-
-
-def without_nrt(module_name):
-    return {
-        name for name, d in dispatchers(module_name).items() if d.targetoptions.get("_nrt") is False
-    }
 
 
 @pytest.mark.parametrize("module_name", sorted(NO_NRT))
@@ -129,19 +116,6 @@ def test_a_batch_frees_every_allocation_it_makes(tables, lineup):
     assert (alloc, mi_alloc) == (free, mi_free)
 
 
-def returned_arguments(function) -> list[str]:
-    """The parameters of ``function`` that one of its ``return`` statements hands back."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    definition = tree.body[0]
-    params = {a.arg for a in definition.args.args}
-    found = []
-    for node in ast.walk(definition):
-        if isinstance(node, ast.Return) and node.value is not None:
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            found += [v.id for v in values if isinstance(v, ast.Name) and v.id in params]
-    return found
-
-
 # Functions that hand back a parameter which is a number, not an array (checked by eye).
 SCALAR_PARAMETERS_RETURNED = {
     "vp_placement": ("vp",),
@@ -164,12 +138,6 @@ def test_no_function_without_reference_counts_returns_an_array_argument():
                 returning.append(f"{module_name}.{name}")
     assert not returning
     assert sorted(returned_arguments(lambda_returning_its_argument)) == ["n", "row"]
-
-
-def lambda_returning_its_argument(row, n):
-    if n:
-        return n
-    return row
 
 
 # --- the Numba behaviour the rules rely on (fresh compiles of small functions, no cache) ----

@@ -124,7 +124,7 @@ def put(board, place_mask, place_meta, p):
             board[GREEN, w] |= place_mask[p, w]
 
 
-@njit
+@njit(_nrt=False)
 def put_start(board, start_mask, b, colour):
     """An empty board with board b's printed start piece, on its red or green side."""
     layer = RED if colour == K.RED else GREEN
@@ -141,7 +141,7 @@ def word_full(x):
     return compress(full_flags(x))
 
 
-@njit
+@njit(_nrt=False)
 def full_squares(board):
     """The fully built squares as a 49-bit mask (bit r * 7 + c)."""
     out = U0
@@ -150,7 +150,7 @@ def full_squares(board):
     return out
 
 
-@njit
+@njit(_nrt=False)
 def largest_rectangle(full):
     """Squares in the largest axis-aligned rectangle of fully built squares (text 004: "the
     largest fully built rectangle"). For each band of rows, the columns built in all of them
@@ -180,7 +180,7 @@ def word_colours(occ, red, green):
     return popcount(f & r & ~g), popcount(f & g & ~r)
 
 
-@njit
+@njit(_nrt=False)
 def colour_counts(board):
     """Squares fully built red and fully built green (text 004, ROUND END)."""
     red = 0
@@ -192,7 +192,7 @@ def colour_counts(board):
     return red, green
 
 
-@njit
+@njit(_nrt=False)
 def quarters_built(board):
     n = 0
     for w in range(K.N_WORDS):
@@ -223,7 +223,7 @@ def planning_bonus(full, rules):
     return rules[K.RO_PLANNING_BONUS] if full == ALL_SQUARES else 0
 
 
-@njit
+@njit(_nrt=False)
 def legal_placements(board, place_mask, tile_first, tile, options, n):
     """Append the legal placements of ``tile`` (n_tiles: the fountain) to ``options`` (column
     0: placement, column 1: tile) from row n; return the new row count."""
@@ -244,7 +244,7 @@ def legal_placements(board, place_mask, tile_first, tile, options, n):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def footprints(place_mask, out):
     """Into ``out[p]``: the squares placement p covers a quarter of (49-bit mask, bit
     r * 7 + c). A placement over a fully built square cannot be legal."""
@@ -255,7 +255,7 @@ def footprints(place_mask, out):
         out[p] = f
 
 
-@njit
+@njit(_nrt=False)
 def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, options, n):
     """:func:`legal_placements` (the same rows in the same order), first dropping the
     placements over a fully built square (``full``: the board's :func:`full_squares`) by one
@@ -282,7 +282,7 @@ def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, op
 
 
 # --- the table ----------------------------------------------------------------------------------
-@njit
+@njit(_nrt=False)
 def next_start(totals, n_players, previous):
     """Text 004: the start marker goes to the highest score; among tied leaders to the next one
     clockwise from the previous start player, who comes last even when tied."""
@@ -297,7 +297,7 @@ def next_start(totals, n_players, previous):
     return previous
 
 
-@njit
+@njit(_nrt=False)
 def rank_players(totals, n_players, ranks, wins):
     """Text 004: "The player with the highest score wins the game. If players tie for first
     place, they share the victory." Rank 1 is best; tied players share the better rank.
@@ -317,7 +317,7 @@ def rank_players(totals, n_players, ranks, wins):
     return winners
 
 
-@njit
+@njit(_nrt=False)
 def round_holders(n_players, start, first, holders):
     """Who sees each of the round's 4 cards before it is played (bit s: seat s), with the cards
     in play order (text 004, DEAL CARDS and PLAY CARDS):
@@ -353,7 +353,7 @@ def round_holders(n_players, start, first, holders):
         holders[first + 3] = (1 << ((start + 3) % 5)) | (1 << ((start + 4) % 5))
 
 
-@njit
+@njit(_nrt=False)
 def seat_knowledge(seat, turn, revealed, deck, holders, known, unseen):
     """What ``seat`` knows of the cards still to come after deck position ``turn``: ``known[p]``
     is the tile at position p if the seat saw it (its own or shared card, a face-up card, a card
@@ -381,7 +381,7 @@ def seat_knowledge(seat, turn, revealed, deck, holders, known, unseen):
     return n
 
 
-@njit
+@njit(_nrt=False)
 def deal(state, deck, board_of, n_players, rules):
     """Everything chance decides, drawn from the deal stream in a fixed order: the deck (the
     play order of the 23 cards), the boards, the first start player. Returns the latter."""

@@ -1,6 +1,7 @@
-"""Where the NEOM core still counts references: increfs per game, and per compiled function.
+"""Where the compiled core still counts references: increfs per game, and per compiled function.
 
     python -m sim.tools.nrt_audit --strategy random [--games 20] [--functions]
+    python -m sim.tools.nrt_audit --game tangram --strategy planner+greedy+greedy+random
 
 Runs in a fresh process with an empty compile cache of its own (a temporary folder): the count
 is compiled into the code (Numba's ``NRT_incref``/``NRT_decref`` are rebuilt to bump a counter
@@ -9,7 +10,9 @@ its LLVM IR. So it compiles the strategy's entry cold (minutes) and never touche
 project's cache. Prints the increfs and decrefs per game (all calls, and those on a real
 array: a null meminfo is counted but skipped), and with ``--functions`` each compiled
 function's ``NRT_incref`` call sites and allocation sites in its own optimized body and whether
-it is compiled ``_nrt=False``, most call sites first.
+it is compiled ``_nrt=False``, most call sites first. NEOM games are 4-player games of
+``sim.tools.bench.run_games`` from game 1000; Tangram City games are 4-player games of
+``sim.tangram.bench.play`` (a strategy name in every seat, or a lineup ``a+b+c+d``).
 """
 
 import argparse
@@ -116,6 +119,8 @@ def compiled_dispatchers():
         for value in vars(module).values():
             if isinstance(value, CPUDispatcher) and value.overloads:
                 seen[id(value)] = value
+    if "strategies.neom.entries" not in sys.modules:
+        return sorted(seen.values(), key=lambda d: d.py_func.__qualname__)
     from strategies.neom import entries
 
     for name in entries.LOOP_COPIES:
@@ -129,31 +134,57 @@ def compiled_dispatchers():
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--strategy", default="random")
+    parser.add_argument("--strategy", default="random", help="a name, or several: a,b,c")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--functions", action="store_true")
+    parser.add_argument("--game", choices=("neom", "tangram"), default="neom")
     args = parser.parse_args(argv)
     if args.games < 1:
         raise SystemExit("nrt_audit: --games must be at least 1")
     if "numba" in sys.modules:
         raise SystemExit("nrt_audit: run it as its own process (Numba already imported)")
-    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="nrt_audit_")
+    # Both: importing sim already pointed the project's cache locator (NEOM_NUMBA_CACHE_BASE) at
+    # the shared cache, which would load uncounted code, or keep this counting code for others.
+    cache = tempfile.mkdtemp(prefix="nrt_audit_")
+    os.environ["NUMBA_CACHE_DIR"] = cache
+    os.environ["NEOM_NUMBA_CACHE_BASE"] = cache
     _install_counting()
 
-    from sim.neom.catalog import load_catalog
-    from sim.tools.bench import run_games
+    if args.game == "tangram":
+        from sim.tangram.bench import play
+        from sim.tangram.tileset import load_tileset
 
-    tables = load_catalog()
-    run_games(tables, args.strategy, 0, 1)  # compiles
-    for k in range(4):
-        COUNTS[k] = 0
-    run_games(tables, args.strategy, 1000, args.games)
+        data = load_tileset()
+
+        def games(strategy, n):
+            try:
+                play(strategy, 4, n, data)
+            except KeyError:
+                raise SystemExit(
+                    f"nrt_audit: unknown Tangram City strategy in {strategy!r}"
+                ) from None
+
+    else:
+        from sim.neom.catalog import load_catalog
+        from sim.tools.bench import run_games
+
+        tables = load_catalog()
+
+        def games(strategy, n):
+            run_games(tables, strategy, 1000, n)
+
     n = args.games
-    print(
-        f"{args.strategy}, 4 players, {n} games: per game {COUNTS[0] / n:.0f} increfs "
-        f"({COUNTS[1] / n:.0f} non-null), {COUNTS[2] / n:.0f} decrefs "
-        f"({COUNTS[3] / n:.0f} non-null)"
-    )
+    for strategy in args.strategy.split(","):  # several: one cold compile of what they share
+        games(strategy, 1)  # compiles
+        for k in range(4):
+            COUNTS[k] = 0
+        games(strategy, n)
+        print(
+            f"{strategy}, 4 players, {n} games: per game {COUNTS[0] / n:.0f} increfs "
+            f"({COUNTS[1] / n:.0f} non-null), {COUNTS[2] / n:.0f} decrefs "
+            f"({COUNTS[3] / n:.0f} non-null)",
+            flush=True,
+        )
     if args.functions:
         rows = []
         for dispatcher in compiled_dispatchers():

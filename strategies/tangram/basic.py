@@ -29,7 +29,7 @@ K_CONTACT = 4
 N_KEY = 5
 
 
-@njit
+@njit(_nrt=False)
 def choose_random(state, n):
     return rng.randint(state, n)
 
@@ -88,7 +88,7 @@ def option_key(board, p, place_mask, place_meta, place_near, rules, balance_weig
     return new_value, 1, bonus, E.popcount(new_full), contact
 
 
-@njit
+@njit(_nrt=False)
 def greedy_keys(board, options, n, data, rules, balance_weight, keys):
     """Every option's key into ``keys[:n]``."""
     place_mask, place_meta, place_near, _, _ = data
@@ -114,7 +114,7 @@ def compare(keys, i, j):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def pick_best(keys, n, state):
     """The option with the best key among ``keys[:n]``, ties at random from ``state``."""
     best = 0
@@ -131,13 +131,13 @@ def pick_best(keys, n, state):
     return best
 
 
-@njit
+@njit(_nrt=False)
 def greedy_index(board, options, n, data, rules, balance_weight, state, keys):
     """Greedy's option among ``options[:n]`` (``keys``: float64[>= n, N_KEY] scratch)."""
     greedy_keys(board, options, n, data, rules, balance_weight, keys)
     return pick_best(keys, n, state)
 
 
-@njit
+@njit(_nrt=False)
 def choose_greedy(params, state, options, n, board, data, rules, keys):
     return greedy_index(board, options, n, data, rules, params[0], state, keys)

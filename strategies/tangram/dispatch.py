@@ -12,7 +12,7 @@ from strategies.tangram.planner import choose_planner
 from strategies.tangram.registry import GREEDY_ID, PLANNER_ID, RANDOM_ID
 
 
-@njit
+@njit(_nrt=False)
 def choose(strategy_id, params, state, options, n, board, view, data, rules, scratch):
     if strategy_id == RANDOM_ID:
         return choose_random(state, n)

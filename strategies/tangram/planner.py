@@ -60,7 +60,7 @@ def make_scratch(max_options, place_mask):
     )
 
 
-@njit
+@njit(_nrt=False)
 def play_out(
     board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts, keys, footprint
 ):
@@ -150,7 +150,7 @@ def _ranked_before(keys, i, j):
     return compare(keys, i, j) > 0
 
 
-@njit
+@njit(_nrt=False)
 def _sample_completions(view, samples, seqs, seeds, pool, state):
     turn = view[V_TURN]
     m = view[V_N_UNSEEN]
@@ -168,7 +168,7 @@ def _sample_completions(view, samples, seqs, seeds, pool, state):
         seeds[s] = rng.next_u64(state)
 
 
-@njit
+@njit(_nrt=False)
 def choose_planner(params, state, options, n, board, view, data, rules, scratch):
     """Index of the planner's option (see the module docstring)."""
     if n == 1:

@@ -56,6 +56,7 @@ W_DEAL_RNG = 9  # uint64[2]
 W_TOTALS = 10  # int64[MAX_PLAYERS]: scratch for the start marker and ranks
 W_HAND = 11  # int64[3]: tiles the random strategy draws among
 W_LOG = 12  # int64[2]: the game's first event row and its events so far
+W_BITS = 13  # uint64[1]: the deal seed, read back bit for bit as int64
 
 ONE = np.int64(1)  # not literal arguments: see sim.tangram.engine.ZERO
 TWO = np.int64(2)
@@ -78,6 +79,7 @@ def make_work(max_options):
         np.zeros(K.MAX_PLAYERS, dtype=np.int64),
         np.zeros(K.FINAL_CARDS, dtype=np.int64),
         np.zeros(2, dtype=np.int64),
+        np.zeros(1, dtype=np.uint64),
     )
 
 
@@ -97,15 +99,15 @@ def max_options(tile_first):
     return top.sum() + K.FINAL_CARDS + 1
 
 
-@njit
-def int64_bits(value):
-    """A uint64 stored bit for bit as int64 (the same compiled and interpreted)."""
-    box = np.empty(1, dtype=np.uint64)
+@njit(_nrt=False)
+def int64_bits(value, box):
+    """A uint64 stored bit for bit as int64 (the same compiled and interpreted), through
+    ``box`` (uint64[1] scratch: nothing allocated)."""
     box[0] = value
     return box.view(np.int64)[0]
 
 
-@njit
+@njit(_nrt=False)
 def random_option(board, place_mask, tile_first, hand, n_hand, state, options):
     """The random strategy's option: uniform over the legal placements of the ``n_hand`` tiles
     in ``hand`` plus one decline per tile (a fountain: one "none"). Returns (placement or -1,
@@ -141,7 +143,7 @@ def random_option(board, place_mask, tile_first, hand, n_hand, state, options):
     return options[k, 0], options[k, 1]
 
 
-@njit
+@njit(_nrt=False)
 def decide(strategy_id, params, state, options, n, board, view, data, rules, scratch):
     """Index of the option the seat's strategy picks (no question asked with one option)."""
     if n == 1:
@@ -165,7 +167,7 @@ def decide(strategy_id, params, state, options, n, board, view, data, rules, scr
     return k
 
 
-@njit
+@njit(_nrt=False)
 def apply_choice(seat, p, tile, turn, data, work, out, events):
     """Build placement p of ``tile`` on the seat's board, or decline the tile (p < 0)."""
     place_mask, place_meta, _, _, _ = data
@@ -197,7 +199,7 @@ def apply_choice(seat, p, tile, turn, data, work, out, events):
         )
 
 
-@njit
+@njit(_nrt=False)
 def place_card(seat, tile, turn, strategy_id, params, data, rules, work, scratch, out, events):
     """Text 004, PLAY CARDS: the seat places ``tile`` (the card at deck position ``turn``) or
     declines it for good ("players are allowed to refrain from placing Tiles")."""
@@ -234,7 +236,7 @@ def place_card(seat, tile, turn, strategy_id, params, data, rules, work, scratch
     apply_choice(seat, p, tile, turn, data, work, out, events)
 
 
-@njit
+@njit(_nrt=False)
 def final_cards(seat, strategy_id, params, data, rules, work, scratch, out, events):
     """Text 004, FINAL ROUND: the last 3 cards are revealed together and the seat places them
     in any order it chooses: each decision lists every placement of every card still in hand
@@ -292,7 +294,7 @@ def final_cards(seat, strategy_id, params, data, rules, work, scratch, out, even
         apply_choice(seat, p, tile, turn, data, work, out, events)
 
 
-@njit
+@njit(_nrt=False)
 def fountain_step(seat, strategy_id, params, data, rules, work, scratch, out, events):
     """Text 004, PLACING FOUNTAIN TILES, read as optional (facts file: "may"): the seat gets
     this round's fountain and places it or not; under fountain_kept = yes unplaced fountains
@@ -358,7 +360,7 @@ def fountain_step(seat, strategy_id, params, data, rules, work, scratch, out, ev
         ps[seat, PS_SUPPLY] = 0
 
 
-@njit
+@njit(_nrt=False)
 def score_round(n_players, rules, work, out, events):
     """Text 004, ROUND SCORING and ROUND END: each seat scores its largest fully built
     rectangle, then sets its balance markers to its red and green squares."""
@@ -396,7 +398,7 @@ def score_round(n_players, rules, work, out, events):
         )
 
 
-@njit
+@njit(_nrt=False)
 def deal_round(n_players, work, out, events):
     """Text 004, DEAL CARDS: who sees which of the round's cards (engine.round_holders), noted
     per seat; then the cards are played in that order (PLAY CARDS)."""
@@ -424,7 +426,7 @@ def deal_round(n_players, work, out, events):
                     out[s, R.P_SHARED_ROUNDS] |= 1 << (rnd - 1)
 
 
-@njit
+@njit(_nrt=False)
 def setup(
     i,
     key,
@@ -514,7 +516,7 @@ def setup(
     return deal_seed
 
 
-@njit
+@njit(_nrt=False)
 def finish(i, game_id, deal_seed, first_start, n_players, rules, games_out, players_out, work):
     """Text 004, the end: planning and balance bonuses, totals, ranks, the game's row."""
     boards = work[W_BOARDS]
@@ -541,7 +543,7 @@ def finish(i, game_id, deal_seed, first_start, n_players, rules, games_out, play
             mask |= 1 << s
     g = games_out[i]
     g[R.G_GAME_ID] = game_id
-    g[R.G_DEAL_SEED] = int64_bits(deal_seed)
+    g[R.G_DEAL_SEED] = int64_bits(deal_seed, work[W_BITS])
     g[R.G_N_PLAYERS] = n_players
     g[R.G_N_WINNERS] = winners
     g[R.G_N_EVENTS] = work[W_LOG][1]
@@ -552,7 +554,7 @@ def finish(i, game_id, deal_seed, first_start, n_players, rules, games_out, play
         g[R.G_CARD0 + p] = work[W_DECK][p]
 
 
-@njit
+@njit(_nrt=False)
 def play_game(
     i,
     key,
@@ -717,6 +719,41 @@ def play_batch(
     size = max_options(data[3])
     work = make_work(size)
     scratch = make_scratch(size, data[0])
+    play_games(
+        key,
+        game_ids,
+        deal_indices,
+        seat_strategy,
+        strategy_ids,
+        strategy_params,
+        data,
+        rules,
+        games_out,
+        players_out,
+        events_out,
+        work,
+        scratch,
+    )
+
+
+@njit(_nrt=False)
+def play_games(
+    key,
+    game_ids,
+    deal_indices,
+    seat_strategy,
+    strategy_ids,
+    strategy_params,
+    data,
+    rules,
+    games_out,
+    players_out,
+    events_out,
+    work,
+    scratch,
+):
+    """The batch's games, played on its work arrays: play_batch allocates, this counts no
+    references (docs/engine.md, "Compiled without reference counts")."""
     for i in range(game_ids.shape[0]):
         play_game(
             i,
