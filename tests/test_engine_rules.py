@@ -8,11 +8,12 @@ from catalog_fixture import valid_catalog
 
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE
+from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.catalog import compile_catalog, with_extra_tiles
-from sim.neom.state import Game
+from sim.neom.state import Game, view
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom.evaluate import memo_size
@@ -58,6 +59,28 @@ def sq(row, col):
 def tables():
     base = compile_catalog(valid_catalog(), "catalog_fixture")
     return with_extra_tiles(base, EXTRA_TILES, "engine test tiles")
+
+
+# The loop's steps read the game through its view (sim.neom.state.view) and compile without
+# reference counts: from Python they are called on a Game through these.
+@njit
+def refresh_goods(game):
+    G.refresh_goods(view(game))
+
+
+@njit
+def pay_requirements(seat, tile, option, game):
+    return G.pay_requirements(seat, tile, option, view(game))
+
+
+@njit
+def resolve_disaster(spared, disaster, game):
+    G.resolve_disaster(spared, disaster, view(game))
+
+
+@njit
+def release_pending(game):
+    G.release_pending(view(game))
 
 
 class Scene:
@@ -131,7 +154,7 @@ class Scene:
         )
 
     def refresh(self):
-        G.refresh_goods(self.game())
+        refresh_goods(self.game())
 
     def mask(self, seat, name):
         summary = np.empty(E.N_SUMMARY, dtype=np.int64)
@@ -161,7 +184,7 @@ class Scene:
 
     def pay(self, seat, name, option):
         self.refresh()
-        return G.pay_requirements(seat, self.tile(name), option, self.game())
+        return pay_requirements(seat, self.tile(name), option, self.game())
 
     def place(self, seat, name, cell):
         return E.place_tile(
@@ -178,7 +201,7 @@ class Scene:
         )
 
     def resolve(self, spared, disaster):
-        G.resolve_disaster(spared, disaster, self.game())
+        resolve_disaster(spared, disaster, self.game())
 
     def logged(self, kind=None):
         rows = self.events[: self.gstate[E.GS_N_EVENTS]]
@@ -257,7 +280,7 @@ def test_seller_coins_are_pending_until_the_end_of_the_turn(tables):
     assert buy[0, R.E_PLAYER] == 0 and buy[0, R.E_OTHER] == 1 and buy[0, R.E_COINS] == -4
     sold = scene.logged(R.EV_GOOD_SOLD)
     assert sold[0, R.E_PLAYER] == 1 and sold[0, R.E_COINS] == 4
-    G.release_pending(scene.game())
+    release_pending(scene.game())
     assert scene.pstate[1, E.PS_MONEY] == 14 and scene.pstate[1, E.PS_PENDING] == 0
 
 
