@@ -249,7 +249,7 @@ def test_numba_compiles_views_and_calls_without_counts_and_refuses_an_allocation
 
 # --- increfs per game (slow: compiles the basic and greedy entries cold, with counting) ----
 # Increfs per 4-player game of games 1000.. of sim.tools.bench.run_games (seed 1), measured
-# after issue 36's step 0 (a gdb breakpoint on NRT_incref, the same as sim.tools.nrt_audit
+# after issue 36's step 0 (a gdb breakpoint on NRT_incref, the same as strategies.tools.nrt_audit
 # counts; docs/performance-log.md): a game may not count more references again. Before:
 # 9,030 random, 67,633 greedy on these games.
 MAX_INCREFS = {"random": (5, 4112), "greedy": (2, 19017)}
@@ -263,7 +263,7 @@ def test_a_game_counts_no_more_references_than_pinned(strategy):
         [
             sys.executable,
             "-m",
-            "sim.tools.nrt_audit",
+            "strategies.tools.nrt_audit",
             "--strategy",
             strategy,
             "--games",

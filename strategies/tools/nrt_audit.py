@@ -1,6 +1,6 @@
 """Where the NEOM core still counts references: increfs per game, and per compiled function.
 
-    python -m sim.tools.nrt_audit --strategy random [--games 20] [--functions]
+    python -m strategies.tools.nrt_audit --strategy random [--games 20] [--functions]
 
 Runs in a fresh process with an empty compile cache of its own (a temporary folder): the count
 is compiled into the code (Numba's ``NRT_incref``/``NRT_decref`` are rebuilt to bump a counter
