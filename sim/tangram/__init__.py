@@ -51,6 +51,7 @@ GAME = Game(
     play_ref="analysis.tangram.play_log:show_game",
     report_ref="analysis.tangram.sections:add_sections",
     compare_ref="analysis.tangram.compare:COMPARING",
+    balance_ref="analysis.tangram.balance:BALANCING",
     score_ref="sim.tangram.score:score_file",
     compile_seconds=30.0,  # a cold compile of play_batch (docs/tangram.md: 24-31 s CPU)
     commands=(("tileset", "sim.tangram.commands"),),
