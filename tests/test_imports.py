@@ -139,28 +139,13 @@ def test_the_core_never_imports_a_game_package():
 def test_packages_import_each_other_without_a_cycle():
     edges = package_imports()
     graph = {source: {target for target, _ in targets} for source, targets in edges.items()}
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return path[path.index(nxt) :] + [nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (cycle := visit(node)):
-            via = {
-                f"{a} -> {b}: " + ", ".join(sorted(m for t, m in edges[a] if t == b))
-                for a, b in zip(cycle, cycle[1:], strict=False)
-            }
-            raise AssertionError("import cycle: " + " -> ".join(cycle) + "\n" + "\n".join(via))
+    cycle = _cycle(graph)
+    if cycle:
+        via = {
+            f"{a} -> {b}: " + ", ".join(sorted(m for t, m in edges[a] if t == b))
+            for a, b in zip(cycle, cycle[1:], strict=False)
+        }
+        raise AssertionError("import cycle: " + " -> ".join(cycle) + "\n" + "\n".join(via))
 
 
 def test_the_checks_see_a_planted_cycle_and_a_core_import(monkeypatch):

@@ -333,6 +333,7 @@ def resolve_side(game) -> Balancing | None:
 
 
 def register(subparsers) -> None:
+    from sim.core.commands.options import add_part_options
     from sim.core.registry import DEFAULT_GAME, game_names, get_game
 
     parser = subparsers.add_parser(
@@ -384,23 +385,15 @@ def register(subparsers) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier --json file (NEOM: or --all folder)")  # fmt: skip
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    seen = set()
-    for game, side in sides:
-        if side is None:
-            continue
-        group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
-        for flag, keywords in side.options:
-            if flag not in seen:
-                seen.add(flag)
-                group.add_argument(flag, **keywords)
+    add_part_options(parser, sides)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from analysis.core.compare import own_options
+    from sim.core.commands.options import refuse_other_parts
     from sim.core.registry import get_game
 
     game = get_game(args.game)
     side = balancing(game)
-    own_options(args, game, resolve_side, "neom balance")
+    refuse_other_parts(args, game, resolve_side, "neom balance")
     return side.run(args)

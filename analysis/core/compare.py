@@ -77,6 +77,7 @@ def comparing(game) -> Comparing:
 
 
 def register(subparsers) -> None:
+    from sim.core.commands.options import add_part_options
     from sim.core.registry import DEFAULT_GAME, game_names, get_game
 
     parser = subparsers.add_parser(
@@ -115,16 +116,7 @@ def register(subparsers) -> None:
         "--strategies", required=True, help="one strategy per seat, comma-separated"
     )
     parser.add_argument("--seed", type=int, default=1)
-    seen = set()
-    for name in game_names():
-        game = get_game(name)
-        if not game.compare_ref:
-            continue
-        group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
-        for flag, keywords in comparing(game).options:
-            if flag not in seen:
-                seen.add(flag)
-                group.add_argument(flag, **keywords)
+    add_part_options(parser, [(get_game(n), resolve_side(get_game(n))) for n in game_names()])
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
     group = parser.add_mutually_exclusive_group()
@@ -143,23 +135,6 @@ def register(subparsers) -> None:
     parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the items here")
     parser.set_defaults(func=run_compare)
-
-
-def own_options(args, game, side_of: Callable, command: str) -> None:
-    """Refuse an option of another game's part (``side_of(game)``: the part, or None) given
-    other than its default (every game's options are offered for every game)."""
-    from sim.core.registry import game_names, get_game
-
-    mine = side_of(game)
-    own = {flag for flag, _ in mine.options} if mine else set()
-    for name in game_names():
-        other = side_of(get_game(name))
-        for flag, keywords in other.options if other else ():
-            given = getattr(args, flag.lstrip("-").replace("-", "_"), None)
-            store_true = keywords.get("action") == "store_true"
-            default = keywords.get("default", False if store_true else None)
-            if flag not in own and given != default:
-                raise UserError(f"{command}: {flag} is not an option of --game {game.name}")
 
 
 # --- rules readings ---------------------------------------------------------------------------
@@ -771,7 +746,7 @@ def run_compare(args) -> int:
     import sys
 
     from analysis.core.batches import Execution
-    from sim.core.commands.options import check_min_n, check_players
+    from sim.core.commands.options import check_min_n, check_players, refuse_other_parts
     from sim.core.outputs import (
         check_outside,
         claim_file,
@@ -786,7 +761,7 @@ def run_compare(args) -> int:
 
     game = get_game(args.game)
     side = comparing(game)
-    own_options(args, game, resolve_side, "neom compare")
+    refuse_other_parts(args, game, resolve_side, "neom compare")
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {path}: no such {game.data_noun} file")

@@ -86,6 +86,7 @@ def resolve_side(game) -> Experimenting | None:
 
 
 def register(subparsers) -> None:
+    from sim.core.commands.options import add_part_options
     from sim.core.registry import DEFAULT_GAME, game_names, get_game
 
     parser = subparsers.add_parser(
@@ -119,15 +120,7 @@ def register(subparsers) -> None:
         )  # fmt: skip
         sub.add_argument("--mode", choices=MODES, default="force")
         sub.add_argument("--seed", type=int, default=1)
-        seen = set()
-        for game, side in sides:
-            if side is None:
-                continue
-            group = sub.add_argument_group(f"{game.title} options (--game {game.name})")
-            for flag, keywords in side.options:
-                if flag not in seen:
-                    seen.add(flag)
-                    group.add_argument(flag, **keywords)
+        add_part_options(sub, sides)
         sub.add_argument("--workers", type=int, default=None, help="worker processes (all)")
         sub.add_argument(
             "--out", default=None, help="experiment folder (default: experiments/KIND-NAME-MODE)"
@@ -484,9 +477,8 @@ def _config(args, game, side: Experimenting, data, out: Path, interventions: dic
 def run_experiment(args) -> int:
     import sys
 
-    from analysis.core.compare import own_options
     from sim.core import runner
-    from sim.core.commands.options import check_players
+    from sim.core.commands.options import check_players, refuse_other_parts
     from sim.core.outputs import (
         check_outside,
         claim_file,
@@ -500,7 +492,7 @@ def run_experiment(args) -> int:
 
     game = get_game(args.game)
     side = experimenting(game)
-    own_options(args, game, resolve_side, "neom experiment")
+    refuse_other_parts(args, game, resolve_side, "neom experiment")
     if args.kind not in dict(side.kinds):
         raise UserError(
             f"neom experiment {args.kind}: not a kind of item of --game {game.name} "
