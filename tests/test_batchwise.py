@@ -353,7 +353,7 @@ def test_paired_shifts_are_mains_paired_shifts():
     a deterministic shift."""
     from reference_report import paired_effect_shifts as reference
 
-    from analysis.neom.compare import paired_effect_shifts
+    from analysis.core.compare import paired_effect_shifts
 
     rng = np.random.default_rng(6)
     n = 600
@@ -392,18 +392,20 @@ def twins(tmp_path_factory):
 def test_compare_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
     """The comparison's items from twin chunks on two workers equal the public whole-frame
     functions on the runs' seat rows."""
+    from analysis.core import compare as generic
     from analysis.core.report import Report
     from analysis.core.tabulate import deals
     from analysis.neom import compare
 
     base, cand = open_run(twins / "base"), open_run(twins / "cand")
-    stats = compare._paired_stats(base, cand, CHUNKED)
+    compare._paired_stats(base, cand, CHUNKED)
     items = compare.comparison_items(base, cand, Report(out=None), set())
+    strategies, seats = generic.paired_groups(base, cand, CHUNKED)
     games = deals(base).collect()
     longs = compare._long_tables(base), compare._long_tables(cand)
     for kind in ("cornerstone", "tile"):
         for value, prefix in (("residual", ""), ("score_diff", "lead_")):
-            want = compare.paired_effect_shifts(longs[0][kind], longs[1][kind], games,
+            want = generic.paired_effect_shifts(longs[0][kind], longs[1][kind], games,
                                                 value=value)  # fmt: skip
             got = items.filter(pl.col("kind") == kind).sort("tile_name")
             assert got["tile_name"].to_list() == want["tile_name"].to_list()
@@ -412,13 +414,13 @@ def test_compare_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
                 np.testing.assert_allclose(x, y, rtol=RTOL, atol=1e-12)
     columns = ["game_id", "seat", "strategy_name", "win_share", "total"]
     players = [run.players.select(columns).collect() for run in (base, cand)]
-    for group in ("strategy_name", "seat"):
-        want = compare.paired_by_group(*players, group, games)
-        _assert_same_table(group, compare._group_table(stats, group), want)
+    for group, got in (("strategy_name", strategies), ("seat", seats)):
+        want = generic.paired_by_group(*players, group, games)
+        _assert_same_table(group, got.drop("win_shift_q"), want)
 
 
 def test_an_experiment_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
-    from analysis.neom import experiment
+    from analysis.core import experiment
 
     base, cand = open_run(twins / "base"), open_run(twins / "cand")
     tile = int(base.events.filter(pl.col("kind") == 1).select("tile").collect()["tile"][0])
@@ -426,7 +428,7 @@ def test_an_experiment_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
         base, cand, tile, "tile", "force", 0, 4, CHUNKED
     )
     whole = [experiment.holdings(run, tile, "tile") for run in (base, cand)]
-    subjects = experiment._subjects("force", 0, 4)
+    subjects = experiment.subjects_of("force", 0, 4)
     want = experiment.paired_rows(whole[0], whole[1].drop("deal"), subjects)
     for got_row, want_row in zip(rows, want, strict=True):
         assert got_row.keys() == want_row.keys()

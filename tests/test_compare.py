@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
 
-from analysis.neom.compare import catalog_diff, paired_effect_shifts, parse_rules
+from analysis.core.compare import paired_effect_shifts
+from analysis.neom.compare import catalog_diff, parse_rules
 from sim.core.cli import main
 from sim.core.errors import UserError
 

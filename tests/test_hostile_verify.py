@@ -106,8 +106,8 @@ def test_names_and_tables_of_any_shape_are_written_as_they_were(tmp_path, capsys
 def test_a_layout_that_would_change_the_file_is_refused(tmp_path, monkeypatch):
     """The new layout is parsed back before it is written: anything it would change or drop
     refuses the write (checked before the games with placeholder tables)."""
+    from analysis.tools import verify
     from sim.core.errors import UserError
-    from strategies.tools import verify
 
     text = VERIFY_FILE
     monkeypatch.setattr(verify, "strategy_file_text", lambda data, old: old.replace("[fields", "#"))
@@ -195,7 +195,7 @@ def run_verify(argv: list[str], *, before_write: str = "", sync: Path | None = N
     script = f"""
 import sys, time
 from pathlib import Path
-import strategies.tools.verify as verify
+import analysis.tools.verify as verify
 shown = verify.describe
 def describe(result):
     lines = shown(result)

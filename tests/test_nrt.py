@@ -283,7 +283,7 @@ def test_the_projects_njit_states_the_reference_count_flag():
 
 # --- increfs per game (slow: compiles the entries cold, with counting) ---------------------
 # Increfs per 4-player game of games 1000.. of sim.tools.bench.run_games (seed 1), the count
-# sim.tools.nrt_audit makes (docs/performance-log.md): a game may not count more references
+# strategies.tools.nrt_audit makes (docs/performance-log.md): a game may not count more references
 # again. Before issue 36: 9,030 random, 67,633 greedy; after step 0: 4,111 and 19,017; with the
 # loop and the strategies on the game's view (step 1): what is left is play_batch, new_game,
 # final_scoring and the rare disaster decisions.
@@ -298,7 +298,7 @@ def test_a_game_counts_no_more_references_than_pinned(strategy):
         [
             sys.executable,
             "-m",
-            "sim.tools.nrt_audit",
+            "strategies.tools.nrt_audit",
             "--strategy",
             strategy,
             "--games",

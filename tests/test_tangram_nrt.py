@@ -94,7 +94,7 @@ def test_a_batch_frees_every_allocation_it_makes(data, lineup):
 
 
 # --- increfs per game (slow: compiles the entry cold, with counting NRT functions) --------------
-# Over 5 four-player games of sim.tangram.bench.play (seed 1), measured by sim.tools.nrt_audit
+# Over 5 four-player games of sim.tangram.bench.play (seed 1), measured by strategies.tools.nrt_audit
 # after issue 36 step 6: only play_batch, which allocates, counts (20 increfs a batch of 5).
 # Before: 5,789 random, 23,434 greedy, 3,426,687 planner (four planner seats) a game.
 MOST_INCREFS_A_GAME = 4
@@ -106,7 +106,7 @@ def test_a_game_counts_only_the_batch_entrys_references():
         [
             sys.executable,
             "-m",
-            "sim.tools.nrt_audit",
+            "strategies.tools.nrt_audit",
             "--game",
             "tangram",
             "--strategy",

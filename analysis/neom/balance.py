@@ -22,34 +22,45 @@ The suggestion is then measured again on fresh deals (another master seed), with
 own tables, and only those figures are shown as its effect.
 """
 
-import difflib
 import hashlib
 import json
 import math
-import re
 import shutil
 import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from analysis.core.balance import (  # noqa: F401 (also NEOM balance's API: B.search_lever, ...)
+    DEFAULT_MAX_EVALS,
+    Lever,
+    Point,
+    Progress,
+    Search,
+    _bracket,
+    _propose,
+    fresh_seed,
+    paired_slope,
+    search_lever,
+    slope_of,
+)
+from analysis.neom.levers import (  # noqa: F401 (also NEOM balance's API: B.item_levers, ...)
+    COUNT_FIELDS,
+    MAX_AMOUNT,
+    _find_entry,
+    apply_values,
+    get_value,
+    item_levers,
+    pick_levers,
+    set_value,
+)
 from sim.core.errors import UserError
 
 # Runs, polars and the compiled game are imported where used, so that `neom --help` is quick.
-
-MAX_AMOUNT = 1000  # sim.neom.catalog.MAX_AMOUNT (imported lazily there; checked by a test)
-SCORED_TYPES = ("residential", "public")  # printed VP counts on these (RULES.md, scoring)
-DEFAULT_MAX_EVALS = 8  # candidates per lever before the search gives up
-FIRST_STEP = 1  # units of the first step away from the current value
-CLOSE_ENOUGH = 0.25  # a measured effect within this share of the band of zero ends a search
-GROWTH = 4  # a step grows at most this many times the distance already travelled
-FRESH_SALT = 0xBA1A  # the fresh deals' master seed: SeedSequence([seed, FRESH_SALT])
-MAX_SEED = 2**63 - 1
-PROTECTS = {"fire": "fire", "crime": "police"}  # a Disaster kind -> the protection against it
 
 EXPECTED_WORDS = (
     "drafters' win share above expected (the report's flagged cornerstone effect), pct-pts"
@@ -61,242 +72,6 @@ KIND_WORDS = {
     "disaster": "selectors' win share above expected (the report's tile effect, which counts "
     "a Disaster's selections), pct-pts",
 }
-
-
-# --- levers --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lever:
-    """One number of the catalogue: ``path`` of tile ``tile`` (``vp``, ``cost``,
-    ``effects[0].vp``, ``alternatives[1].cost``)."""
-
-    tile: str
-    path: str
-    current: int
-    sign: int  # the expected sign of d(effect) / d(value): +1 VP-like, -1 cost-like
-    unit: str  # what one unit is, e.g. "VP", "coin of cost"
-    own: bool = True  # a field of the item itself (False: of another tile, for a Disaster)
-    inert: str = ""  # why this lever cannot move the effect ("": it can)
-    low: int = 0
-    high: int = MAX_AMOUNT
-
-    @property
-    def name(self) -> str:
-        return self.path if self.own else f"{self.tile}: {self.path}"
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.tile, self.path)
-
-
-_PATH = re.compile(r"^(?:(effects|alternatives)\[(\d+)\]\.)?([a-z_]+)$")
-NUMERIC_FIELDS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
-# Lists a lever counts: the value is how many of the listed goods (tiles) are still required,
-# the first ones in file order kept (a designer orders them by importance).
-COUNT_FIELDS = {"requires": "required good", "requires_tiles": "prerequisite tile"}
-
-
-def _split_path(path: str) -> tuple[str | None, int, str]:
-    match = _PATH.match(path)
-    if match is None:
-        raise UserError(f"lever {path!r}: expected a field such as vp, cost or effects[0].vp")
-    return match.group(1), int(match.group(2) or 0), match.group(3)
-
-
-def get_value(entry, path: str) -> int:
-    """The number at ``path`` of a tile's entry (a missing field is its default, 0; a count
-    field, the length of its list)."""
-    if path in COUNT_FIELDS:
-        return len(entry.get(path, []))
-    listing, index, key = _split_path(path)
-    if listing is not None:
-        items = entry.get(listing, [])
-        if index >= len(items):
-            raise UserError(f"lever {path!r}: the tile has {len(items)} {listing}")
-        entry = items[index]
-    return int(entry.get(key, 0))
-
-
-def set_value(entry, path: str, value: int) -> None:
-    if path in COUNT_FIELDS:
-        items = entry.get(path, [])
-        if value > len(items):
-            raise UserError(f"lever {path!r}: cannot require more than the {len(items)} listed")
-        if value == 0:
-            entry.pop(path, None)
-        else:
-            del items[value:]
-        return
-    listing, index, key = _split_path(path)
-    if listing is not None:
-        entry = entry[listing][index]
-    entry[key] = int(value)
-
-
-def _find_entry(tiles, name: str) -> int:
-    folded = {str(t.get("name", "")).casefold(): i for i, t in enumerate(tiles)}
-    if name.casefold() in folded:
-        return folded[name.casefold()]
-    close = difflib.get_close_matches(name, [str(t.get("name", "")) for t in tiles], 3, 0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise UserError(f"no tile, cornerstone or Disaster named {name!r} in the catalogue{hint}")
-
-
-def item_kind(entry) -> str:
-    if entry.get("deck") == "cornerstone":
-        return "cornerstone"
-    return "disaster" if "disaster" in entry.get("types", []) else "tile"
-
-
-VP_KINDS = ("vp_per_type_in_city", "vp_per_type_adjacent", "vp_per_good_tier", "vp_placement")
-
-
-def type_bounds(entry) -> dict[str, tuple[int, str]]:
-    """Lower bounds the rules texts set on a tile's numbers by its types (rules 000): path ->
-    (bound, why). A Commercial tile gives income, a Residential tile has a VP value, a Public
-    tile offers VP (printed, unless an effect gives it variable VP), and a tile that produces
-    goods turns at least one required good into them (the goods tree)."""
-    types = set(entry.get("types", []))
-    bounds = {}
-    if "commercial" in types:
-        bounds["income"] = (1, "a Commercial tile gives income (rules 000)")
-    if "residential" in types:
-        bounds["vp"] = (1, "a Residential tile has a VP value (rules 000)")
-    variable = any(e.get("kind") in VP_KINDS for e in entry.get("effects", []))
-    if "public" in types and not variable and "residential" not in types:
-        bounds["vp"] = (1, "a Public tile offers VP (rules 000)")
-    if entry.get("produces") and entry.get("requires"):
-        bounds["requires"] = (1, "a producer turns goods into goods (the goods tree)")
-    return bounds
-
-
-def _bounded_by_rules(levers: list[Lever], entry) -> list[Lever]:
-    """The levers within the rules' bounds and the tile's ``known`` entries (catalogue field
-    ``known``: a fact of the published game is never moved, a known bound never crossed)."""
-    from sim.neom.catalog import parse_known
-
-    bounds = type_bounds(entry)
-    known = [parse_known(k) for k in entry.get("known", [])]
-    out = []
-    for lever in levers:
-        low, high, inert = lever.low, lever.high, lever.inert
-        if lever.path in bounds:
-            low = max(low, min(bounds[lever.path][0], lever.current))
-        for parsed in known:
-            if parsed is None:
-                continue
-            path, op, bound = parsed
-            group = path in ("effects", "alternatives") and lever.path.startswith(path + "[")
-            if path != lever.path and not group:
-                continue
-            if op == ">=":
-                low = max(low, min(bound, lever.current))
-            elif op == "<=":
-                high = min(high, max(bound, lever.current))
-            elif not inert:
-                inert = "known from the published game (the tile's field known)"
-        out.append(replace(lever, low=low, high=high, inert=inert))
-    return out
-
-
-def _own_levers(entry, variant: str) -> list[Lever]:
-    name = str(entry["name"])
-    scored = any(t in SCORED_TYPES for t in entry.get("types", []))
-    levers = [
-        Lever(name, "vp", get_value(entry, "vp"), +1, "VP",
-              inert="" if scored else "printed VP scores only on Residential and Public tiles"),
-        Lever(name, "cost", get_value(entry, "cost"), -1, "coin of cost"),
-        Lever(name, "income", get_value(entry, "income"), +1, "coin of income"),
-        Lever(name, "coins_on_place", get_value(entry, "coins_on_place"), +1,
-              "coin on placement"),
-    ]  # fmt: skip
-    for path, unit in COUNT_FIELDS.items():
-        if entry.get(path):
-            count = get_value(entry, path)
-            levers.append(Lever(name, path, count, -1, unit, low=0, high=count))
-    if "vp_no_disasters" in entry:
-        levers.append(
-            Lever(name, "vp_no_disasters", get_value(entry, "vp_no_disasters"), +1, "VP",
-                  inert="" if variant == "no-disasters" else "counts only in the no-disasters "
-                  "variant")
-        )  # fmt: skip
-    for i in range(len(entry.get("alternatives", []))):
-        path = f"alternatives[{i}].cost"
-        levers.append(Lever(name, path, get_value(entry, path), -1, "coin of cost"))
-    for i, effect in enumerate(entry.get("effects", [])):
-        for key, sign, unit in (("vp", +1, "VP"), ("coins", +1, "coin")):
-            if key in effect:
-                path = f"effects[{i}].{key}"
-                levers.append(Lever(name, path, get_value(entry, path), sign, f"{unit} of "
-                                    f"{effect.get('kind', 'effect')}"))  # fmt: skip
-    return _bounded_by_rules(levers, entry)
-
-
-def _disaster_levers(tiles, entry) -> list[Lever]:
-    """A Disaster is never placed, so none of its own numbers count; what it costs its victims
-    is a rule (RULES.md P10). The catalogue moves it through the tiles that protect against it
-    or insure it: the dearer they are, the stronger the Disaster."""
-    kind = entry.get("disaster", "")
-    out = []
-    for tile in tiles:
-        protects = PROTECTS.get(kind) in tile.get("protects", [])
-        insures = any(
-            e.get("kind") == "insurance" and kind in e.get("disasters", [])
-            for e in tile.get("effects", [])
-        )
-        if not (protects or insures) or tile.get("replaces"):
-            continue
-        name = str(tile["name"])
-        levers = [Lever(name, "cost", get_value(tile, "cost"), +1, "coin of cost", own=False)]
-        for i, _ in enumerate(tile.get("alternatives", [])):
-            path = f"alternatives[{i}].cost"
-            levers.append(Lever(name, path, get_value(tile, path), +1, "coin of cost", own=False))
-        out.extend(_bounded_by_rules(levers, tile))
-    return out
-
-
-def item_levers(data: dict, name: str, variant: str = "standard") -> tuple[str, str, list[Lever]]:
-    """The item's canonical name, kind (cornerstone, tile, disaster) and levers."""
-    tiles = data.get("tiles", [])
-    entry = tiles[_find_entry(tiles, name)]
-    kind = item_kind(entry)
-    levers = _disaster_levers(tiles, entry) if kind == "disaster" else _own_levers(entry, variant)
-    return str(entry["name"]), kind, levers
-
-
-def pick_levers(levers: list[Lever], wanted: str | None) -> list[Lever]:
-    if wanted is None:
-        return levers
-    chosen = [lever for lever in levers if wanted in (lever.name, lever.path)]
-    if not chosen:
-        raise UserError(
-            f"--lever {wanted!r}: not a lever of this item; its levers: "
-            + ", ".join(lever.name for lever in levers)
-        )
-    return chosen
-
-
-def apply_values(base_text: str, values: dict[tuple[str, str], int]) -> str:
-    """The catalogue text with the given (tile, path) numbers set, formatting and comments
-    kept (tomlkit), so a diff shows only the changed numbers."""
-    import tomlkit
-
-    if not values:
-        return base_text
-    doc = tomlkit.parse(base_text)
-    tiles = doc["tiles"]
-    for (tile, path), value in sorted(values.items()):
-        if not 0 <= int(value) <= MAX_AMOUNT:
-            raise UserError(f"{tile}: {path} = {value}: outside the catalogue's 0..{MAX_AMOUNT}")
-        set_value(tiles[_find_entry(tiles, tile)], path, int(value))
-    return tomlkit.dumps(doc)
-
-
-def fresh_seed(seed: int) -> int:
-    """A master seed for fresh deals, independent of ``seed``'s (and reproducible)."""
-    state = np.random.SeedSequence([int(seed), FRESH_SALT]).generate_state(2, dtype=np.uint32)
-    return int((int(state[0]) << 31 | int(state[1]) >> 1) % MAX_SEED)
 
 
 # --- measuring --------------------------------------------------------------------------------
@@ -353,40 +128,6 @@ class Measurement:
         if self._deals is None:
             self._deals = deals(self.run).collect()
         return self._deals
-
-
-class Progress:
-    """One line per candidate on stderr: what is tried, games/s, elapsed and an ETA bound."""
-
-    def __init__(self, planned_games: int, quiet: bool = False):
-        self.planned = max(1, planned_games)
-        self.played = 0
-        self.seconds = 0.0
-        self.start = time.perf_counter()
-        self.quiet = quiet
-
-    def plan_more(self, games: int) -> None:
-        self.planned += games
-
-    def plan_less(self, games: int) -> None:
-        self.planned = max(self.played, self.planned - games)
-
-    def done(self, what: str, games: int, seconds: float, result: str = "") -> None:
-        self.played += games
-        self.seconds += seconds
-        rate = self.played / self.seconds if self.seconds > 0 else math.nan
-        elapsed = time.perf_counter() - self.start
-        left = max(0, self.planned - self.played)
-        eta = left / rate if rate and math.isfinite(rate) else math.nan
-        if not self.quiet:
-            print(
-                f"balance: {what}: {games:,} games in {seconds:.1f} s ({games / seconds:,.0f} "
-                f"games/s){'; ' + result if result else ''} | {self.played:,} of <= "
-                f"{self.planned:,} games at {rate:,.0f} games/s, {elapsed:.0f} s, ETA <= "
-                f"{eta:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
 
 
 class Evaluator:
@@ -494,28 +235,13 @@ def describe_values(values: dict) -> str:
 # --- the item's effect ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Point:
-    """The item's effect at one lever value (fractions of win share): the effect and its 95%
-    interval on the search deals, and its paired shift from the baseline with its interval."""
-
-    value: int
-    effect: float
-    lo: float
-    hi: float
-    shift: float = 0.0
-    shift_lo: float = 0.0
-    shift_hi: float = 0.0
-    n: int = 0
-
-
 def long_key(kind: str) -> str:
     return "cornerstone" if kind == "cornerstone" else "tile"
 
 
 def paired_frame(base: Measurement, cand: Measurement, kind: str):
     """compare's paired shifts of every item of the kind (cornerstones or tiles)."""
-    from analysis.neom.compare import paired_effect_shifts
+    from analysis.core.compare import paired_effect_shifts
 
     key = long_key(kind)
     if key not in base.longs or key not in cand.longs:
@@ -622,188 +348,6 @@ def attractive_levers(levers: list[Lever]) -> list[Lever]:
     """The levers that make the item itself more attractive (its VP, cost, income, coins,
     effects, alternatives), not its requirements (removing those is structural)."""
     return [lever for lever in levers if lever.own and lever.path not in COUNT_FIELDS]
-
-
-# --- the search -------------------------------------------------------------------------------
-
-
-@dataclass
-class Search:
-    lever: Lever
-    points: dict = field(default_factory=dict)  # value -> Point
-    suggested: int | None = None
-    stop: str = ""
-    reached: bool = False  # some value within the bounds brings the effect into the band
-
-
-def _sign(x: float) -> int:
-    return 1 if x > 0 else -1 if x < 0 else 0
-
-
-def _bracket(points: dict) -> tuple[int, int] | None:
-    """The two nearest measured values whose effects have opposite signs (or one is 0)."""
-    values = sorted(points)
-    best = None
-    for a, b in zip(values, values[1:], strict=False):
-        fa, fb = points[a].effect, points[b].effect
-        if _sign(fa) * _sign(fb) <= 0 and (best is None or b - a < best[1] - best[0]):
-            best = (a, b)
-    return best
-
-
-def _propose(points: dict, lever: Lever, direction: int) -> int | None:
-    """The next value to measure (None: nothing left to try)."""
-    bracket = _bracket(points)
-    if bracket is not None:
-        a, b = bracket
-        if b - a <= 1:
-            return None
-        fa, fb = points[a].effect, points[b].effect
-        x = a - fa * (b - a) / (fb - fa) if fb != fa else (a + b) / 2
-        x = int(round(x))
-        if x <= a or x >= b or x in points:
-            x = (a + b) // 2
-        return x if x not in points else None
-    current = lever.current
-    ahead = sorted((v for v in points if (v - current) * direction > 0),
-                   key=lambda v: abs(v - current))  # fmt: skip
-    last = ahead[-1] if ahead else current
-    bound = lever.high if direction > 0 else lever.low
-    if last == bound:
-        return None
-    travelled = abs(last - current)
-    if not ahead:
-        step = FIRST_STEP
-    else:
-        before = ahead[-2] if len(ahead) > 1 else current
-        f_last = points[last].effect
-        slope = 0.0
-        if before in points:  # (a one-sided search may have dropped the current value)
-            slope = (f_last - points[before].effect) / (last - before)
-        # Progress: a step in ``direction`` moves the effect towards zero (by slope * direction).
-        if _sign(slope * direction) != _sign(-f_last):
-            step = 2 * max(1, abs(last - before))  # no progress measured: stride further
-        else:
-            step = int(math.ceil(abs(f_last / slope)))
-        step = max(1, min(step, GROWTH * max(travelled, FIRST_STEP)))
-    x = last + direction * step
-    return int(min(max(x, lever.low), lever.high))
-
-
-def _played(points: dict, min_n: int) -> dict:
-    """The measured values at which enough seats held the item to measure it."""
-    return {v: p for v, p in points.items() if p.n >= min_n}
-
-
-def search_lever(measure, lever: Lever, start: Point, band: float,
-                 max_evals: int = DEFAULT_MAX_EVALS, probe: bool = True,
-                 min_n: int = 0) -> Search:  # fmt: skip
-    """Search ``lever`` for the value nearest the effect's zero; ``measure(value) -> Point``
-    plays a candidate on the search deals, ``start`` is the measured current value. Values at
-    which fewer than ``min_n`` seats hold the item end the search on that side (the item is
-    then not balanced but out of the game) and are never suggested."""
-    result = Search(lever, {lever.current: start})
-    f0 = start.effect
-    if not math.isfinite(f0) or start.n < min_n:
-        result.stop = (f"the item's effect cannot be measured: {start.n} seats held it, fewer "
-                       f"than {min_n}")  # fmt: skip
-        result.suggested = lever.current
-        return result
-    in_band = abs(f0) <= band
-    needed = -_sign(f0) if f0 != 0 else 1  # the way the effect must move
-    direction = needed * lever.sign
-    if (direction > 0 and lever.current >= lever.high) or (
-        direction < 0 and lever.current <= lever.low
-    ):
-        direction = -direction if in_band else direction
-        if not in_band:
-            result.suggested = lever.current
-            result.stop = (
-                f"{lever.name} is at its {'upper' if direction > 0 else 'lower'} bound "
-                f"{lever.current}, and the effect needs it {'higher' if direction > 0 else 'lower'}"
-            )
-            return result
-    if in_band:
-        result.suggested = lever.current
-        result.reached = True
-        result.stop = "in the band at the current value"
-        if probe:  # one step, for the slope
-            value = lever.current + direction
-            result.points[value] = measure(value)
-        return result
-    searched = lever  # narrowed where the item stops being played
-    unplayed: int | None = None
-    plateau = False
-    for _ in range(max_evals):
-        played = _played(result.points, min_n)
-        if any(abs(p.effect) <= band * CLOSE_ENOUGH for p in played.values()):
-            break  # a value this near zero: its neighbours can gain less than that
-        value = _propose(played, searched, direction)
-        if value is None:
-            break
-        # The direction stays the lever's: near a tile's useless values a small raise can
-        # first cost its selectors (they now place it and pay for it) before it pays off.
-        before = min(abs(p.effect) for p in _played(result.points, min_n).values())
-        point = measure(value)
-        result.points[value] = point
-        if point.n < min_n:
-            # Too few seats hold the item at this value (nobody drafts or selects it): it
-            # is no longer balanced but gone. Search only the values before it.
-            unplayed = value
-            edge = value - 1 if direction > 0 else value + 1
-            searched = replace(searched, **({"high": edge} if direction > 0 else {"low": edge}))
-            continue
-        if before <= band and abs(point.effect) >= before and _bracket(result.points) is None:
-            plateau = True  # in the band already and the step gained nothing: stop
-            break
-    played = _played(result.points, min_n)
-    bracket = _bracket(played)
-    best = min(played.values(), key=lambda p: (abs(p.effect), abs(p.value - lever.current)))
-    result.suggested = best.value
-    result.reached = abs(best.effect) <= band
-    bound = lever.high if direction > 0 else lever.low
-    if abs(best.effect) <= band * CLOSE_ENOUGH:
-        result.stop = f"within {100 * band * CLOSE_ENOUGH:g} pct-pts of zero at {best.value}"
-    elif plateau:
-        result.stop = f"in the band at {best.value}; further steps gained nothing"
-    elif unplayed is not None and bracket is None:
-        result.stop = (
-            f"at {lever.name} = {unplayed} fewer than {min_n} seats hold it (it is no longer "
-            f"played); the nearest zero before that is {best.value}"
-        )
-    elif bracket is not None and bracket[1] - bracket[0] <= 1:
-        result.stop = f"the effect changes sign between {bracket[0]} and {bracket[1]}"
-    elif bracket is not None:
-        result.stop = f"stopped after {max_evals} candidates, the zero between {bracket}"
-    elif bound in result.points:
-        result.stop = (
-            f"no value of {lever.name} within the catalogue's bounds [{lever.low}, "
-            f"{lever.high}] brings the effect to zero: at {bound} it is "
-            f"{100 * result.points[bound].effect:+.1f} pct-pts"
-        )
-    else:
-        result.stop = f"stopped after {max_evals} candidates without reaching zero"
-    if not result.reached and "bounds" not in result.stop:
-        result.stop += "; no measured value is inside the band"
-    return result
-
-
-def slope_of(points: dict, lever: Lever) -> tuple[float, float, float]:
-    """Effect per unit of the lever (pct-pts per unit) from the measured value farthest from
-    the current one, with the paired interval: (slope, lo, hi)."""
-    others = [v for v in points if v != lever.current and points[v].shift == points[v].shift]
-    if not others:
-        return math.nan, math.nan, math.nan
-    far = max(others, key=lambda v: abs(v - lever.current))
-    return paired_slope(points[far].shift, points[far].shift_lo, points[far].shift_hi,
-                        far - lever.current)  # fmt: skip
-
-
-def paired_slope(shift, lo, hi, delta: int) -> tuple[float, float, float]:
-    if not delta:
-        return math.nan, math.nan, math.nan
-    a, b = 100 * lo / delta, 100 * hi / delta
-    return 100 * shift / delta, min(a, b), max(a, b)
 
 
 # --- running a whole item ---------------------------------------------------------------------
@@ -1081,3 +625,61 @@ def remove_work(work: Path, created: bool) -> None:
     """Delete a scratch folder this command created (never one the user gave)."""
     if created and work.exists():
         shutil.rmtree(work, ignore_errors=True)
+
+
+# --- the command's setting -----------------------------------------------------------------------
+
+
+def setting_from(args):
+    from sim.core.commands.options import check_min_n, check_players
+    from sim.core.seeding import check_game_count
+    from sim.core.strategies import split_strategies
+    from sim.core.workers import check_scheduler
+
+    check_players(args.players)
+    check_min_n(args.min_n)
+    if not 0.0 <= args.band < 100.0:
+        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
+    check_scheduler(args.scheduler, args.backend)
+    for option, games in (("--games", args.games), ("--verify-games", args.verify_games)):
+        if games is not None:
+            if games < args.players:
+                raise UserError(f"{option} {games}: at least --players ({args.players})")
+            check_game_count("rotate", games, args.players)
+    if args.catalog is not None:
+        from sim.neom.catalog import shipped_path
+
+        if not shipped_path(args.catalog).is_file():
+            raise UserError(f"--catalog {args.catalog}: no such catalogue file")
+    return Setting(
+        strategies=split_strategies(args.strategies),
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        variant=args.variant,
+        workers=args.workers,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        strategy_file=args.strategy_file,
+        min_n=args.min_n,
+        band=args.band / 100.0,
+        median=args.relative_to == "median",
+        goal=getattr(args, "goal", "effect"),
+        floors=_floors(args),
+    )
+
+
+def _floors(args) -> tuple:
+    floors = (getattr(args, "kept_floor", 25.0), getattr(args, "built_floor", 50.0))
+    for option, value in zip(("--kept-floor", "--built-floor"), floors, strict=True):
+        if not 0.0 <= value <= 100.0:
+            raise UserError(f"{option} {value:g}: a share between 0 and 100 pct")
+    return tuple(v / 100.0 for v in floors)
+
+
+def base_catalog(path):
+    """(text, source, GameData) of the catalogue, validated."""
+    from sim.neom import load_data
+
+    data = load_data(Path(path) if path else None)
+    return data.raw.decode("utf-8"), data.source, data

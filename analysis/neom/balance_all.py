@@ -804,17 +804,16 @@ def _candidate_text(base_text: str, values: dict, label: str) -> str:
 
 
 def run_all(args) -> int:
-    from analysis.neom.balance_cli import base_catalog, setting_from
     from sim.core.outputs import claim_folder, writer_lock
 
     if args.lever or args.relative_to != "median":
         raise UserError("--lever and --relative-to belong to neom balance NAME (the pass's "
                         "cornerstone goal is against the median cornerstone)")  # fmt: skip
-    setting = setting_from(args)
+    setting = B.setting_from(args)
     budget = DEFAULT_BUDGET if args.max_evals is None else args.max_evals
     if budget < 1:
         raise UserError(f"--max-evals {budget}: at least 1")
-    text, source, data = base_catalog(args.catalog)
+    text, source, data = B.base_catalog(args.catalog)
     catalogue = tomllib.loads(text)
     names = {str(t["name"]).casefold() for t in catalogue["tiles"]}
     given = [n.strip() for n in args.intended.split(",") if n.strip()]
@@ -880,7 +879,7 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
               claimed) -> int:  # fmt: skip
     """The pass in the claimed folder ``out``: every evaluation a listed run, the outputs
     built in a staging folder and published whole at the end."""
-    from analysis.neom.compare import build_comparison
+    from analysis.core.compare import build_comparison
     from sim.core.outputs import publish, staging_folder
 
     searches = ["coordinate", "optuna"] if args.optimizer == "both" else [args.optimizer]

@@ -1,4 +1,5 @@
-"""``neom balance NAME`` and ``neom balance --all``: the command line of the balance search
+"""NEOM's part of ``neom balance`` (:mod:`analysis.core.balance`, ``Game.balance_ref``):
+``neom balance NAME`` and ``neom balance --all``, the command line of the balance search
 (``analysis.neom.balance``, ``analysis.neom.balance_all``)."""
 
 import json
@@ -11,6 +12,7 @@ import tomllib
 from contextlib import contextmanager
 from pathlib import Path
 
+from analysis.core.balance import Balancing
 from sim.core.errors import UserError
 from sim.neom.constants import VARIANT_NAMES
 
@@ -20,86 +22,44 @@ ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
 DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "balance",
-        help="the lever value (VP, cost, ...) that brings an item's effect into the band, "
-        "measured on paired deals and re-measured on fresh ones; --all: a whole-catalogue pass",
-        description="Search a tile's, cornerstone's or Disaster's numeric levers for the value "
-        "that brings its effect (the report's definition) into the practical band. Every "
-        "candidate plays the same deals as the catalogue as it is; each suggestion is measured "
-        "again on fresh deals.",
-    )
-    parser.add_argument("name", nargs="?", help="the tile, cornerstone or Disaster")
-    parser.add_argument("--all", action="store_true", help="a whole-catalogue pass")
-    parser.add_argument("--catalog", default=None, help="catalogue file or a shipped one's name "
+def _options(add) -> None:
+    """NEOM's own options of ``neom balance`` (the generic command adds the shared ones)."""
+    add("--all", action="store_true", help="a whole-catalogue pass")
+    add("--catalog", default=None, help="catalogue file or a shipped one's name "
                         "(default, reconstruction_v1) (default: built-in)")  # fmt: skip
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument(
-        "--strategies", default=DEFAULT_FIELD,
-        help=f"one strategy per seat, comma-separated, or a named field ({DEFAULT_FIELD})",
-    )  # fmt: skip
-    parser.add_argument(
+    add(
         "--strategy-file",
         type=Path,
         default=None,
         help="TOML file of named parameter sets usable in --strategies",
     )
-    parser.add_argument(
-        "--games", type=int, default=None,
-        help="games per candidate on the search deals (2000; --all: 4000; a multiple of "
-        "--players)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--verify-games", type=int, default=None,
-        help="games per side on the fresh deals every suggestion is measured on again "
-        "(default: twice --games)",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, default=1, help="master seed of the search deals")
-    parser.add_argument("--variant", default="standard", choices=tuple(VARIANT_NAMES))
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
-    parser.add_argument("--backend", choices=("local", "dask"), default="local")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
-    parser.add_argument("--lever", default=None, help="search only this lever (vp, cost, "
-                        "effects[0].vp, ...)")  # fmt: skip
-    parser.add_argument(
+    add("--variant", default="standard", choices=tuple(VARIANT_NAMES))
+    add("--backend", choices=("local", "dask"), default="local")
+    add("--scheduler", default=None, help="Dask scheduler address")
+    add(
         "--relative-to", choices=("median", "expected"), default="median",
         help="a cornerstone's effect: against the median cornerstone (the report's vs_median) "
         "or against its drafters' expected share (the report's flagged effect) (median)",
     )  # fmt: skip
-    parser.add_argument("--band", type=float, default=2.0, help="practical band, pct-pts (2)")
-    parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
-    parser.add_argument(
-        "--max-evals",
-        type=int,
-        default=None,
-        help="candidates per lever (8); --all: evaluations in all (16)",
-    )
-    parser.add_argument("--json", default=None, metavar="FILE", help="write the result here")
-    parser.add_argument("--work", default=None, metavar="DIR",
-                        help="keep the candidates' runs here (default: a temporary folder, "
-                        "deleted at the end)")  # fmt: skip
-    parser.add_argument("--out", default=None, help="--all: output folder (balance/all)")
-    parser.add_argument("--resume", action="store_true", help="--all: continue a pass")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace an earlier --json file or --all folder")  # fmt: skip
-    parser.add_argument(
+    add("--out", default=None, help="--all: output folder (balance/all)")
+    add("--resume", action="store_true", help="--all: continue a pass")
+    add(
         "--intended", default="", metavar="NAME,...",
         help="--all: tiles meant to be rarely or never placed (not counted as dead)",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--goals", default=DEFAULT_GOALS, metavar="GOAL,...",
         help="--all: which goals to pursue (cornerstones: in the band against the median and "
         "not flagged; tiles: not flagged; dead: placed; goods: every good produced by some "
         "city in 5%% of games; usage: every cornerstone kept and built at its floors, "
         "--kept-floor, --built-floor) (the first four)",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--prune-evals", type=int, default=None, metavar="N",
         help="--all: after the search, undo each edit in turn and keep it undone when the goals "
         "still hold (N: at most N tries; 0: no pruning; default: every edit)",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--per-round",
         type=int,
         default=0,
@@ -107,94 +67,37 @@ def register(subparsers) -> None:
         help="--all, coordinate: items moved in the first round, furthest from their goal "
         "first, halved after a round that made the loss worse (0: every off-goal item)",
     )
-    parser.add_argument(
+    add(
         "--items", default="", metavar="NAME,...",
         help="--all: work only on these items (tiles, cornerstones, goods as 'Gold'); every "
         "other item is watched: an edit that flags it is rejected",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--flagged", action="store_true",
         help="--all: work only on what the report flags on the catalogue as it is "
         "(cornerstones and tiles; with --items, those too)",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--structural", action="store_true",
         help="--all: allow structural edits (removing a required good or tile from a tile "
         "that consumes it); without it a chain is repaired at its producers or left not fixed",
     )  # fmt: skip
-    parser.add_argument(
+    add(
         "--goal", choices=("effect", "usage"), default="effect",
         help="NAME: the goal of the search: its effect inside the band (effect), or its usage "
         "floors met (usage: kept when offered and built when taken; moves only the item's own "
         "levers that make it attractive) (effect)",
     )  # fmt: skip
-    parser.add_argument("--kept-floor", type=float, default=25.0, metavar="PCT",
+    add("--kept-floor", type=float, default=25.0, metavar="PCT",
                         help="--goal usage: share of offers that keep it, pct (25)")  # fmt: skip
-    parser.add_argument("--built-floor", type=float, default=50.0, metavar="PCT",
+    add("--built-floor", type=float, default=50.0, metavar="PCT",
                         help="--goal usage: share of takers who build it, pct (50)")  # fmt: skip
-    parser.add_argument("--optimizer", choices=("coordinate", "optuna", "both"),
+    add("--optimizer", choices=("coordinate", "optuna", "both"),
                         default="coordinate", help="--all: the search (coordinate)")  # fmt: skip
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.set_defaults(func=run)
-
-
-def setting_from(args):
-    from analysis.neom.balance import Setting
-    from sim.core.commands.options import check_min_n, check_players
-    from sim.core.seeding import check_game_count
-    from sim.core.strategies import split_strategies
-    from sim.core.workers import check_scheduler
-
-    check_players(args.players)
-    check_min_n(args.min_n)
-    if not 0.0 <= args.band < 100.0:
-        raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
-    check_scheduler(args.scheduler, args.backend)
-    for option, games in (("--games", args.games), ("--verify-games", args.verify_games)):
-        if games is not None:
-            if games < args.players:
-                raise UserError(f"{option} {games}: at least --players ({args.players})")
-            check_game_count("rotate", games, args.players)
-    if args.catalog is not None:
-        from sim.neom.catalog import shipped_path
-
-        if not shipped_path(args.catalog).is_file():
-            raise UserError(f"--catalog {args.catalog}: no such catalogue file")
-    return Setting(
-        strategies=split_strategies(args.strategies),
-        players=args.players,
-        games=args.games,
-        seed=args.seed,
-        variant=args.variant,
-        workers=args.workers,
-        backend=args.backend,
-        scheduler=args.scheduler,
-        strategy_file=args.strategy_file,
-        min_n=args.min_n,
-        band=args.band / 100.0,
-        median=args.relative_to == "median",
-        goal=getattr(args, "goal", "effect"),
-        floors=_floors(args),
-    )
-
-
-def _floors(args) -> tuple:
-    floors = (getattr(args, "kept_floor", 25.0), getattr(args, "built_floor", 50.0))
-    for option, value in zip(("--kept-floor", "--built-floor"), floors, strict=True):
-        if not 0.0 <= value <= 100.0:
-            raise UserError(f"{option} {value:g}: a share between 0 and 100 pct")
-    return tuple(v / 100.0 for v in floors)
-
-
-def base_catalog(path):
-    """(text, source, GameData) of the catalogue, validated."""
-    from sim.neom import load_data
-
-    data = load_data(Path(path) if path else None)
-    return data.raw.decode("utf-8"), data.source, data
 
 
 def run(args) -> int:
+    args.strategies = args.strategies or DEFAULT_FIELD
     if args.games is None:
         args.games = ALL_GAMES if args.all else ITEM_GAMES
     if args.all:
@@ -233,9 +136,9 @@ def run_item(args) -> int:
     from analysis.neom import balance as B
     from sim.core.outputs import claim_file, write_file
 
-    setting = setting_from(args)
+    setting = B.setting_from(args)
     json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
-    text, source, data = base_catalog(args.catalog)
+    text, source, data = B.base_catalog(args.catalog)
     item, kind, levers = B.item_levers(tomllib.loads(text), args.name, args.variant)
     if setting.goal == "usage":
         if kind == "disaster":
@@ -416,3 +319,8 @@ def summary_lines(doc: dict) -> list[str]:
 
 def _share(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
+
+
+OPTIONS: list[tuple[str, dict]] = []
+_options(lambda flag, **keywords: OPTIONS.append((flag, keywords)))
+BALANCING = Balancing(run=run, item_help="a tile, cornerstone or Disaster", options=tuple(OPTIONS))

@@ -7,7 +7,7 @@ every other seat (but the insured) pays coins or sacrifices tiles (RULES.md P10)
 tile table); its **victim effect** is the same for the seats it hit (a payment or a sacrifice
 in the log), cluster-robust over deals, with how they resolved it. Its own numbers count for
 nothing, so its levers are the costs of the tiles that protect against it or insure it
-(``neom balance``'s Disaster levers, :func:`analysis.neom.balance.item_levers`).
+(``neom balance``'s Disaster levers, :func:`analysis.neom.levers.item_levers`).
 """
 
 import tomllib
@@ -159,7 +159,7 @@ def catalogue_entries(run: Run) -> dict | None:
 def levers(run: Run, name: str) -> str:
     """The Disaster's levers in words: the tiles protecting against it or insuring it and
     their costs (``neom balance``'s Disaster levers), or why it has none."""
-    from analysis.neom.balance import item_levers
+    from analysis.neom.levers import item_levers
     from sim.core.errors import UserError
 
     data = catalogue_entries(run)

@@ -24,7 +24,7 @@ Z80 = 0.8416212335729143
 
 
 def _shift_tests(base_long, cand_long, games, kind: str, item: str) -> dict:
-    from analysis.neom.compare import paired_effect_shifts
+    from analysis.core.compare import paired_effect_shifts
 
     out = {}
     for value, name in (("residual", "win"), ("score_diff", "lead")):

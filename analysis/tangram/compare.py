@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from analysis.core.batches import Reduction, analyse
+from analysis.core.compare import Comparing, Moved
 from analysis.core.reduce import Moments, Sums
 from analysis.core.stats import interval_from_moments
 from analysis.tangram.tables import players_frame
@@ -152,3 +153,131 @@ def paired_differences(run_a, run_b, by: tuple[str, ...] = ("strategy_name",)) -
         rows.append(row)
     frame = pl.DataFrame(rows)
     return frame.sort(list(by)) if by else frame
+
+
+# --- Tangram City's part of ``neom compare`` (analysis.core.compare) ----------------------------
+
+# Per metric: its words, and the digits its differences are shown with.
+METRIC_WORDS = {
+    "total": ("final score", 2),
+    "win_share": ("win share", 3),
+    "rounds_total": ("round scores (largest rectangle and colours)", 2),
+    "planning_bonus": ("planning bonus", 2),
+    "balance_bonus": ("balance bonus", 2),
+    "full_squares": ("full squares", 2),
+    "tiles_declined": ("tiles declined", 2),
+}
+
+
+def scoring_rows(run_a, run_b) -> pl.DataFrame:
+    """Every metric's paired difference per strategy and over every seat (``group``), one row
+    per (group, metric), with ``q``: Benjamini-Hochberg across all rows."""
+    from analysis.core.stats import adjust
+
+    frames = [
+        paired_differences(run_a, run_b).with_columns(pl.col("strategy_name").alias("group")),
+        paired_differences(run_a, run_b, by=()).with_columns(pl.lit("every seat").alias("group")),
+    ]
+    rows = []
+    for frame in frames:
+        for r in frame.iter_rows(named=True):
+            for metric in METRICS:
+                rows.append({
+                    "group": r["group"], "metric": metric, "n": r["n"],
+                    "a": r[f"{metric}_a"], "b": r[f"{metric}_b"], "diff": r[f"{metric}_diff"],
+                    "lo": r[f"{metric}_diff_lo"], "hi": r[f"{metric}_diff_hi"],
+                    "p": r[f"{metric}_p"],
+                })  # fmt: skip
+    out = pl.DataFrame(rows)
+    p = out["p"].to_numpy().astype(np.float64)
+    tested = np.isfinite(p)
+    q = np.full(p.shape, np.nan)
+    if tested.any():
+        q[tested] = adjust(p[tested], "bh")
+    return out.with_columns(pl.Series("q", q))
+
+
+def _difference(r) -> str:
+    digits = METRIC_WORDS[r["metric"]][1]
+    return f"{r['diff']:+.{digits}f} [{r['lo']:+.{digits}f}, {r['hi']:+.{digits}f}]"
+
+
+def moved(run_a, run_b, report, changed: set[str], level: float, execution=None):
+    """What moved in the scoring: every scoring part's paired difference per strategy and over
+    every seat, the significant ones (Benjamini-Hochberg q < ``level``) as findings."""
+    from analysis.core.report import clean, html_table, p_cell
+
+    rows = scoring_rows(run_a, run_b)
+    significant = rows.filter(pl.col("q") < level).sort(pl.col("diff").abs(), descending=True)
+    words = {m: w for m, (w, _) in METRIC_WORDS.items()}
+    findings = [
+        f"{significant.height} scoring figure{'s' if significant.height != 1 else ''} moved "
+        f"significantly (paired, Benjamini-Hochberg across {rows.height}, q < {level:g})"
+        + (": " + "; ".join(
+            f"{words[r['metric']]} of {r['group']} {r['a']:.2f} → {r['b']:.2f}, "
+            f"{_difference(r)}" for r in significant.head(8).iter_rows(named=True))
+           if significant.height else "")
+        + "."
+    ]  # fmt: skip
+    shown = rows.sort("metric", "group")
+    section = (
+        "scoring",
+        "What moved in the scoring",
+        [
+            "<p>Every scoring part, paired game by game on the twin deals (candidate − "
+            "baseline, the same seat), per strategy and over every seat; 95% intervals of the "
+            "paired mean; q: Benjamini-Hochberg across all rows.</p>",
+            html_table(
+                shown,
+                [
+                    ("figure", lambda r: words[r["metric"]]),
+                    ("seats", lambda r: r["group"]),
+                    ("pairs", lambda r: r["n"]),
+                    ("baseline → candidate", lambda r: f"{r['a']:.3g} → {r['b']:.3g}"),
+                    ("Δ [95% CI]", _difference),
+                    ("q", p_cell("q")),
+                ],
+            ),
+        ],
+    )
+    items = [
+        {
+            "kind": "scoring",
+            "name": r["group"],
+            "metric": r["metric"],
+            "effect": clean(r["b"]),
+            "lo": None,
+            "hi": None,
+            "n": r["n"],
+            "flag": "moved" if r["q"] < level else None,
+            "baseline": clean(r["a"]),
+            "candidate": clean(r["b"]),
+            "shift": clean(r["diff"]),
+            "shift_lo": clean(r["lo"]),
+            "shift_hi": clean(r["hi"]),
+            "shift_q": clean(r["q"]),
+        }  # fmt: skip
+        for r in shown.iter_rows(named=True)
+    ]
+    return Moved(findings, [section], {"scoring": rows}, items)
+
+
+def _whole(where: str, text: str) -> int:
+    if not text.strip().isdigit():
+        raise UserError(f"{where}: expected a whole number")
+    return int(text)
+
+
+def _balance_table(where: str, text: str) -> list[int]:
+    parts = text.split("/")
+    if not all(p.strip().isdigit() for p in parts):
+        raise UserError(f"{where}: expected whole numbers A/B/C/D/E/F (distances 0 to 5+)")
+    return [int(p) for p in parts]
+
+
+COMPARING = Comparing(
+    diff_sections=("tiles", "boards"),
+    moved=moved,
+    # the bonus tables are rules entries (sim.tangram.rules.make_rules checks their values)
+    rules_tables={"planning_bonus": _whole, "balance_bonus": _balance_table},
+)

@@ -24,6 +24,9 @@ COMMANDS = (
     ("score", "sim.core.commands.score"),
     ("strategies", "sim.core.commands.strategies"),
     ("ladder", "analysis.core.ladder"),
+    ("compare", "analysis.core.compare"),
+    ("experiment", "analysis.core.experiment"),
+    ("balance", "analysis.core.balance"),
 )
 
 

@@ -197,6 +197,12 @@ class Game:
     # Entries of the manifest's "rules" that are experiment interventions (not rules options
     # and not the rules' own tables, such as Tangram City's bonus tables).
     intervention_rules: tuple[str, ...] = ()
+    # The game's parts of the generic design commands (``analysis.core.compare``,
+    # ``.experiment``, ``.balance``): what it compares, its interventions, its levers. "": the
+    # command refuses this game in one line.
+    compare_ref: str = ""  # -> analysis.core.compare.Comparing
+    experiment_ref: str = ""  # -> analysis.core.experiment.Experimenting
+    balance_ref: str = ""  # -> analysis.core.balance.Balancing
 
     @property
     def strategies(self) -> StrategyRegistry:

@@ -1,8 +1,10 @@
-"""What a benchmark reports about the machine it ran on, and the environment of a child process
-that compiles into a cache folder of its own (every game's benchmarks and the tools use these)."""
+"""What a benchmark reports about the machine it ran on, the checkout's commit that a tuned set
+records, and the environment of a child process that compiles into a cache folder of its own
+(every game's benchmarks and the tools use these)."""
 
 import os
 import platform
+import subprocess
 from pathlib import Path
 
 
@@ -28,3 +30,25 @@ def cache_env(cache, checkout: Path | None = None, **extra: str) -> dict[str, st
     if checkout is not None:
         env["PYTHONPATH"] = str(checkout)
     return env
+
+
+def source_commit() -> str:
+    """The checkout's commit (``-dirty`` when its Python code has uncommitted changes: the code
+    that plays; a strategy file being written or a document does not count), or ``unknown``."""
+    root = Path(__file__).resolve().parent.parent.parent  # sim/core/machine.py -> the checkout
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "*.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")

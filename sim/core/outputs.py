@@ -32,7 +32,7 @@ resume=True, parameters=...)`` continues the result the listing describes when i
 ``parameters`` are the same (else one line naming the first that differs); a complete result is
 ``Claim.state == "complete"``: say so and write nothing. The command then resumes each run
 folder (``RunConfig(resume=True)``: a complete run is not played again) and publishes the
-report. A sketch, as ``neom compare`` does it (``analysis/neom/compare.py``)::
+report. A sketch, as ``neom compare`` does it (``analysis/core/compare.py``)::
 
     with writer_lock(out, "neom compare"):
         claim = claim_folder(out, "neom compare", overwrite=..., resume=..., parameters=...,
@@ -55,7 +55,6 @@ end.
 """
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -72,52 +71,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sim.core.errors import UserError, check_text, decode_text, read_input
+from sim.core.files import (
+    WRITER,
+    _holder,
+    entry_is_sound,
+    file_digest,
+    file_problem,
+    open_temporary,
+    read_small,
+)
 
 LISTING = "neom-listing.json"
-WRITER = ".neom-writer.json"
 MAX_LISTING_BYTES = 16_000_000
 STATUS_RUNNING = "running"
 STATUS_COMPLETE = "complete"
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 _TEMPORARY = re.compile(r"\.(.+)\.\d+\.tmp")
-_HASH_CHUNK = 1 << 20
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def entry_of(path: Path) -> dict:
     """A listing entry: the file's size and sha256."""
     return {"bytes": path.stat().st_size, "sha256": file_digest(path)}
-
-
-def file_problem(path: Path, entry: dict) -> str:
-    """Why the file at ``path`` is not the one ``entry`` lists ("" if it is, "missing" if it is
-    gone)."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return "missing"
-    except OSError as exc:
-        return f"unreadable ({exc.strerror})"
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
-    if info.st_size != entry["bytes"]:
-        return f"{info.st_size} bytes, not the {entry['bytes']} written"
-    try:
-        same = file_digest(path) == entry["sha256"]
-    except OSError as exc:
-        return f"unreadable ({exc.strerror})"
-    return "" if same else "content differs (sha256)"
 
 
 def _relative(rel) -> bool:
@@ -166,15 +143,6 @@ def check_owned_paths(path: Path, rels, shown: str = "") -> None:
             )
 
 
-def entry_is_sound(entry: dict) -> bool:
-    """A listing entry's size is a whole number of bytes and its digest a sha256 (the only
-    entries trusted with a deletion)."""
-    size, digest = entry.get("bytes"), entry.get("sha256")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        return False
-    return isinstance(digest, str) and _SHA256.fullmatch(digest) is not None
-
-
 def _valid_files(files) -> dict[str, dict]:
     """The entries of a listing's ``files`` that name a file inside the folder with a size and
     sha256; anything else is never trusted with a deletion."""
@@ -189,41 +157,6 @@ def _valid_files(files) -> dict[str, dict]:
 
 
 # --- one writer at a time ------------------------------------------------------------------------
-
-
-MAX_WRITER_BYTES = 4096
-
-
-def printable(value, limit: int = 120) -> str:
-    """``value`` as text safe to print on one line: control characters (a newline, a terminal's
-    escape sequences) escaped, at most ``limit`` characters."""
-    text = str(value)
-    text = "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
-    )
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _holder(path: Path, wait_s: float = 2.0) -> str:
-    """The live writer of ``path`` in words, from its ``.neom-writer.json`` (waiting a moment
-    for a writer that has just taken the lock to write it). The note is read without blocking
-    and within a size limit (a pipe put there is not read), and printed escaped."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            data = read_small(path / WRITER, MAX_WRITER_BYTES)
-            info = json.loads(data) if data is not None else None
-            pid = info["pid"]
-            if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 1 << 32:
-                raise ValueError(pid)
-            return (
-                f"PID {pid} on {printable(info['host'])}, started {printable(info['started'])} "
-                f"({printable(info['command'])})"
-            )
-        except (ValueError, KeyError, TypeError, RecursionError):
-            if time.monotonic() > deadline:
-                return "a process that has not yet said which"
-            time.sleep(0.05)
 
 
 @contextmanager
@@ -315,16 +248,6 @@ def _say(path: Path, data: bytes) -> None:
 
 
 # --- writing whole files --------------------------------------------------------------------------
-
-
-def open_temporary(tmp: Path):
-    """Open the temporary file ``tmp`` (a predictable ``.NAME.PID.tmp``) for writing, made
-    afresh: whatever is at that name (a killed process's leftover, or a link put there) is
-    removed first (a link itself, never its target) and the file is created exclusively,
-    never through a link."""
-    tmp.unlink(missing_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    return os.fdopen(os.open(tmp, flags, 0o666), "wb")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -680,31 +603,6 @@ def _staging_of_this_host(path: str, out_name: str) -> bool:
     if not isinstance(note, dict):
         return False
     return note.get("host") == socket.gethostname() and note.get("out") == out_name
-
-
-def read_small(path: Path, limit: int = 4096) -> bytes | None:
-    """The bytes of a small regular file the tool wrote (a writer's or a staging folder's
-    note), None when it is missing, not a regular file (a pipe would block the reader: it is
-    opened without blocking and not read), a link, unreadable, or larger than ``limit``."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(handle, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def publish(staging: Path, claim: Claim) -> None:

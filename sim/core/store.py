@@ -41,8 +41,8 @@ import pyarrow.parquet as pq
 
 from sim.core.batch import BatchOutput, records, used_event_rows
 from sim.core.errors import UserError, check_text, decode_text, read_input
+from sim.core.files import WRITER, entry_is_sound, file_digest, file_problem, open_temporary
 from sim.core.game import Game
-from sim.core.outputs import WRITER, entry_is_sound, file_digest, file_problem, open_temporary
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -688,7 +688,7 @@ def live_writer(path: Path) -> str | None:
     """The command writing folder ``path`` now, in words; None when no command holds its
     writer lock (``sim.core.outputs.writer_lock``). A shared lock is tried and dropped at
     once: it fails exactly while a writer holds the exclusive one."""
-    from sim.core.outputs import _holder
+    from sim.core.files import _holder
 
     try:
         handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

@@ -111,14 +111,14 @@ GAME = Game(
     compile_estimate_ref="strategies.neom.entries:compile_estimate",
     play_ref="analysis.neom.play_log:show_game",
     report_ref="analysis.neom.report:add_sections",
+    compare_ref="analysis.neom.compare:COMPARING",
+    experiment_ref="analysis.neom.experiment:EXPERIMENTING",
+    balance_ref="analysis.neom.balance_cli:BALANCING",
     score_ref="sim.neom.commands.score:score_file",
     compile_seconds=78.0,  # the full entry (strategies.neom.entries.COMPILE_SECONDS)
     commands=(
         ("catalog", "sim.neom.commands.catalog"),
-        ("experiment", "analysis.neom.experiment"),
-        ("compare", "analysis.neom.compare"),
-        ("balance", "analysis.neom.balance_cli"),
         ("tune", "strategies.tools.tune"),
-        ("verify", "strategies.tools.verify"),
+        ("verify", "analysis.tools.verify"),
     ),
 )

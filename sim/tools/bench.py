@@ -23,11 +23,11 @@ import numpy as np
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.core.machine import cpu_model
+from sim.core.strategies import parse_strategy
+from sim.neom import GAME
 from sim.neom import records as R
 from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
-from strategies.neom.entries import play_batch_for
-from strategies.neom.registry import parse_strategy
 
 N_PLAYERS = 4
 RESULTS = Path("bench") / "results.json"
@@ -37,11 +37,12 @@ def run_games(tables, strategy: str, first: int, n_games: int, seed: int = 1) ->
     """Play games first..first+n_games-1 with every seat on ``strategy``; returns the CPU
     seconds they took (one thread plays them: on a shared VM, wall time also counts the time
     other guests take the core, which is not the code's speed)."""
-    spec = parse_strategy(strategy)
+    # The strategies through the Game interface: sim/ never imports strategies/ (one way).
+    spec = parse_strategy(GAME.strategies, strategy)
     ids = np.arange(first, first + n_games, dtype=np.int64)
     games = np.zeros((n_games, R.N_GAME_COLS), dtype=np.int64)
     players = np.zeros((n_games, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
-    play_batch = play_batch_for([spec.id])  # the entry a run of this strategy uses
+    play_batch = GAME.play_batch_for([spec.id])  # the entry a run of this strategy uses
     start = time.process_time()
     play_batch(
         rng.master_key(seed),

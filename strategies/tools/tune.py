@@ -242,8 +242,8 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
     """How the set was made, stored beside it (``neom verify`` replays its field)."""
     from datetime import UTC, datetime
 
+    from sim.core.machine import source_commit
     from sim.core.registry import get_game
-    from strategies.tools.verify import source_commit
 
     return {
         "base": args.base,

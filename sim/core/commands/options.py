@@ -99,3 +99,33 @@ def check_min_n(min_n: int) -> None:
     """``--min-n``: the seats below which an effect is not tested."""
     if min_n < MIN_SAMPLE:
         raise UserError(f"--min-n {min_n}: must be at least {MIN_SAMPLE}")
+
+
+def add_part_options(parser, parts) -> None:
+    """Each game's own options of a design command (``parts``: (game, its part or None); a
+    part has ``options``: (flag, argparse keywords)), in one argument group per game, each flag
+    once."""
+    seen = set()
+    for game, part in parts:
+        if part is None:
+            continue
+        group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
+        for flag, keywords in part.options:
+            if flag not in seen:
+                seen.add(flag)
+                group.add_argument(flag, **keywords)
+
+
+def refuse_other_parts(args, game: Game, part_of, command: str) -> None:
+    """Refuse an option of another game's part (``part_of(game)``: the part, or None) given
+    other than its default (every game's options are offered for every game)."""
+    mine = part_of(game)
+    own = {flag for flag, _ in mine.options} if mine else set()
+    for other in _games():
+        part = part_of(other)
+        for flag, keywords in part.options if part else ():
+            given = getattr(args, _dest(flag), None)
+            store_true = keywords.get("action") == "store_true"
+            default = keywords.get("default", False if store_true else None)
+            if flag not in own and given != default:
+                raise UserError(f"{command}: {flag} is not an option of --game {game.name}")

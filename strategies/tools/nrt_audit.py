@@ -1,7 +1,7 @@
 """Where the compiled core still counts references: increfs per game, and per compiled function.
 
-    python -m sim.tools.nrt_audit --strategy random [--games 20] [--functions]
-    python -m sim.tools.nrt_audit --game tangram --strategy planner+greedy+greedy+random
+    python -m strategies.tools.nrt_audit --strategy random [--games 20] [--functions]
+    python -m strategies.tools.nrt_audit --game tangram --strategy planner+greedy+greedy+random
 
 Runs in a fresh process with an empty compile cache of its own (a temporary folder): the count
 is compiled into the code (Numba's ``NRT_incref``/``NRT_decref`` are rebuilt to bump a counter

@@ -19,7 +19,6 @@ when in both fields that interval lies above 0: its win share is above the one i
 of the shipped sets is ``neom verify --write``.
 """
 
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import numpy as np
 
 from analysis.core.stats import paired_difference, wilson_interval
 from sim.core.errors import UserError
+from sim.core.machine import source_commit
 from sim.core.strategies import (
     SET_TABLES,
     StrategyFile,
@@ -299,28 +299,6 @@ def verify_set(
         source_commit(),
         tuple(checks),
     )
-
-
-def source_commit() -> str:
-    """The checkout's commit (``-dirty`` when its Python code has uncommitted changes: the code
-    that plays; a strategy file being written or a document does not count), or ``unknown``."""
-    root = Path(__file__).resolve().parent.parent.parent
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "*.py"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
 
 
 def describe(v: Verification) -> list[str]:
