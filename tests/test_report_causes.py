@@ -130,6 +130,8 @@ def test_a_check_run_marks_planted_findings(tmp_path):
     steps = pl.read_csv(out / "tables" / "next_steps.csv")
     step = steps.filter(pl.col("name") == name)["step"][0]
     assert step.startswith(f"{name} (cornerstone, robust) ")
+    # The check field is named once with its strategies, in one pair of brackets at most.
+    assert "</code>, the field random, on the same catalogue" in text and "))" not in text
     assert "flag changes" not in text and "fragile" not in text
     # One count, everywhere: the check section's per kind, findings.json's, the glance's.
     there = "the field random"

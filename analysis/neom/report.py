@@ -1317,8 +1317,8 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     report.fields_html = _fields_paragraph(report, run, check, precision)
     intro = [
         f"<p>The findings of this run ({html.escape(field_name(run))}) beside "
-        f"<code>{html.escape(shown_path(check.path))}</code> "
-        f"({html.escape(field_words(check))}) on the same catalogue: "
+        f"<code>{html.escape(shown_path(check.path))}</code>, "
+        f"{html.escape(field_words(check))}, on the same catalogue: "
         f"{run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
         + f". Marks: {_marks_legend(there)}; significant: flagged, or "
