@@ -37,9 +37,18 @@ def test_the_report_loads_cleanly_in_chromium(report, tmp_path):
     assert verdict["problems"] == []
     text = (report / "index.html").read_text(encoding="utf-8")
     assert verdict["images"] == text.count("<img ") > 0
-    assert set(verdict["screenshots"]) == {"top", "economy", "robustness"}
+    assert set(verdict["screenshots"]) == {"first", "top", "economy", "robustness"}
     for path in verdict["screenshots"].values():
         assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PIL import Image
+
+    with Image.open(verdict["screenshots"]["first"]) as first:
+        assert first.size == (1280, 800)  # a laptop's first screen
+    # The ranked next steps are measured: the first lies wholly on the first screen.
+    assert len(verdict["steps"]) == text.count(
+        "<li>", text.index('class="steps"'), text.index("</ol>", text.index('class="steps"'))
+    )
+    assert 1 <= verdict["first_screen_steps"] <= len(verdict["steps"])
 
 
 def test_a_broken_page_is_caught(report, tmp_path):
@@ -65,6 +74,7 @@ def test_the_command_takes_a_relative_folder(report, tmp_path, monkeypatch, caps
     monkeypatch.chdir(report.parent)
     assert main([report.name, "--screenshots", str(tmp_path / "shots")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("screenshot top: ") and "ok: " in out
+    assert out.startswith("screenshot first: ") and "ok: " in out
+    assert "next steps shown whole" in out
     assert main(["nothing-here"]) == 1
     assert "no report there" in capsys.readouterr().err

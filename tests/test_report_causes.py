@@ -124,6 +124,14 @@ def test_a_check_run_marks_planted_findings(tmp_path):
     assert headline.index(run.tile_name(hold)) < headline.index(run.tile_name(flip))
     assert headline.index(run.tile_name(flip)) < headline.index(run.tile_name(vanish))
     assert "1,200 and 900 games" in text and "reversed" in text
+    # A single item's step opens with its name, then its kind and mark (not the mark first).
+    name = run.tile_name(hold)
+    assert f'<li><b>{name}</b> (cornerstone, <span class="robust">robust</span>) ' in text
+    steps = pl.read_csv(out / "tables" / "next_steps.csv")
+    step = steps.filter(pl.col("name") == name)["step"][0]
+    assert step.startswith(f"{name} (cornerstone, robust) ")
+    # The check field is named once with its strategies, in one pair of brackets at most.
+    assert "</code>, the field random, on the same catalogue" in text and "))" not in text
     assert "flag changes" not in text and "fragile" not in text
     # One count, everywhere: the check section's per kind, findings.json's, the glance's.
     there = "the field random"
@@ -233,6 +241,20 @@ def test_a_good_no_tile_produces_shows_zero_and_is_named(no_good):
     assert chains["fails_at"].to_list() == [f"no tile produces {good}"]
     glance = (out / "summary.md").read_text(encoding="utf-8").split("## Headline")[0]
     assert f"{good} 0.0%" in glance and f"no tile produces {good}" in glance
+
+
+def test_a_dead_chain_is_the_first_step_with_a_goods_pass(no_good):
+    """A good no city makes is a dead chain: the first of the ranked next steps (above every
+    step ranked by VP), naming the good, with the goods pass as its command."""
+    run_path, out, good = no_good
+    steps = pl.read_csv(out / "tables" / "next_steps.csv")
+    first = steps.row(0, named=True)
+    assert first["kind"] == "dead_chain" and f"{good} 0.0%" in first["members"], first
+    assert "--all --goals goods --items " in first["step"]
+    text = (out / "index.html").read_text(encoding="utf-8")
+    steps_html = text[text.index('id="next"') :]
+    assert steps_html.index("Dead chain:") < steps_html.index("</ol>")
+    assert "dead chain, ranked first" in steps_html
 
 
 def test_the_goods_at_the_end_are_the_final_cities(no_good):

@@ -52,15 +52,60 @@ def test_flags_sharing_a_tag_and_a_direction_are_one_finding():
     assert {m["tile"] for m in left} == {power[4], shops[0]}
 
 
-def test_steps_rank_by_expected_vp_times_robustness():
+def test_a_member_far_beyond_its_group_stays_single():
+    """Issue 39's look at the three-plant catalogue: the planted +4 VP Family Homes (+21
+    pct-pts) was listed as one of 12 residential tiles "about 1.4 VP each". Four residential
+    tiles at about +5 pct-pts and one at +21 [+20, +22]: the four are the group, the fifth is a
+    single item; one at +9 [+5, +13] (its interval reaches twice the median) stays a member."""
+    tables = load_catalog(CATALOG)
+    homes = [t for t in range(tables.n_tiles)
+             if tables.tiles[t, K.C_DECK] in (K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)
+             and next_step.tags(tables, t) == ["residential"]]  # fmt: skip
+    assert len(homes) >= 6
+    flags = [_flag(tables, t, "strong", 0.045 + 0.002 * i, 1.0) for i, t in enumerate(homes[:4])]
+    planted = _flag(tables, homes[4], "strong", 0.21, 4.0)
+    planted["lo"], planted["hi"] = 0.20, 0.22
+    wide = _flag(tables, homes[5], "strong", 0.09, 1.5)
+    wide["lo"], wide["hi"] = 0.05, 0.13
+    groups, left = next_step.group_flags(flags + [planted, wide], tables)
+    (group,) = groups
+    assert {m["tile"] for m in group["members"]} == set(homes[:4]) | {homes[5]}
+    assert [m["tile"] for m in left] == [homes[4]]
+
+
+def test_steps_rank_by_expected_vp_per_edit_times_robustness():
+    """A group ranks by its VP per member (one edit each), its total breaking ties; a dead
+    chain ranks first; an unmeasured step last."""
     steps = [
         {"name": "robust 2 VP", "expected_vp": 2.0, "weight": 1.0},
         {"name": "vanishing 3 VP", "expected_vp": -3.0, "weight": 0.5},
-        {"name": "group of 4 x 1 VP", "expected_vp": 4.0, "weight": 0.75},
+        {"name": "group of 4 x 1 VP", "expected_vp": 4.0, "weight": 0.75, "items": 4},
+        {"name": "group of 8 x 1 VP", "expected_vp": 8.0, "weight": 0.75, "items": 8},
         {"name": "unmeasured", "expected_vp": math.nan, "weight": 1.0},
+        {"name": "dead chain", "expected_vp": 1.0, "weight": 1.0, "first": True},
     ]
     ranked = [s["name"] for s in next_step.rank_steps(steps)]
-    assert ranked == ["group of 4 x 1 VP", "robust 2 VP", "vanishing 3 VP", "unmeasured"]
+    assert ranked == ["dead chain", "robust 2 VP", "vanishing 3 VP", "group of 8 x 1 VP",
+                      "group of 4 x 1 VP", "unmeasured"]  # fmt: skip
+
+
+def test_the_archetype_field_is_named_short(monkeypatch):
+    """The four archetypes of `make run`'s check field, in any order, read "the archetype
+    field" (not "the field greedy, builder, merchant, industrialist" in every mark); any other
+    plain field keeps its strategies as its name."""
+    from types import SimpleNamespace
+
+    from analysis.neom import report
+
+    monkeypatch.setattr(report, "named_field", lambda run: None)
+    archetypes = SimpleNamespace(strategy_names=["industrialist", "greedy", "merchant", "builder"])
+    assert report.field_name(archetypes) == "the archetype field"
+    assert report.field_words(archetypes) == (
+        "the archetype field (industrialist, greedy, merchant, builder)"
+    )
+    greedy = SimpleNamespace(strategy_names=["greedy", "greedy", "builder", "merchant"])
+    assert report.field_name(greedy) == "the field greedy, builder, merchant"
+    assert report.field_words(greedy) == "the field greedy, builder, merchant"
 
 
 def test_every_cornerstone_and_tile_has_a_usage_row_even_at_zero_drafts():

@@ -810,24 +810,38 @@ def _findings_figure(report: Report) -> str:
 HEADLINE_STEPS = 10  # ranked next steps shown at the top; tables/next_steps.csv has them all
 
 
+def _step_size(step: dict) -> str:
+    """What a step is ranked by, in words: its expected VP (per item, for a step over several
+    items) and its robustness weight."""
+    vp = step.get("expected_vp")
+    if step.get("first"):
+        return html.escape(step.get("size") or step.get("vp_basis") or "ranked first")
+    if step.get("size"):
+        return f"{html.escape(step['size'])} × robustness {step['weight']:.2f}"
+    if vp is None or not math.isfinite(vp):
+        return f"VP not measured × robustness {step['weight']:.2f}"
+    basis = html.escape(step.get("vp_basis") or "VP")
+    items = step.get("items", 1)
+    size = (f"expected {abs(vp) / items:.1f} {basis} each, {items} items, {abs(vp):.1f} in all"
+            if items > 1 else f"expected {abs(vp):.1f} {basis}")  # fmt: skip
+    return f"{size} × robustness {step['weight']:.2f}"
+
+
 def _ranked_steps_html(report: Report) -> str:
     """The game's ranked next steps (``Report.steps``): at most HEADLINE_STEPS."""
     lines = []
     for step in report.steps[:HEADLINE_STEPS]:
         mark = step.get("mark")
-        tag = (
-            f'<span class="{mark}">{html.escape(mark_words(mark, report.other_field))}</span>: '
-            if report.other_field and mark
-            else ""
-        )
-        vp = step.get("expected_vp")
-        size = (
-            f"expected {abs(vp):.1f} {html.escape(step.get('vp_basis') or 'VP')}"
-            if vp is not None and math.isfinite(vp)
-            else "VP not measured"
-        )
-        weight = f" × robustness {step['weight']:.2f}"
-        lines.append(f"<li>{tag}{_code_spans(step['text'])} <i>({size}{weight})</i></li>")
+        words = html.escape(mark_words(mark, report.other_field))
+        if step.get("lead"):  # a single item: its name first, then its kind and mark
+            name, kind = step["lead"]
+            tag = f'<span class="{mark}">{words}</span>' if report.other_field and mark else ""
+            body = (f"<b>{html.escape(name)}</b> ({html.escape(kind)}{', ' if tag else ''}{tag}) "
+                    + _code_spans(step["rest"]))  # fmt: skip
+        else:
+            tag = f'<span class="{mark}">{words}</span>: ' if report.other_field and mark else ""
+            body = tag + _code_spans(step["text"])
+        lines.append(f"<li>{body} <i>({_step_size(step)})</i></li>")
     more = len(report.steps) - HEADLINE_STEPS
     reproduce = (
         f'<p class="note">The figures come from (run in the report folder, where the catalogue '
@@ -837,10 +851,11 @@ def _ranked_steps_html(report: Report) -> str:
     )
     return (
         '<h3 id="next">What to change first</h3><p class="note">Every next step ranked by '
-        "expected VP × robustness weight (robust 1, weaker or stronger 0.75, vanishes or "
-        "appears 0.5, reversed 0.25, not compared 0.5): a group of flags that share a tag and a "
-        "direction counts its members' VP together; systemic problems (tiles the sale beats, "
-        "cornerstones nobody builds, goods nobody makes) are ranked with the rest. Each command "
+        "expected VP per edit × robustness weight (robust 1, weaker or stronger 0.75, vanishes "
+        "or appears 0.5, reversed 0.25, not compared 0.5), a chain no city completes first: a "
+        "group of flags that share a tag and a direction, and a systemic problem (tiles the "
+        "sale beats, cornerstones nobody builds, goods few cities make), rank by their VP per "
+        "item; a member far stronger or weaker than its group is listed alone. Each command "
         "names the field, the catalogue file, <code>--games</code>, <code>--seed</code> and "
         f'<code>--lever</code>.</p><ol class="steps">{"".join(lines)}</ol>'
         + (f'<p class="note">{more} more in tables/next_steps.csv.</p>' if more > 0 else "")

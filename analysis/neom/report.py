@@ -1163,12 +1163,28 @@ def add_combined(report: Report, runs: list[Run]) -> None:
         )
 
 
+# The four archetypes `make run` checks the strong field against (README: "the archetype
+# field"): named so, in any seat order, so that a mark reads "weaker in the archetype field".
+ARCHETYPE_FIELD = frozenset({"greedy", "builder", "merchant", "industrialist"})
+
+
 def field_name(run: Run) -> str:
-    """How a run's field is named: the shipped field it played, else its strategies."""
+    """How a run's field is named: the shipped field it played, the archetype field, else its
+    strategies."""
     named = named_field(run)
     if named:
         return f"the {named} field"
+    if set(run.strategy_names) == ARCHETYPE_FIELD:
+        return "the archetype field"
     return f"the field {', '.join(dict.fromkeys(run.strategy_names))}"
+
+
+def field_words(run: Run) -> str:
+    """A field's name with its strategies, once (where the fields are introduced)."""
+    name = field_name(run)
+    if name.startswith("the field "):
+        return name
+    return f"{name} ({', '.join(dict.fromkeys(run.strategy_names))})"
 
 
 def _mean_score(run: Run) -> tuple[float, int]:
@@ -1211,7 +1227,7 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
     return (
         f'<p class="fields"><b>Two fields, one catalogue.</b> This run is {html.escape(here)} '
         f"({games:,} games); the check run <code>{html.escape(shown_path(check.path))}</code> is "
-        f"{html.escape(there)} ({games_check:,} games). {html.escape(strength)}"
+        f"{html.escape(field_words(check))} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
         f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
         f"or reversed is marked: {_marks_legend(there)}. A robust finding is about the "
@@ -1301,8 +1317,9 @@ def add_check(report: Report, run: Run, check: Run) -> None:
     report.fields_html = _fields_paragraph(report, run, check, precision)
     intro = [
         f"<p>The findings of this run ({html.escape(field_name(run))}) beside "
-        f"<code>{html.escape(shown_path(check.path))}</code> ({html.escape(there)}) on the same "
-        f"catalogue: {run_games(run):,} and {run_games(check):,} games"
+        f"<code>{html.escape(shown_path(check.path))}</code>, "
+        f"{html.escape(field_words(check))}, on the same catalogue: "
+        f"{run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
         + f". Marks: {_marks_legend(there)}; significant: flagged, or "
         f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
@@ -1385,6 +1402,11 @@ def _item_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
         flag = item["flag"] or check_side.get("flag") or ""
         vp = item.get("vp_equivalent")
         mark = item.get("robustness")
+        # The item first, then its kind and mark: a designer scans the list for names.
+        rest = item["next_step"].removeprefix("Next step: ").removeprefix(item["name"]).lstrip()
+        there = field_name(check) if check is not None else ""
+        lead = f"{item['name']} ({item['kind']}" + (f", {mark_words(mark, there)})" if there
+                                                     and mark else ")")  # fmt: skip
         out.append(
             {
                 "kind": item["kind"],
@@ -1398,7 +1420,9 @@ def _item_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
                 "vp_basis": item.get("vp_basis", next_step_module.BASIS_LEAD),
                 "mark": mark,
                 "weight": next_step_module.ROBUSTNESS_WEIGHT.get(mark, 0.5),
-                "text": item["next_step"],
+                "text": f"{lead} {rest}",
+                "lead": (item["name"], item["kind"]),
+                "rest": rest,
             }
         )
     return out
@@ -1434,6 +1458,7 @@ def _group_steps(report: Report, run: Run, singles: list[dict]) -> tuple[list[di
                 "hi": summary["hi"],
                 "vp": vp,
                 "expected_vp": abs(vp) * len(members) if math.isfinite(vp) else math.nan,
+                "items": len(members),
                 "vp_basis": members[0]["vp_basis"],
                 "weight": summary["weight"],
                 "mark": None,
@@ -1480,6 +1505,7 @@ def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
                     "members": ", ".join(dominated["tile_name"].to_list()),
                     "vp": sum(short) / len(short),
                     "expected_vp": sum(short),
+                    "items": dominated.height,
                     "vp_basis": "VP short of the sale (catalogue arithmetic)",
                     "weight": 1.0,
                     "mark": None,
@@ -1515,6 +1541,7 @@ def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
                 "members": ", ".join(names),
                 "vp": sum(vps) / len(vps) if vps else math.nan,
                 "expected_vp": sum(vps) if vps else math.nan,
+                "items": never.height,
                 "vp_basis": next_step_module.BASIS_LEAD,
                 "weight": 1.0 if check is not None and not (set(names) & built_there) else 0.5,
                 "mark": None,
@@ -1542,48 +1569,81 @@ def _systemic_steps(report: Report, run: Run, check: Run | None) -> list[dict]:
             failing = failing.filter(~pl.col("good_name").is_in(mine["good_name"].to_list()))
         if failing.height == 0:
             continue
-        in_both = False
+        low = set()
         if check is not None:
             other = good_chains(report, check if each is run else run)
-            low = other.filter(pl.col(end) < economy.LOW_SHARE)["good_name"].to_list()
-            in_both = all(name in low for name in failing["good_name"].to_list())
-        names = set(each.tables.tile_names) if each.tables is not None else set()
+            low = set(other.filter(pl.col(end) < economy.LOW_SHARE)["good_name"].to_list())
         # The scarcest good's failing link first: the command targets it.
         failing = failing.sort(end)
-        first = [w for w in dict.fromkeys((f or "").split(":")[0] for f in failing["fails_at"])
-                 if w in names]  # fmt: skip
-        command = (
-            f"neom balance {shlex.quote(first[0])} "
-            f"{shlex.join(next_step_module.field_options(each) + ['--lever', 'cost'])}"
-            if first
-            else ""
-        )
-        goods = ", ".join(
-            f"{r['good_name']} {pct(r[end])}" for r in failing.sort(end).iter_rows(named=True)
-        )
-        steps.append(
-            {
-                "kind": "goods",
-                "name": f"{failing.height} goods made by under {pct(economy.LOW_SHARE)} of "
-                f"the cities of {field_name(each)}",
-                "members": goods,
-                "vp": math.nan,
-                # Not measured in VP: ranked as 1 VP per failing good.
-                "expected_vp": float(failing.height),
-                "vp_basis": "goods, not measured in VP (ranked as 1 VP each)",
-                "weight": 1.0 if check is None or in_both else 0.5,
-                "mark": None,
-                "text": (
-                    f"Systemic: {failing.height} goods are made by fewer than "
-                    f"{pct(economy.LOW_SHARE)} of the cities of {field_name(each)} ({goods})"
-                    + (" and of the other field" if check is not None and in_both else "")
-                    + (f"; their chains fail first at {', '.join(first[:5])}" if first else "")
-                    + (f". Next step: `{command}`" if command else "")
-                    + " (tables/goods.csv, tables/check_goods.csv)."
-                ),
-            }
-        )
+        # A chain the main field never completes is apart: every tile needing its good is out
+        # of the game, so it is ranked first (its VP is not measured).
+        dead = failing.filter(pl.col(end) < DEAD_SHARE) if each is run else failing[:0]
+        rare = failing.filter(~pl.col("good_name").is_in(dead["good_name"].to_list()))
+        for part, is_dead in ((dead, True), (rare, False)):
+            if part.height:
+                steps.append(_goods_step(part, each, check, is_dead, low, end))
     return steps
+
+
+# A good made by fewer of the main field's cities than this at the end is a dead chain (the
+# planted Gold break: 0.0%; the strong field makes every good of v2 in >= 2.4% of its cities).
+DEAD_SHARE = 0.01
+
+
+def _goods_step(failing: pl.DataFrame, each: Run, check: Run | None, dead: bool, low: set,
+                end: str) -> dict:  # fmt: skip
+    """One step for goods made by too few cities of ``each``'s field (``dead``: by almost
+    none of the main field's): where their chains fail first and the goods pass that
+    repairs the scarcest (``neom balance --all --goals goods --items GOOD``)."""
+    names = set(each.tables.tile_names) if each.tables is not None else set()
+    first = [w for w in dict.fromkeys((f or "").split(":")[0] for f in failing["fails_at"])
+             if w in names]  # fmt: skip
+    good = failing["good_name"][0]
+    command = (
+        "neom balance --all --goals goods --items "
+        + shlex.quote(good)
+        + f" --out balance/{good.lower().replace(' ', '-')} "
+        + shlex.join(next_step_module.field_options(each))
+    )
+    goods = ", ".join(f"{r['good_name']} {pct(r[end])}" for r in failing.iter_rows(named=True))
+    in_both = check is not None and all(g in low for g in failing["good_name"].to_list())
+    why = f"; their chains fail first at {', '.join(first[:5])}" if first else ""
+    if dead:
+        fails = (failing["fails_at"][0] or "").strip()
+        text = (
+            f"Dead chain: almost no city of {field_name(each)} makes "
+            + (f"{good} ({goods})" if failing.height == 1 else f"these goods ({goods})")
+            + (f"; {good} fails at {fails}" if fails else why)
+            + ". Every tile that needs them is out of the game. Next step, the scarcest first: "
+            f"`{command}` (a pass on the goods goal: producers' costs, requirements; "
+            "tables/goods.csv)."
+        )
+    else:
+        text = (
+            f"Systemic: {failing.height} goods are made by fewer than "
+            f"{pct(economy.LOW_SHARE)} of the cities of {field_name(each)} ({goods})"
+            + (" and of the other field" if in_both else "")
+            + why
+            + f". Next step: `{command}` (tables/goods.csv, tables/check_goods.csv)."
+        )
+    return {
+        "kind": "dead_chain" if dead else "goods",
+        "name": f"dead chain: {failing.height} goods" if dead else f"{failing.height} goods "
+        f"made by under {pct(economy.LOW_SHARE)} of the cities of {field_name(each)}",
+        "members": goods,
+        "vp": math.nan,
+        # Not measured in VP: ranked as 1 VP per failing good (a dead chain: first).
+        "expected_vp": float(failing.height),
+        "items": failing.height,
+        "first": dead,
+        "vp_basis": "dead chain, ranked first" if dead
+        else "goods, not measured in VP (ranked as 1 VP each)",
+        "size": "dead chain, ranked first" if dead else f"{failing.height} goods, not measured "
+        "in VP (ranked as 1 VP each)",
+        "weight": 1.0 if check is None or in_both or dead else 0.5,
+        "mark": None,
+        "text": text,
+    }  # fmt: skip
 
 
 def add_next_steps(report: Report, run: Run, check: Run | None = None) -> None:

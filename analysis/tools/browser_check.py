@@ -1,6 +1,7 @@
 """A report checked in a real browser: headless Chromium loads ``index.html`` and says whether
 it loaded with no error, every image and internal link resolves, and no table is wider than
-the page; optionally screenshots of its top, economy and robustness sections.
+the page; optionally screenshots of its first screen (1280 x 800), top, economy and robustness
+sections. It says how many of the ranked next steps a designer sees whole before scrolling.
 
 ``python -m analysis.tools.browser_check REPORT_DIR [--screenshots DIR] [--width PX]``
 
@@ -24,6 +25,9 @@ from pathlib import Path
 WIDTH = 1280  # a laptop's page width, CSS pixels
 SHOTS = {"top": "glance", "economy": "economy", "robustness": "check"}
 SHOT_HEIGHT = 1400
+# What a designer sees before scrolling: a laptop's 1280 x 800 screen (CSS px). The check says
+# which of the ranked next steps lie wholly inside it, and writes it as first.png.
+FIRST_SCREEN = 800
 TIMEOUT_S = 120
 
 # Measures the laid-out page and writes the verdict as JSON into a <pre id="probe">.
@@ -54,6 +58,10 @@ window.addEventListener("load", () => {
   });
   if (document.documentElement.scrollWidth > width + 1)
     problems.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " px");
+  const steps = Array.from(document.querySelectorAll("ol.steps > li")).map((li) => {
+    const box = li.getBoundingClientRect();
+    return [Math.round(box.top + window.scrollY), Math.round(box.bottom + window.scrollY)];
+  });
   const offsets = {};
   document.querySelectorAll("[id]").forEach((e) => {
     offsets[e.id] = Math.round(e.getBoundingClientRect().top + window.scrollY);
@@ -61,7 +69,7 @@ window.addEventListener("load", () => {
   const out = document.createElement("pre");
   out.id = "probe";
   out.textContent = JSON.stringify({
-    problems: problems, images: document.images.length, width: width,
+    problems: problems, images: document.images.length, width: width, steps: steps,
     height: document.documentElement.scrollHeight, offsets: offsets,
   });
   document.body.appendChild(out);
@@ -123,6 +131,8 @@ def check_report(report: Path, screenshots: Path | None = None, width: int = WID
 
         verdict = json.loads(html.unescape(found.group(1)))
         verdict["problems"] += _console_errors(done.stderr)
+        verdict["first_screen_steps"] = sum(1 for _, bottom in verdict["steps"]
+                                            if bottom <= FIRST_SCREEN)  # fmt: skip
         verdict["screenshots"] = {}
         if screenshots is not None:
             verdict["screenshots"] = _screenshots(index, Path(screenshots), verdict, width, tmp)
@@ -138,6 +148,9 @@ def _screenshots(index: Path, folder: Path, verdict: dict, width: int, tmp: str)
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
     with Image.open(whole) as image:
+        path = folder / "first.png"
+        image.crop((0, 0, width, min(FIRST_SCREEN, image.height))).save(path)
+        out["first"] = str(path)
         for name, anchor in SHOTS.items():
             top = verdict["offsets"].get(anchor)
             if top is None:
@@ -153,7 +166,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analysis.tools.browser_check",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("report", type=Path, help="a report folder (with index.html)")
-    parser.add_argument("--screenshots", type=Path, help="write top/economy/robustness PNGs here")
+    parser.add_argument(
+        "--screenshots", type=Path, help="write first/top/economy/robustness PNGs here"
+    )
     parser.add_argument("--width", type=int, default=WIDTH, help="page width, CSS px")
     args = parser.parse_args(argv)
     try:
@@ -165,6 +180,10 @@ def main(argv=None) -> int:
         print(f"problem: {problem}")
     for name, path in verdict["screenshots"].items():
         print(f"screenshot {name}: {path}")
+    if verdict["steps"]:
+        shown, every = verdict["first_screen_steps"], len(verdict["steps"])
+        print(f"first screen ({args.width} x {FIRST_SCREEN} px): {shown} of {every} next steps "
+              "shown whole")  # fmt: skip
     ok = not verdict["problems"]
     print(
         f"{'ok' if ok else 'FAILED'}: {verdict['images']} images, page {verdict['width']} x "
