@@ -1267,7 +1267,7 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         game.req,
         game.goods_tier,
         actions,
-        0,
+        np.int64(0),  # not a literal: the count handed on is then one type (one compile)
         context_summary(ctx),
         context_req_costs(ctx),
     )
