@@ -120,3 +120,16 @@ class Listener(event.Listener):
         pass
 event.register("numba:compile", Listener())
 """
+
+
+def placeholder_figures(monkeypatch) -> None:
+    """Reports write each figure as a few placeholder bytes instead of rendering it (most of a
+    small report's time): for tests that check the report's files, tables and listing, not its
+    images. The file set is unchanged."""
+    from analysis.core.report import Report
+
+    def figure(self, name, fig, alt):
+        (self.out / "figures" / f"{name}.png").write_bytes(b"\x89PNG placeholder")
+        return ""
+
+    monkeypatch.setattr(Report, "figure", figure)

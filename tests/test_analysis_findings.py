@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from run_helpers import placeholder_figures
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
@@ -231,10 +232,12 @@ def test_dead_tiles_name_tiles_never_dealt_and_never_taken(tmp_path):
     assert (dead["placed"] < tiles.RARE_SHARE * 200).all()
 
 
-def test_several_runs_and_the_skill_check_sections(tmp_path):
+def test_several_runs_and_the_skill_check_sections(tmp_path, monkeypatch):
     """``neom report RUN1 RUN2 --check RUN3``: the combined section sets every run side by
     side; the check section correlates the effects and lists what changes."""
     from sim.core.cli import main
+
+    placeholder_figures(monkeypatch)  # the sections' tables and text are checked, not images
 
     runs = []
     for name, players, boosts in (

@@ -13,6 +13,7 @@ import tomllib
 import numpy as np
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
+from run_helpers import placeholder_figures
 
 from analysis.neom import balance as B
 from sim.core.cli import main
@@ -20,6 +21,12 @@ from sim.core.errors import UserError
 from sim.neom.catalog import MAX_AMOUNT
 
 FIELD = ("greedy", "greedy", "greedy")
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 # --- levers and catalogue edits -------------------------------------------------------------

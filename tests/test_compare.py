@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
+from run_helpers import placeholder_figures
 
 from analysis.core.compare import paired_effect_shifts
 from analysis.neom.compare import catalog_diff, parse_rules
@@ -13,6 +14,12 @@ from sim.core.cli import main
 from sim.core.errors import UserError
 
 SHIFT_KEYS = {"baseline", "candidate", "shift", "shift_lo", "shift_hi"}
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 def compare(tmp_path, baseline, candidate, *args):

@@ -91,7 +91,10 @@ def cached_functions(cache: Path) -> set[str]:
 @pytest.mark.parametrize(
     ("lineup", "entry"),
     [
-        ("random", "play_batch__basic"),
+        # slow: a cold compile into an empty cache (about 40 s); the fast path is covered by
+        # test_each_lineup_gets_the_smallest_entry_holding_its_strategies (the entry a lineup
+        # gets) and test_build_cache.py::test_after_the_build_a_fresh_process_compiles_nothing
+        pytest.param("random", "play_batch__basic", marks=pytest.mark.slow),
         # slow: one more cold compile (about 40 s CPU) for what the random case already shows
         pytest.param("greedy", "play_batch__greedy", marks=pytest.mark.slow),
     ],

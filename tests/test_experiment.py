@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
-from run_helpers import neom_setup
+from run_helpers import neom_setup, placeholder_figures
 
 from sim.core import rng
 from sim.core.batch import play_arrays
@@ -20,6 +20,12 @@ from sim.neom.tables import make_rules
 from strategies.neom.registry import parse_strategy
 
 N_GAMES = 40
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 @pytest.fixture(scope="module")

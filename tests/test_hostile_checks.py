@@ -15,12 +15,19 @@ from pathlib import Path
 import polars as pl
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
-from run_helpers import one_line_error, small_run
+from run_helpers import one_line_error, placeholder_figures, small_run
 
 from sim.core.cli import main
 from sim.core.errors import UserError, read_input
 from sim.core.strategies import parse_strategy, seat_strategies
 from strategies.neom.registry import REGISTRY
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM4 = "random,random,random,random"

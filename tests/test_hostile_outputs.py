@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import SIMULATE, SMALL, one_line_error
+from run_helpers import SIMULATE, SMALL, one_line_error, placeholder_figures
 
 from sim.core import store
 from sim.core.cli import main
@@ -26,6 +26,12 @@ from strategies.neom.registry import REGISTRY
 COMPARE = ["compare", "--players", "2", "--games", "8", "--strategies", "random,greedy"]
 COMPARE += ["--workers", "1"]
 LISTING = "neom-listing.json"  # sim.core.outputs.LISTING
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files and listings, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 def contents(path: Path) -> dict[str, bytes]:

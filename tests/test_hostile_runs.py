@@ -17,12 +17,19 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import SIMULATE, SMALL, one_line_error
+from run_helpers import SIMULATE, SMALL, one_line_error, placeholder_figures
 
 from sim.core import store
 from sim.core.cli import main
 from sim.core.runner import run_simulation
 from sim.core.store import RunFolder, read_run
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import one_line_error
+from run_helpers import one_line_error, placeholder_figures
 
 from sim.core import store
 from sim.core.cli import main
@@ -27,6 +27,12 @@ EXPERIMENT += ["--players", "2", "--strategies", "random,random", "--workers", "
 BALANCE_ALL = ["balance", "--all", "--games", "8", "--strategies", "random,random,random,random"]
 BALANCE_ALL += ["--workers", "1", "--max-evals", "1", "--quiet"]
 COMMANDS = {"compare": COMPARE, "experiment": EXPERIMENT, "balance --all": BALANCE_ALL}
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files and listings, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 def contents(path: Path) -> dict[str, bytes]:

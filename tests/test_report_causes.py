@@ -33,7 +33,7 @@ from analysis.neom.synthetic import write_run
 from sim.neom import constants as K
 from sim.neom.catalog import load_catalog
 from sim.neom.constants import N_GENERATIONS, SELL_COINS
-from tests.run_helpers import small_run
+from tests.run_helpers import placeholder_figures, small_run
 
 CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
 
@@ -97,7 +97,7 @@ def test_marks_have_one_meaning_each():
     assert row["robustness"].to_list() == [VANISHES]
 
 
-def test_a_check_run_marks_planted_findings(tmp_path):
+def test_a_check_run_marks_planted_findings(tmp_path, monkeypatch):
     """Two synthetic fields on one catalogue: a cornerstone strong in both is robust, one
     strong here and weak there is reversed, one strong here only vanishes; findings.json
     carries the marks, the headline ranks the robust one first and says both runs' sizes; the
@@ -108,6 +108,7 @@ def test_a_check_run_marks_planted_findings(tmp_path):
     check_run = write_run(tmp_path / "check", n_games=900, catalog_path=CATALOG, events=False,
                           boosts={hold: 1.5, flip: -1.5}, seed=2)  # fmt: skip
     out = tmp_path / "out"
+    placeholder_figures(monkeypatch)  # the marks are checked in the text and tables
     build_report(main_run, out, check=check_run)
     run = open_run(main_run)
     items = json.loads((out / "findings.json").read_text())
@@ -226,7 +227,9 @@ def no_good(tmp_path_factory):
     small_run(run, "neom", ("greedy", "builder", "merchant", "industrialist"), 4, 80, 5,
               events=True, data=catalog, batch_size=40)  # fmt: skip
     out = root / "report"
-    build_report(run, out)
+    with pytest.MonkeyPatch.context() as patch:
+        placeholder_figures(patch)  # the tests read its tables and text, not its images
+        build_report(run, out)
     return run, out, good
 
 

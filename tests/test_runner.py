@@ -98,6 +98,10 @@ def test_tables_do_not_depend_on_workers_or_batch_size(reference, tmp_path):
     assert_same_tables(tmp_path / "b7", ref)
 
 
+# slow: a Dask cluster's start (about 5 s) for what two faster tests cover: the same tables
+# over Dask (test_dask_worker_killed_mid_run_still_gives_the_same_tables) and a cluster the
+# command starts itself (test_hostile_runs.py::test_ctrl_c_is_one_line_and_recorded[dask])
+@pytest.mark.slow
 def test_dask_backend_gives_the_same_tables(reference, tmp_path):
     _, ref = reference
     run_simulation(replace(BASE, out=tmp_path / "dask", backend="dask", workers=2, batch_size=25))

@@ -6,10 +6,17 @@ import json
 
 import polars as pl
 import pytest
+from run_helpers import placeholder_figures
 
 from sim.core.cli import main
 
 FIELD = ("--players", "2", "--strategies", "greedy,random", "--workers", "1")
+
+
+@pytest.fixture(autouse=True)
+def no_rendering(monkeypatch):
+    """The reports here are checked by their files, tables and text, not their images."""
+    placeholder_figures(monkeypatch)
 
 
 def compare(tmp_path, *args, games=40):
