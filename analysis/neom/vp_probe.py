@@ -91,21 +91,22 @@ MAX_STEPS = 3  # played values per probe (after the catalogue as it is)
 
 def probe_item(evaluator, lever, kind: str, name: str, min_n: int, effect: float,
                guess: float, band: float) -> dict:  # fmt: skip
-    """The item's slope toward the band, a secant: its VP moved by ``guess`` VP (rounded, at
-    least 1, within its bounds) against the effect's sign, played on the same deals as the
-    catalogue as it is; while the item's effect there is still outside ``band``, one more step
-    to where the secant puts the zero (at most ``MAX_STEPS`` values). The slope is the paired
-    shift from the catalogue as it is to the last value over the VP moved, in pct-pts of win
-    share per VP with its 95% interval. (A local +-1 VP slope does not do: the effect is
-    convex in VP, so a planted +6 VP cornerstone's local slope is a third of its secant's.)"""
-    from analysis.core.balance import paired_slope
+    """The item's slope toward zero, a secant: its VP moved by ``guess`` VP (rounded, at least
+    1, within its bounds) against the effect's sign, played on the same deals as the catalogue
+    as it is; while the item's effect there is further from zero than a quarter of ``band``
+    (``neom balance``'s ``CLOSE_ENOUGH``), one more step (at least 1 VP) to where the last
+    secant puts the zero, at most ``MAX_STEPS`` values. The slope is the paired shift from the
+    catalogue as it is to the value whose effect is nearest zero, over the VP moved, in pct-pts
+    of win share per VP with its 95% interval. (A local +-1 VP slope does not do: the effect is
+    S-shaped in VP, so a planted +6 VP cornerstone's local slope is under half its secant's.)"""
+    from analysis.core.balance import CLOSE_ENOUGH, paired_slope
     from analysis.neom.balance import item_point
 
     events = kind != "cornerstone"
     direction = -1 if effect > 0 else 1  # VP moves the effect up
     base = evaluator.measure({}, events=events, what=f"{name}: the catalogue as it is")
     step = max(1, round(abs(guess))) if math.isfinite(guess) else 1
-    result = {"slope": math.nan, "lo": math.nan, "hi": math.nan, "vp": [lever.current] * 2}
+    points = []  # (|effect there|, result)
     tried = {lever.current}
     value = lever.current + direction * step
     for _ in range(MAX_STEPS):
@@ -117,12 +118,16 @@ def probe_item(evaluator, lever, kind: str, name: str, min_n: int, effect: float
         point = item_point(base, cand, name, kind, value, min_n, median=True)
         delta = value - lever.current
         slope, lo, hi = paired_slope(point.shift, point.shift_lo, point.shift_hi, delta)
-        result = {"slope": slope, "lo": lo, "hi": hi, "vp": [lever.current, value],
-                  "n": point.n, "effect_there": point.effect}  # fmt: skip
-        if not (math.isfinite(point.effect) and slope > 0) or abs(point.effect) <= band:
+        there = abs(point.effect) if math.isfinite(point.effect) else math.inf
+        points.append((there, {"slope": slope, "lo": lo, "hi": hi, "vp": [lever.current, value],
+                               "n": point.n}))  # fmt: skip
+        if there <= band * CLOSE_ENOUGH or not slope > 0:
             break
-        value = value - round(100 * point.effect / slope)  # the secant's zero
-    return result
+        # The last secant's zero, at least one VP further.
+        value -= int(math.copysign(max(1, round(abs(100 * point.effect / slope))), point.effect))
+    if not points:
+        return {"slope": math.nan, "lo": math.nan, "hi": math.nan, "vp": [lever.current] * 2}
+    return min(points, key=lambda p: p[0])[1]
 
 
 def flagged_candidates(run, tables: dict) -> list[tuple[str, str, float, float]]:
