@@ -65,15 +65,16 @@ def register(subparsers) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="NEOM: replay the top N flagged items with their VP -1 and +1 on the run's deals "
-        "for their own VP equivalents (2 x --probe-games games each; default 0: none)",
+        help="NEOM: replay the top N flagged items on the run's deals with their VP moved "
+        "toward the band, for VP equivalents from their own slope (1-3 x --probe-games games "
+        "each; default 0: none)",
     )
     parser.add_argument(
         "--probe-games",
         type=int,
         default=None,
         metavar="G",
-        help="games per side of a probe (default 8000, at most the run's)",
+        help="games per played value of a probe (default 8000, at most the run's)",
     )
     add_execution_options(parser)
     parser.set_defaults(func=run_report)
