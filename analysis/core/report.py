@@ -1070,6 +1070,11 @@ def build_report(
         sections.append(("skill check", lambda: hook(report, main, check_run)))
     if check_run is not None:
         sections.append(("robustness", lambda: _check_shared(report, main, check_run)))
+    if report.probe.get("items"):
+        # Before the sections: the game's next steps read the probed slopes.
+        if not main.game.probe_ref:
+            raise UserError(f"--probe: {main.game.title} reports have no probes")
+        resolve(main.game.probe_ref)(report, main)
     with progress_bar(execution, len(sections), "section", "sections") as bar:
         for name, add in sections:
             bar.set_postfix_str(name)

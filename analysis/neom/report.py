@@ -44,7 +44,7 @@ from analysis.core.robustness import (
 from analysis.core.stats import spearman_interval
 from analysis.core.strategies import run_games
 from analysis.core.tabulate import sign_disagreements, with_band_flags
-from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles, vp_probe
+from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
 from analysis.neom import next_step as next_step_module
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.next_step import VP_RATE, next_steps
@@ -68,10 +68,6 @@ def reductions(run: Run) -> list:
 
 
 def add_sections(report: Report, run: Run) -> None:
-    if report.probe.get("items"):
-        # Before the sections: their next steps read the probed slopes.
-        probes = vp_probe.probe_flagged(report, run, derived(report, run))
-        report.cache.setdefault(next_step_module.PROBES, {})[id(run)] = probes
     _cornerstone_section(report, run)
     _tile_section(report, run)
     _economy_section(report, run)

@@ -165,6 +165,16 @@ def read_cache(path) -> dict:
     return data.get("probes", {}) if isinstance(data, dict) else {}
 
 
+def probe_report(report, run) -> None:
+    """NEOM's ``Game.probe_ref``: probe the run's flagged items (``report.probe``) before the
+    report's sections, whose next steps read the slopes from ``report.cache``."""
+    from analysis.neom.next_step import PROBES
+    from analysis.neom.report import derived
+
+    probes = probe_flagged(report, run, derived(report, run))
+    report.cache.setdefault(PROBES, {})[id(run)] = probes
+
+
 def probe_flagged(report, run, tables: dict) -> dict:
     """Probe the top ``report.probe['items']`` flagged items with a live VP lever; (kind, name)
     -> slope dict, also written to the report folder's ``vp_probes.json`` (with the earlier
