@@ -73,7 +73,7 @@ def test_the_probe_walks_an_s_shaped_effect_to_the_band(monkeypatch):
     assert 100 * effect / local > 8  # the local slope would not do
 
 
-@pytest.mark.slow  # reason: 8,000 strong-field games plus a probe of 4 x 4,000 (about 40 s)
+@pytest.mark.slow  # reason: 8,000 strong-field games, 3-4 x 4,000 probe games (20 s, 2 cores)
 def test_a_planted_six_vp_cornerstone_reads_six_on_real_games(tmp_path, capsys):
     """Known answer on real games: City Archive 3 -> 9 VP (the three-plant catalogue's
     cornerstone plant alone) reads 6 +- 1 "VP on the item (probe)" in findings.json, and a
@@ -101,3 +101,12 @@ def test_a_planted_six_vp_cornerstone_reads_six_on_real_games(tmp_path, capsys):
     assert "from vp_probes.json" in err  # the second report did not play the probe again
     (entry,) = json.loads((out / V.PROBE_FILE).read_text())["probes"].values()
     assert math.isfinite(entry["slope"]) and entry["lo"] > 0
+
+
+@pytest.mark.parametrize("option", [["--probe", "-1"], ["--probe", "2", "--probe-games", "0"]])
+def test_a_bad_probe_option_is_one_line(tmp_path, capsys, option):
+    from sim.core.cli import main
+
+    assert main(["report", str(tmp_path / "no-run"), *option]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--probe" in err[0], err
