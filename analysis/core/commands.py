@@ -60,6 +60,22 @@ def register(subparsers) -> None:
         help="a run of a stronger field on the same catalogue: adds a section setting the "
         "findings side by side",
     )
+    parser.add_argument(
+        "--probe",
+        type=int,
+        default=0,
+        metavar="N",
+        help="NEOM: replay the top N flagged items on the run's deals with their VP moved "
+        "toward the band, for VP equivalents from their own slope (1-3 x --probe-games games "
+        "each; default 0: none)",
+    )
+    parser.add_argument(
+        "--probe-games",
+        type=int,
+        default=None,
+        metavar="G",
+        help="games per played value of a probe (default 8000, at most the run's)",
+    )
     add_execution_options(parser)
     parser.set_defaults(func=run_report)
 
@@ -104,6 +120,12 @@ def run_report(args) -> int:
     if not 0.0 <= args.band < 100.0:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")
     check_min_n(args.min_n)
+    probe_n = getattr(args, "probe", 0) or 0
+    probe_games = getattr(args, "probe_games", None)
+    if probe_n < 0:
+        raise UserError(f"--probe {probe_n}: must be 0 or more items")
+    if probe_games is not None and probe_games < 1:
+        raise UserError(f"--probe-games {probe_games}: must be at least 1")
     execution = execution_of(args)
     runs = args.run if isinstance(args.run, list) else [args.run]
     out = Path(args.out) if args.out else Path("reports") / Path(runs[0]).resolve().name
@@ -118,6 +140,8 @@ def run_report(args) -> int:
             min_n=args.min_n,
             check=args.check,
             execution=execution,
+            # The earlier report's probes are read from --out, the new ones written in folder.
+            probe={"items": probe_n, "games": probe_games, "previous": out / "vp_probes.json"},
         )
 
     index = write_report(out, build)

@@ -244,6 +244,9 @@ class Report:
     # the commands that reproduce the figures (run from the report folder).
     steps: list = field(default_factory=list)
     reproduce: str = ""
+    # ``neom report --probe``: items to probe, games per side and the earlier report's cache
+    # (a game's sections read it; {} = no probe).
+    probe: dict = field(default_factory=dict)
 
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
@@ -1010,6 +1013,7 @@ def build_report(
     min_n: int = DEFAULT_MIN_N,
     check=None,
     execution: Execution | None = None,
+    probe: dict | None = None,
 ) -> Path:
     """Analyse the run folder ``run`` (or a list of run folders: the first is reported in full,
     all of them side by side in a combined section) and write the report into ``out``; returns
@@ -1017,7 +1021,8 @@ def build_report(
     shares; ``correction``, ``level``, ``band`` and ``min_n`` set when an effect is flagged.
     ``check``: a run of a stronger field on the same data, set beside the main run's findings
     (the game's ``add_check`` section). ``execution``: where the runs are read, chunk by chunk
-    (``analysis.core.batches``; default: worker processes for a large run)."""
+    (``analysis.core.batches``; default: worker processes for a large run). ``probe``: the
+    game's paired probes of its flagged items (NEOM: ``items``, ``games``, ``previous``)."""
     paths = list(run) if isinstance(run, (list, tuple)) else [run]
     runs = [open_run(path) for path in paths]
     main = runs[0]
@@ -1039,6 +1044,7 @@ def build_report(
         out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
     )
     every = [*runs, check_run] if check_run is not None else runs
+    report.probe = dict(probe or {})
     report.short_names = short_names(name for run in every for name in run.strategy_names)
     if len(runs) > 1:
         report.labels = run_labels(runs)
@@ -1064,6 +1070,11 @@ def build_report(
         sections.append(("skill check", lambda: hook(report, main, check_run)))
     if check_run is not None:
         sections.append(("robustness", lambda: _check_shared(report, main, check_run)))
+    if report.probe.get("items"):
+        # Before the sections: the game's next steps read the probed slopes.
+        if not main.game.probe_ref:
+            raise UserError(f"--probe: {main.game.title} reports have no probes")
+        resolve(main.game.probe_ref)(report, main)
     with progress_bar(execution, len(sections), "section", "sections") as bar:
         for name, add in sections:
             bar.set_postfix_str(name)

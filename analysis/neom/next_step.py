@@ -4,15 +4,18 @@ next step (single items, groups of flags that share a tag and a direction, and t
 problems: sale-dominated tiles, cornerstones nobody builds, goods nobody makes) ranked by
 expected VP x robustness.
 
-**VP equivalents.** A VP printed on a tile or cornerstone reaches only the seats that *place*
-it. The owners' (selectors', drafters') score lead (VP above the mean of the other seats of the
-game) against the median item's owners' (the median tile of the generation, the median
-cornerstone: the same reference the flag reads) is what the item is worth to them in VP;
-divided by its placed share (placed / selected, placed / drafted) it is the VP to take off, or
-add to, the item itself ("VP on the item"). A planted +6 VP reads 6 (a known-answer test). This
-is the cheaper route the issue allows instead of a paired probe of +-1 VP on the item: it
-assumes the change does not alter who places the item (``neom balance`` measures that on
-paired deals). Where that figure cannot be had (a Disaster, whose VP goes to no one; no
+**VP equivalents.** With ``neom report --probe N`` the top N flagged items whose printed VP
+scores are played again with their VP -1 and +1 on the run's deals (``vp_probe``): the effect
+over that paired slope is "VP on the item (probe)", the item's own exchange rate (a planted +6
+VP cornerstone reads 6 +- 1 on real games). Without a probe, a VP printed on a tile or
+cornerstone reaches only the seats that *place* it. The owners' (selectors', drafters') score
+lead (VP above the mean of the other seats of the game) against the median item's owners' (the
+median tile of the generation, the median cornerstone: the same reference the flag reads) is
+what the item is worth to them in VP; divided by its placed share (placed / selected, placed /
+drafted) it is the VP to take off, or add to, the item itself ("VP on the item"). A planted +6
+VP reads 6 on planted tables, but on real games it reads low (4.4 for the +6 cornerstone of
+the three-plant catalogue): it assumes the change does not alter who places the item, nor how
+the other seats play. Where that figure cannot be had (a Disaster, whose VP goes to no one; no
 placements; an owners' lead of the other sign than the flagged effect) the effect is divided by
 the run's exchange rate, the slope of the seats' win share above expected on their score lead
 fitted over every seat (about 4.5-5 pct-pts per VP), and labelled "score-lead VP": what a whole
@@ -59,7 +62,9 @@ ROBUSTNESS_WEIGHT = {
 }
 SCORED_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # printed VP scores on these (RULES.md)
 BASIS_ITEM = "VP on the item"
+BASIS_PROBE = "VP on the item (probe)"
 BASIS_LEAD = "score-lead VP"
+PROBES = "neom.vp_probes"  # report.cache key: id(run) -> {(kind, name): slope dict}
 
 
 def _rate_reduce(chunk) -> dict:
@@ -97,11 +102,24 @@ def placed_share(kind: str, row: dict) -> float:
     return math.nan
 
 
+def probed_slope(row: dict) -> float:
+    """The item's own slope (pct-pts of win share per VP) from a paired +-1 VP probe
+    (``vp_probe``: ``row['vp_slope']``), or NaN when none was run or its interval holds 0."""
+    probe = row.get("vp_slope")
+    if not probe or not all(math.isfinite(probe.get(k, math.nan)) for k in ("slope", "lo")):
+        return math.nan
+    return float(probe["slope"]) if probe["lo"] > 0 else math.nan
+
+
 def vp_equivalent(kind: str, row: dict, per_vp: float, effect: str = "effect"):
-    """(VP, basis): VP on the item itself (``BASIS_ITEM``: the owners' score lead against the
-    median item's, ``lead_vs_median`` from :func:`with_leads`, over its placed share) where it
-    can be had and agrees in sign with the effect, else the effect in score-lead VP."""
+    """(VP, basis): the effect over the item's own probed slope (``BASIS_PROBE``) when a probe
+    measured one; else VP on the item itself (``BASIS_ITEM``: the owners' score lead against
+    the median item's, ``lead_vs_median`` from :func:`with_leads`, over its placed share) where
+    it can be had and agrees in sign with the effect; else the effect in score-lead VP."""
     x = float(row[effect]) if row.get(effect) is not None else math.nan
+    slope = probed_slope(row)
+    if math.isfinite(slope) and math.isfinite(x):
+        return 100 * x / slope, BASIS_PROBE
     lead = row.get("lead_vs_median")
     share = placed_share(kind, row) if kind in ("tile", "cornerstone") else math.nan
     if (
@@ -225,7 +243,14 @@ def next_step(kind: str, row: dict, run, per_vp: float, effect: str = "effect") 
     vp, basis = vp_equivalent(kind, row, per_vp, effect)
     parts = [f"{name}"]
     if math.isfinite(vp):
-        if basis == BASIS_ITEM:
+        if basis == BASIS_PROBE:
+            probe = row["vp_slope"]
+            how = (
+                f"{100 * x:+.1f} pct-pts at its own {probe['slope']:.1f} pct-pts per VP "
+                f"[{probe['lo']:.1f}, {probe['hi']:.1f}], a paired probe of its VP "
+                f"{probe['vp'][0]} and {probe['vp'][1]} on {probe['games']:,} of the run's deals"
+            )
+        elif basis == BASIS_ITEM:
             how = (
                 f"{100 * x:+.1f} pct-pts; its owners lead the median's by "
                 f"{float(row['lead_vs_median']):+.1f} VP, {100 * placed_share(kind, row):.0f}% "
@@ -267,9 +292,11 @@ def next_steps(
     if flagged.height == 0:
         return []
     per_vp = win_share_per_vp(run)
+    probes = report.cache.get(PROBES, {}).get(id(run), {})
     lines = []
     texts = {}
     for row in flagged.iter_rows(named=True):
+        row["vp_slope"] = probes.get((kind, str(row["tile_name"])))
         text = next_step(kind, row, run, per_vp, effect)
         lines.append(text)
         vp, basis = vp_equivalent(kind, row, per_vp, effect)

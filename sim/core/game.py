@@ -203,6 +203,9 @@ class Game:
     compare_ref: str = ""  # -> analysis.core.compare.Comparing
     experiment_ref: str = ""  # -> analysis.core.experiment.Experimenting
     balance_ref: str = ""  # -> analysis.core.balance.Balancing
+    # -> probe(report, run): ``neom report --probe``'s replays of the flagged items, before the
+    # sections (NEOM: their VP slopes); "": --probe is refused for this game.
+    probe_ref: str = ""
 
     @property
     def strategies(self) -> StrategyRegistry:

@@ -114,6 +114,7 @@ GAME = Game(
     compare_ref="analysis.neom.compare:COMPARING",
     experiment_ref="analysis.neom.experiment:EXPERIMENTING",
     balance_ref="analysis.neom.balance_cli:BALANCING",
+    probe_ref="analysis.neom.vp_probe:probe_report",
     score_ref="sim.neom.commands.score:score_file",
     compile_seconds=78.0,  # the full entry (strategies.neom.entries.COMPILE_SECONDS)
     commands=(
