@@ -39,6 +39,10 @@ RUN_CHECK_STRATEGIES ?= greedy,builder,merchant,industrialist
 RUN_CHECK_GAMES ?= $(RUN_GAMES)
 RUN_CHECK_SEED ?= $(RUN_SEED)
 RUN_CHECK := $(if $(strip $(RUN_CHECK_STRATEGIES)),--check runs/$(RUN_NAME)-check)
+# VP equivalents of the report's top flagged items from their own paired slope (neom report
+# --probe: 1-3 x 8,000 games of the main field each, about half a minute an item on 2 cores),
+# cached in the report folder; RUN_PROBE=0 reads them off the owners' score lead instead.
+RUN_PROBE ?= 3
 
 run: install
 	$(BIN)/neom simulate --players $(RUN_PLAYERS) --games $(RUN_GAMES) \
@@ -48,7 +52,7 @@ ifneq ($(strip $(RUN_CHECK_STRATEGIES)),)
 		--strategies $(RUN_CHECK_STRATEGIES) --seed $(RUN_CHECK_SEED) --events --overwrite \
 		--out runs/$(RUN_NAME)-check
 endif
-	$(BIN)/neom report runs/$(RUN_NAME) $(RUN_CHECK) --out reports/$(RUN_NAME)
+	$(BIN)/neom report runs/$(RUN_NAME) $(RUN_CHECK) --probe $(RUN_PROBE) --out reports/$(RUN_NAME)
 
 # Tangram City's main job: its default field (planner, greedy, greedy, random; 4 players, seats
 # rotated, with events), then its report. Small by default so that it finishes in a few minutes
