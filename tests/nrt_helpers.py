@@ -38,6 +38,20 @@ def returned_arguments(function) -> list[str]:
     return found
 
 
+def functions_returning_an_argument(no_nrt: dict, scalars: dict) -> list[str]:
+    """The functions listed in ``no_nrt`` (module -> space-separated names) whose ``return``
+    statements hand back a parameter other than the numbers ``scalars`` names (function ->
+    parameter names, checked by eye)."""
+    returning = []
+    for module_name, names in no_nrt.items():
+        functions = dispatchers(module_name)
+        for name in names.split():
+            allowed = set(scalars.get(name, ()))
+            if set(returned_arguments(functions[name].py_func)) - allowed:
+                returning.append(f"{module_name}.{name}")
+    return returning
+
+
 def lambda_returning_its_argument(row, n):
     if n:
         return n

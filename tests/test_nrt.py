@@ -19,7 +19,7 @@ import numba
 import numpy as np
 import pytest
 from nrt_helpers import (
-    dispatchers,
+    functions_returning_an_argument,
     lambda_returning_its_argument,
     returned_arguments,
     without_nrt,
@@ -129,14 +129,7 @@ def test_no_function_without_reference_counts_returns_an_array_argument():
     # Numba refuses any other array returned under _nrt=False (the test below); an argument
     # handed back would reach a counting caller as a new reference it then releases once too
     # often. The functions' own sources: no return of a parameter (all take scalars back).
-    returning = []
-    for module_name, names in NO_NRT.items():
-        functions = dispatchers(module_name)
-        for name in names.split():
-            scalars = SCALAR_PARAMETERS_RETURNED.get(name, ())
-            if set(returned_arguments(functions[name].py_func)) - set(scalars):
-                returning.append(f"{module_name}.{name}")
-    assert not returning
+    assert not functions_returning_an_argument(NO_NRT, SCALAR_PARAMETERS_RETURNED)
     assert sorted(returned_arguments(lambda_returning_its_argument)) == ["n", "row"]
 
 

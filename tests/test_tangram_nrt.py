@@ -15,7 +15,7 @@ import sys
 
 import numba
 import pytest
-from nrt_helpers import dispatchers, returned_arguments, without_nrt
+from nrt_helpers import functions_returning_an_argument, without_nrt
 from numba.core.runtime import _nrt_python, rtsys
 from test_tangram_support import run_batch
 
@@ -53,14 +53,7 @@ SCALAR_PARAMETERS_RETURNED = {
 def test_no_function_without_reference_counts_returns_an_array_argument():
     # An argument handed back uncounted would reach a counting caller (a test, score.py) as a
     # reference it then releases once too often.
-    returning = []
-    for module_name, names in NO_NRT.items():
-        functions = dispatchers(module_name)
-        for name in names.split():
-            scalars = SCALAR_PARAMETERS_RETURNED.get(name, ())
-            if set(returned_arguments(functions[name].py_func)) - set(scalars):
-                returning.append(f"{module_name}.{name}")
-    assert not returning
+    assert not functions_returning_an_argument(NO_NRT, SCALAR_PARAMETERS_RETURNED)
 
 
 @pytest.fixture(scope="module")
