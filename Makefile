@@ -77,8 +77,11 @@ browser: $(STAMP)
 	$(BIN)/python -m analysis.tools.browser_check reports/$(RUN_NAME) \
 		--screenshots reports/$(RUN_NAME)-browser
 
+# One pytest worker per core (pytest-xdist); a test file stays on one worker, so its
+# module fixtures (simulated runs) are made once.
+TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

@@ -4,8 +4,6 @@
 
 import json
 import math
-import shlex
-import sys
 import tempfile
 import time
 import tomllib
@@ -159,9 +157,7 @@ def run_item(args) -> int:
         return 1
     planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live))
     progress = B.Progress(planned, quiet=args.quiet)
-    command = "neom balance"
-    if sys.argv[1:2] == ["balance"]:
-        command = shlex.join(["neom", *sys.argv[1:]])
+    command = args.command_line
     if args.work is None:
         work = Path(tempfile.mkdtemp(prefix="neom-balance-"))
         evaluator = B.Evaluator(text, source, setting, work, progress, command)

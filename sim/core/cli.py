@@ -10,6 +10,7 @@ reported in its own words.
 
 import argparse
 import importlib
+import shlex
 import sys
 from collections.abc import Callable
 
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def command() -> int:
         args = build_parser(argv).parse_args(argv)
+        # What a run folder records as its command: the arguments this call was given, not
+        # the process's own (a test, a tool or a pytest worker calls main() with its own list).
+        args.command_line = shlex.join(["neom", *argv])
         return int(args.func(args) or 0)
 
     return guarded(command)

@@ -1,7 +1,6 @@
 """``neom simulate``: play many games in parallel into a Parquet run folder (docs/results.md)."""
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         resume=args.resume,
         overwrite=args.overwrite,
-        command=shlex.join(["neom", *sys.argv[1:]]),
+        command=args.command_line,
         rules=rules,
         data_warnings=True,
     )
