@@ -7,7 +7,7 @@ PY_DIRS := sim strategies analysis tests
 # The compile cache: NUMBA_CACHE_DIR when set, else one folder per user
 # (~/.cache/neom-sim/numba) that every clone and worktree of the same code shares (sim/__init__.py).
 
-.PHONY: install run run-tangram browser test test-slow bench bench-compile bench-report lint clean-cache clean
+.PHONY: install run run-tangram browser test test-slow bench bench-compile bench-openspiel bench-report lint clean-cache clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -94,6 +94,13 @@ bench: $(STAMP)
 	$(BIN)/python -m strategies.tools.bench
 	$(BIN)/python -m sim.tools.bench_runner
 	$(BIN)/python -m sim.tangram.bench
+
+# NEOM's random and greedy 4-player games per CPU-second (neom simulate on one core, Parquet
+# included) against OpenSpiel's hearts by Python-driven random rollouts, alternated on one core
+# (bench/openspiel.json; installs the optional pyspiel first)
+bench-openspiel: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m sim.tools.bench_openspiel
 
 # The cold compile a new user waits through (fresh process, empty cache; bench/compile.json)
 bench-compile: $(STAMP)
