@@ -124,6 +124,28 @@ def test_a_planted_dominant_tile_is_flagged_strong_and_stands_out(dominant):
     assert "neom compare --game tangram" in step["step"][0]
 
 
+def test_the_tile_step_runs_as_pasted_and_the_plant_undone_moves_the_scores(
+    dominant, monkeypatch, capsys
+):
+    """The step's commands, from the report folder: `cp` the copied tile set, put the printed
+    Small Triangle (one half-square) back in the candidate, `neom compare`: every seat's final
+    score falls (the 3x3 block was worth about 8 squares a board)."""
+    text = steps(dominant).filter(pl.col("kind") == "tile")["step"][0]
+    copy, compare = [part for i, part in enumerate(text.split("`")) if i % 2][:3:2]
+    assert copy.startswith("cp tileset-") and compare.startswith("neom compare --game tangram")
+    monkeypatch.chdir(dominant / "report")
+    source, candidate = shlex.split(copy)[1:]
+    doc = tomlkit.parse((dominant / "report" / source).read_text())
+    for tile in doc["tiles"]:
+        if tile["name"] == PLANTED_TILE:
+            tile["shape"] = ["NW"]
+    (dominant / "report" / candidate).write_text(tomlkit.dumps(doc))
+    assert main([*shlex.split(compare)[1:], "--workers", "1"]) == 0, capsys.readouterr().err
+    scoring = pl.read_csv(dominant / "report" / "reports" / "compare" / "tables" / "scoring.csv")
+    total = scoring.filter((pl.col("group") == "every seat") & (pl.col("metric") == "total"))
+    assert total["hi"][0] < 0
+
+
 def test_the_unplanted_set_flags_neither(plain):
     """At this size the unplanted set flags no tile and keeps the balance bonus alive (with
     2,000 games of this field the reconstruction's Long Trapezoid is flagged strong, a

@@ -53,6 +53,7 @@ from analysis.core.tabulate import (
     with_wilson,
 )
 from analysis.tangram.tables import DEAD_SHARE, RANDOM, is_random, tile_rows_of
+from sim.tangram.rules import OPTIONS, make_rules, rules_as_dict
 
 TILESET_PREFIX = "tileset"  # tileset-<digest>.toml in a report folder
 TILE_METRIC = (
@@ -255,14 +256,17 @@ def dead_rules(
 # --- next steps -------------------------------------------------------------------------------
 
 
-def _rules_options(run, change: dict) -> list[str]:
-    """``--baseline-rules`` with the run's bonus tables when they are not the printed ones and
-    ``--candidate-rules`` with ``change`` applied (readings stay at the run's)."""
-    from sim.tangram.rules import make_rules, rules_as_dict
-
+def _changed_rules(run) -> dict:
+    """The run's rules entries (readings, bonus tables) that are not the defaults."""
     printed = rules_as_dict(make_rules())
     ran = dict(run.manifest.get("rules") or printed)
-    differs = {k: v for k, v in ran.items() if printed.get(k) != v}
+    return {k: v for k, v in ran.items() if printed.get(k) != v}
+
+
+def _rules_options(run, change: dict) -> list[str]:
+    """``--baseline-rules`` with the run's rules where they are not the defaults and
+    ``--candidate-rules`` with ``change`` applied to them."""
+    differs = _changed_rules(run)
     options = []
     if differs:
         options += ["--baseline-rules", _rules_text(differs)]
@@ -298,11 +302,7 @@ def balance_command(run, lever: str) -> str:
     names = [n for n in run.strategy_names if not is_random(n)] or run.strategy_names
     options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset")),
                "--lever", lever]  # fmt: skip
-    from sim.tangram.rules import make_rules, rules_as_dict
-
-    ran = dict(run.manifest.get("rules") or {})
-    printed = rules_as_dict(make_rules())
-    differs = {k: v for k, v in ran.items() if printed.get(k) != v}
+    differs = _changed_rules(run)
     if differs:
         options += ["--rules", _rules_text(differs)]
     return f"neom balance {shlex.quote(names[0])} {shlex.join(options)}"
@@ -337,9 +337,8 @@ def dead_rule_step(run, row: dict) -> dict:
         fix = ("nothing moves: cut it, or make a full board reachable (more tile area: "
                "`neom tileset validate` warns when the tiles cannot fill the board)")  # fmt: skip
     elif rule == "balance bonus":
-        ran = (run.manifest.get("rules") or {}).get("balance_bonus")
-        printed = [20, 10, 10, 5, 5, 0]
-        table = printed if ran != printed else [0] * 6
+        printed = rules_as_dict(make_rules())["balance_bonus"]
+        table = printed if "balance_bonus" in _changed_rules(run) else [0] * len(printed)
         command = compare_command(run, {"balance_bonus": table})
         fix = ("the printed table against this one on the same deals"
                if table == printed else "nothing moves: cut it or reprice it")  # fmt: skip
@@ -423,15 +422,12 @@ def reproduce(run) -> str:
     """The commands that reproduce the report's figures, from the report folder: the run's
     readings as ``simulate`` flags (bonus tables other than the printed ones cannot be given
     to ``simulate``: said in words)."""
-    from sim.tangram.rules import OPTIONS, make_rules, rules_as_dict
-
-    printed = rules_as_dict(make_rules())
-    ran = dict(run.manifest.get("rules") or printed)
+    differs = _changed_rules(run)
     options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset"))]
     for name, option in OPTIONS.items():
-        if name in ran and ran[name] != printed.get(name):
-            options += [option.flag, str(ran[name])]
-    tables = {k: ran[k] for k in ("planning_bonus", "balance_bonus") if ran.get(k) != printed[k]}
+        if name in differs:
+            options += [option.flag, str(differs[name])]
+    tables = {k: v for k, v in differs.items() if k not in OPTIONS}
     note = (
         f" (with the bonus tables {_rules_text(tables)}, which neom simulate does not take)"
         if tables
