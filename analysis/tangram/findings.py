@@ -59,7 +59,7 @@ TILESET_PREFIX = "tileset"  # tileset-<digest>.toml in a report folder
 TILE_METRIC = (
     "win share above expected, placers minus decliners in the same game, vs the median tile"
 )
-RULE_METRIC = "share of seats that score it"
+RULE_METRIC = "share of seats that reach it (score the bonus, take a fountain)"
 RULE_EFFECT_METRIC = "win share above expected, reachers minus the others in the same game"
 # The rules checked: name, what "reached" is on the players table.
 RULES = (
