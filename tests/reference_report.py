@@ -29,12 +29,13 @@ from analysis.core.tabulate import (
     sign_disagreements,
     with_band_flags,
     with_mean_interval,
+    with_median_flags,
     with_wilson,
     with_win_share,
 )
 from analysis.neom import disasters as package_disasters
 from analysis.neom import economy as package_economy
-from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates, with_median_flags
+from analysis.neom.cornerstones import COLUMN_ORDER, _add_rates
 from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COLUMNS, SCORE_COLUMNS
 from analysis.neom.next_step import next_step, vp_equivalent
 from analysis.neom.report import CS_METRIC, DISASTER_METRIC, TILE_METRIC

@@ -27,8 +27,8 @@ from analysis.core.robustness import (
     counts_words,
     marks,
 )
+from analysis.core.tabulate import with_median_flags
 from analysis.neom import economy
-from analysis.neom.cornerstones import with_median_flags
 from analysis.neom.synthetic import write_run
 from sim.neom import constants as K
 from sim.neom.catalog import load_catalog

@@ -13,7 +13,7 @@ from run_helpers import small_run
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
-from analysis.tangram import tables
+from analysis.tangram import findings, tables
 from analysis.tangram.compare import check_paired, paired_differences
 from analysis.tangram.sections import add_sections, comparison_section
 from sim.core.errors import UserError
@@ -176,7 +176,7 @@ def test_tile_effects_are_the_decliners_win_share_above_expected(run):
 
 def _bonus_counts(rows):
     return pl.DataFrame(
-        rows, schema=["strategy_name", "n", "planning", "any_balance"], orient="row"
+        rows, schema=["strategy_name", "n", "planning bonus", "balance bonus"], orient="row"
     )
 
 
@@ -184,7 +184,7 @@ def test_a_planted_unreachable_bonus_is_flagged_as_a_dead_rule():
     """Known answers: a bonus no player seat scores in 2,000 seats is dead; one scored by 5%
     is not; with too few seats nothing is called dead; random seats, kept apart, neither
     make a bonus dead nor keep it alive."""
-    dead = tables.dead_rule_table(
+    dead = findings.dead_rules(
         _bonus_counts(
             [("planner", 1000, 0, 900), ("greedy", 1000, 0, 500), ("random", 1000, 0, 10)]
         )
@@ -192,18 +192,16 @@ def test_a_planted_unreachable_bonus_is_flagged_as_a_dead_rule():
     planning = dead.filter(pl.col("rule") == "planning bonus").row(0, named=True)
     assert planning["dead"] and planning["n"] == 2000 and planning["seats"] == "all but random"
     assert not dead.filter(pl.col("rule") == "balance bonus")["dead"][0]
-    alive = tables.dead_rule_table(
-        _bonus_counts([("greedy", 2000, 100, 0), ("random", 2000, 0, 0)])
-    )
+    alive = findings.dead_rules(_bonus_counts([("greedy", 2000, 100, 0), ("random", 2000, 0, 0)]))
     assert not alive.filter(pl.col("rule") == "planning bonus")["dead"][0]
     assert alive.filter(pl.col("rule") == "balance bonus")["dead"][0]
-    few = tables.dead_rule_table(_bonus_counts([("greedy", 60, 0, 0)]))
+    few = findings.dead_rules(_bonus_counts([("greedy", 60, 0, 0)]))
     assert not few["dead"].any() and few["small"].all()
     # At the edge: 0 of 300 seats still allows 1.3% (Wilson), not dead; 0 of 400 does not.
-    assert not tables.dead_rule_table(_bonus_counts([("greedy", 300, 0, 1)]))["dead"][0]
-    assert tables.dead_rule_table(_bonus_counts([("greedy", 400, 0, 1)]))["dead"][0]
+    assert not findings.dead_rules(_bonus_counts([("greedy", 300, 0, 1)]))["dead"][0]
+    assert findings.dead_rules(_bonus_counts([("greedy", 400, 0, 1)]))["dead"][0]
     # Only random seats: they are all there is, so they count.
-    only_random = tables.dead_rule_table(_bonus_counts([("random", 500, 0, 30)]))
+    only_random = findings.dead_rules(_bonus_counts([("random", 500, 0, 30)]))
     assert only_random["seats"][0] == "all" and only_random["dead"][0]
 
 

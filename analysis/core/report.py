@@ -244,6 +244,8 @@ class Report:
     # the commands that reproduce the figures (run from the report folder).
     steps: list = field(default_factory=list)
     reproduce: str = ""
+    steps_note: str = ""  # how the steps are ranked (HTML; "" = NEOM's STEPS_NOTE)
+    data_word: str = "catalogue"  # what the copied data file is, in the reproduce line
     # ``neom report --probe``: items to probe, games per side and the earlier report's cache
     # (a game's sections read it; {} = no probe).
     probe: dict = field(default_factory=dict)
@@ -684,9 +686,14 @@ def ranked(report: Report) -> list[dict]:
     )
 
 
-def _side_cell(flag, effect, lo, hi) -> str:
-    text = cell_pts(effect, lo, hi)
+def _side_cell(flag, effect, lo, hi, unit: str = "") -> str:
+    text = pct_interval(effect, lo, hi) if unit == SHARE_UNIT else cell_pts(effect, lo, hi)
     return f"{flag} {text}" if flag else text
+
+
+# An item whose effect is a share of seats (a rule's reach), not a win-share difference: shown
+# in per cent, left out of the pct-pts forest.
+SHARE_UNIT = "share"
 
 
 def headline(report: Report, limit: int = 20) -> str:
@@ -701,7 +708,7 @@ def headline(report: Report, limit: int = 20) -> str:
         mark = item.get("robustness")
         check = item.get("check") or {}
         vp = item.get("vp_equivalent")
-        here = _side_cell(item["flag"], item["effect"], item["lo"], item["hi"])
+        here = _side_cell(item["flag"], item["effect"], item["lo"], item["hi"], item.get("unit"))
         row = [f"<td>{rank}</td>"]
         if other:
             row.append(f'<td class="{mark}">{html.escape(mark_words(mark, other))}</td>')
@@ -747,6 +754,12 @@ def headline(report: Report, limit: int = 20) -> str:
     )
 
 
+def _effect_words(item: dict) -> str:
+    if item.get("unit") == SHARE_UNIT:
+        return pct_interval(item["effect"], item["lo"], item["hi"]) + " of seats"
+    return pts(item["effect"], item["lo"], item["hi"])
+
+
 def headline_lines(report: Report, limit: int = 20) -> list[str]:
     lines = []
     for rank, item in enumerate(ranked(report)[:limit], start=1):
@@ -764,7 +777,7 @@ def headline_lines(report: Report, limit: int = 20) -> list[str]:
             )
         lines.append(
             f"{rank}. {mark}{item['flag'] or 'not flagged'} {item['kind']} {item['name']}: "
-            f"{pts(item['effect'], item['lo'], item['hi'])} "
+            f"{_effect_words(item)} "
             f"({METRIC_WORDS.get(item['metric'], item['metric'])}; n = {item['n']}){there}"
         )
     return lines
@@ -774,7 +787,7 @@ def _findings_figure(report: Report) -> str:
     rows = []
     for item in ranked(report):
         check = item.get("check") or {}
-        if item["effect"] is None or item["lo"] is None:
+        if item["effect"] is None or item["lo"] is None or item.get("unit") == SHARE_UNIT:
             continue
         rows.append(
             {
@@ -811,6 +824,16 @@ def _findings_figure(report: Report) -> str:
 
 
 HEADLINE_STEPS = 10  # ranked next steps shown at the top; tables/next_steps.csv has them all
+# How the steps are ranked, in words (a game's add_next_steps may say it its own way).
+STEPS_NOTE = (
+    "Every next step ranked by expected VP per edit × robustness weight (robust 1, weaker or "
+    "stronger 0.75, vanishes or appears 0.5, reversed 0.25, not compared 0.5), a chain no city "
+    "completes first: a group of flags that share a tag and a direction, and a systemic problem "
+    "(tiles the sale beats, cornerstones nobody builds, goods few cities make), rank by their VP "
+    "per item; a member far stronger or weaker than its group is listed alone. Each command "
+    "names the field, the catalogue file, <code>--games</code>, <code>--seed</code> and "
+    "<code>--lever</code>."
+)
 
 
 def _step_size(step: dict) -> str:
@@ -847,20 +870,16 @@ def _ranked_steps_html(report: Report) -> str:
         lines.append(f"<li>{body} <i>({_step_size(step)})</i></li>")
     more = len(report.steps) - HEADLINE_STEPS
     reproduce = (
-        f'<p class="note">The figures come from (run in the report folder, where the catalogue '
-        f"is copied under its digest): <code>{html.escape(report.reproduce)}</code>.</p>"
+        f'<p class="note">The figures come from (run in the report folder, where the '
+        f"{report.data_word} is copied under its digest): "
+        f"<code>{html.escape(report.reproduce)}</code>.</p>"
         if report.reproduce
         else ""
     )
+    note = report.steps_note or STEPS_NOTE
     return (
-        '<h3 id="next">What to change first</h3><p class="note">Every next step ranked by '
-        "expected VP per edit × robustness weight (robust 1, weaker or stronger 0.75, vanishes "
-        "or appears 0.5, reversed 0.25, not compared 0.5), a chain no city completes first: a "
-        "group of flags that share a tag and a direction, and a systemic problem (tiles the "
-        "sale beats, cornerstones nobody builds, goods few cities make), rank by their VP per "
-        "item; a member far stronger or weaker than its group is listed alone. Each command "
-        "names the field, the catalogue file, <code>--games</code>, <code>--seed</code> and "
-        f'<code>--lever</code>.</p><ol class="steps">{"".join(lines)}</ol>'
+        f'<h3 id="next">What to change first</h3><p class="note">{note}</p>'
+        f'<ol class="steps">{"".join(lines)}</ol>'
         + (f'<p class="note">{more} more in tables/next_steps.csv.</p>' if more > 0 else "")
         + reproduce
     )

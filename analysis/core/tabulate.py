@@ -263,6 +263,53 @@ def with_band_flags(
     )
 
 
+def with_vs_median(frame: pl.DataFrame) -> pl.DataFrame:
+    """``vs_median``: the effect minus the median effect of the tested rows (all rows if none
+    is tested), with the effect's interval shifted alike (the median is taken as fixed)."""
+    tested = frame.filter(~pl.col("small")) if "small" in frame.columns else frame
+    if tested.height == 0:
+        tested = frame
+    median = tested["effect"].median()
+    median = 0.0 if median is None else float(median)
+    return frame.with_columns(
+        (pl.col(c) - median).alias(f"vs_median{c[len('effect') :]}")
+        for c in ("effect", "effect_lo", "effect_hi")
+    )
+
+
+def with_median_flags(
+    frame: pl.DataFrame,
+    method: str = "bh",
+    level: float = 0.05,
+    band: float = DEFAULT_BAND,
+    min_n: int = DEFAULT_MIN_N,
+    by: tuple[str, ...] = (),
+) -> pl.DataFrame:
+    """Band flags on the effect against the median item (a dominant item pushes every other
+    below expected; the median moves by at most one rank, so the dominant one flags itself and
+    not the rest; NEOM's cornerstones and tiles, Tangram City's tiles): adds
+    ``small``, ``effect_p``/``effect_q`` and ``flag_vs_expected`` (the band test against the
+    expected share, kept for reference), ``vs_median`` with its interval (the median of the
+    tested rows of each group of ``by``: per strategy in the per-strategy table), and
+    ``vs_median_p``/``vs_median_q``/``flag``, the band test on ``vs_median`` with the effect's
+    standard error, adjusted across all rows. ``flag`` is the report's flag."""
+    flagged = with_band_flags(frame, method, level, band, min_n).rename(
+        {"flag": "flag_vs_expected"}
+    )
+    if by:
+        parts = [
+            with_vs_median(part) for part in flagged.partition_by(list(by), maintain_order=True)
+        ]
+        flagged = pl.concat(parts) if parts else with_vs_median(flagged)
+    else:
+        flagged = with_vs_median(flagged)
+    flags = with_band_flags(
+        flagged.with_columns(pl.col("effect_se").alias("vs_median_se")),
+        method, level, band, min_n, name="vs_median",
+    ).drop("vs_median_se")  # fmt: skip
+    return flags
+
+
 def sign_disagreements(
     table: pl.DataFrame, key: str, method: str = "bh", level: float = 0.05,
     min_n: int = DEFAULT_MIN_N, strategy: str = "strategy_name",

@@ -29,67 +29,30 @@ the same catalogue at the same precision, and no path of the author's machine is
 
 import math
 import shlex
-import shutil
 
 import polars as pl
 
-from analysis.core.batches import Reduction, value
-from analysis.core.reduce import CoMoments
-from analysis.core.robustness import (
-    APPEARS,
-    REVERSED,
-    ROBUST,
-    STRONGER,
-    VANISHES,
-    WEAKER,
-    mark_words,
+from analysis.core.batches import value
+from analysis.core.next_steps import (  # noqa: F401 (VP_RATE, rank_steps, ...: NEOM's names)
+    ROBUSTNESS_WEIGHT,
+    VP_RATE,
+    copy_data_file,
+    data_file,
+    rank_steps,
+    win_share_per_vp,
 )
-from analysis.core.tabulate import EXPECTED, chunk_outcomes
+from analysis.core.next_steps import field_options as core_field_options
+from analysis.core.robustness import mark_words
 from sim.neom import constants as K
 
 KIND_COMMAND = {"cornerstone": "cornerstone", "tile": "tile", "disaster": "tile"}
 HEADLINE_STEPS = 10  # next steps in the headline; tables/next_steps.csv has them all
-# How much of a measured VP a next step is expected to deliver, by the finding's mark: a
-# robust finding holds for both fields, one that vanishes or appears for one field only.
-ROBUSTNESS_WEIGHT = {
-    ROBUST: 1.0,
-    WEAKER: 0.75,
-    STRONGER: 0.75,
-    VANISHES: 0.5,
-    APPEARS: 0.5,
-    REVERSED: 0.25,
-    None: 0.5,  # not compared (no second field, or too small in one)
-}
 SCORED_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # printed VP scores on these (RULES.md)
 BASIS_ITEM = "VP on the item"
 BASIS_PROBE = "VP on the item (probe)"
 BASIS_LEAD = "score-lead VP"
 PROBES = "neom.vp_probes"  # report.cache key: id(run) -> {(kind, name): slope dict}
-
-
-def _rate_reduce(chunk) -> dict:
-    outcomes = chunk.memo(chunk_outcomes)
-    return {"seats": CoMoments.of(outcomes, (), "score_diff", "residual")}
-
-
-def _rate_finish(stats: dict, run) -> float:
-    seats = stats.get("seats")
-    row = seats.frame.row(0, named=True) if seats is not None and seats.frame.height else None
-    if row is None or row["n"] < 3:
-        return math.nan
-    return row["cxy"] / row["cxx"] if row["cxx"] > 0 else math.nan
-
-
-# The run's exchange rate between win share and score lead, chunk by chunk.
-VP_RATE = Reduction(
-    "neom.vp_rate", _rate_reduce, _rate_finish, needs=(EXPECTED,), tables=("games", "players")
-)
-
-
-def win_share_per_vp(run) -> float:
-    """The run's exchange rate: OLS slope of the seats' win share above expected on their
-    score lead, in win share per VP (NaN when the run cannot give one)."""
-    return value(run, VP_RATE)
+CATALOGUE_PREFIX = "catalogue"  # catalogue-<digest>.toml in a report folder
 
 
 def placed_share(kind: str, row: dict) -> float:
@@ -170,43 +133,18 @@ def with_leads(kind: str, table: pl.DataFrame, run) -> pl.DataFrame:
 
 def catalogue_file(run) -> str | None:
     """The name the run's catalogue gets in a report folder (None without a snapshot)."""
-    from sim.neom import CATALOG_SNAPSHOT
-
-    if not (run.path / CATALOG_SNAPSHOT).is_file():
-        return None
-    digest = str(run.manifest.get("data", {}).get("digest", ""))[:12] or "snapshot"
-    return f"catalogue-{digest}.toml"
+    return data_file(run, CATALOGUE_PREFIX)
 
 
 def copy_catalogue(run, out) -> str | None:
     """Copy the run's catalogue snapshot into the report folder ``out`` (once); its name."""
-    from sim.neom import CATALOG_SNAPSHOT
-
-    name = catalogue_file(run)
-    if name is not None and not (out / name).exists():
-        shutil.copyfile(run.path / CATALOG_SNAPSHOT, out / name)
-    return name
+    return copy_data_file(run, out, CATALOGUE_PREFIX)
 
 
 def field_options(run, games: bool = True) -> list[str]:
     """The options that name the run's field, catalogue, games and seed."""
-    from analysis.core.robustness import named_field
-
-    manifest = run.manifest
-    players = manifest.get("players", 4)
-    players = players[0] if isinstance(players, list) else players
-    options = [
-        "--players", str(players),
-        "--strategies", named_field(run) or ",".join(dict.fromkeys(run.strategy_names)),
-    ]  # fmt: skip
     catalogue = catalogue_file(run)
-    if catalogue is not None:
-        options += ["--catalog", catalogue]
-    if games:
-        n = int(manifest.get("games", 0))
-        n -= n % max(int(players), 1)
-        options += ["--games", str(max(n, int(players))), "--seed", str(manifest.get("seed", 1))]
-    return options
+    return core_field_options(run, ["--catalog", catalogue] if catalogue else [], games)
 
 
 def lever_for(kind: str, row: dict, tables) -> str | None:
@@ -394,19 +332,6 @@ def group_summary(members: list[dict]) -> dict:
         "vp": sum(vps) / len(vps) if vps else math.nan,
         "weight": sum(m["weight"] for m in members) / k,
     }
-
-
-def rank_steps(steps: list[dict]) -> list[dict]:
-    """Steps by expected VP per edit x robustness weight (``score``), largest first: a step
-    over ``items`` items (a group, the sale-dominated tiles, the failing goods) is one edit per
-    item, so it ranks by its VP per item (``expected_vp`` / ``items``), its total breaking
-    ties. A step marked ``first`` (a chain no city completes) ranks above every other."""
-    for step in steps:
-        vp = step.get("expected_vp")
-        total = abs(vp) if vp is not None and math.isfinite(vp) else 0.0
-        step["score"] = total / max(1, step.get("items", 1)) * step["weight"]
-        step["total_score"] = total * step["weight"]
-    return sorted(steps, key=lambda s: (not s.get("first"), -s["score"], -s["total_score"]))
 
 
 def mark_text(mark, there: str) -> str:

@@ -13,6 +13,7 @@ import polars as pl
 
 from analysis.core import figures
 from analysis.core.load import Run
+from analysis.core.next_steps import VP_RATE, write_steps
 from analysis.core.report import (
     GAMES_COLUMN,
     PLAYERS_COLUMN,
@@ -47,7 +48,7 @@ from analysis.core.tabulate import sign_disagreements, with_band_flags
 from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
 from analysis.neom import next_step as next_step_module
 from analysis.neom.load import SCORE_COLUMNS
-from analysis.neom.next_step import VP_RATE, next_steps
+from analysis.neom.next_step import next_steps
 from analysis.neom.usage import usage_table
 from sim.neom.constants import N_GENERATIONS
 
@@ -1658,29 +1659,7 @@ def add_next_steps(report: Report, run: Run, check: Run | None = None) -> None:
         _group_steps(report, run, singles) if run.tables is not None else ([], singles)
     )
     steps = next_step_module.rank_steps(groups + _systemic_steps(report, run, check) + singles)
-    report.steps = steps
-    if steps:
-        report.table(
-            "next_steps",
-            pl.DataFrame(
-                [
-                    {
-                        "rank": i + 1,
-                        "kind": s["kind"],
-                        "name": s["name"],
-                        "members": s.get("members") or "",
-                        "expected_vp": s.get("expected_vp"),
-                        "vp_basis": s.get("vp_basis"),
-                        "robustness": s.get("mark"),
-                        "weight": s["weight"],
-                        "score": s["score"],
-                        "step": s["text"],
-                    }
-                    for i, s in enumerate(steps)
-                ],
-                infer_schema_length=None,
-            ),
-        )
+    write_steps(report, steps)
     cmd = _reproduce(run, check)
     report.reproduce = cmd
 

@@ -36,6 +36,7 @@ from analysis.core.tabulate import (
     seat_arrays,
     seat_outcomes,
     with_band_flags,
+    with_median_flags,
     with_wilson,
 )
 from sim.neom import constants as K
@@ -934,15 +935,13 @@ def with_generation_median_flags(
     min_n: int = DEFAULT_MIN_N,
     by: tuple[str, ...] = (),
 ) -> pl.DataFrame:
-    """A tile table flagged as cornerstones are (``cornerstones.with_median_flags``), against
-    the median tile of its generation: selecting a tile is zero-sum within a generation too
+    """A tile table flagged as cornerstones are (``analysis.core.tabulate.with_median_flags``),
+    against the median tile of its generation: selecting a tile is zero-sum within a generation too
     (a seat takes seven of each), so one dominant tile pushes every other below expected and
     its plant would move their flags; the median moves by at most one rank. ``vs_median`` is
     the effect minus the median of the tested tiles of the same generation (and of ``by``,
     such as the strategy); ``flag`` its band test, corrected across every row;
     ``flag_vs_expected`` the band test against the expected share, kept as a column."""
-    from analysis.neom.cornerstones import with_median_flags
-
     with_gen = frame if "generation" in frame.columns else with_generation(frame, tables)
     flagged = with_median_flags(with_gen, method, level, band, min_n, by=(*by, "generation"))
     return flagged.sort("vs_median", descending=True, nulls_last=True)

@@ -2,8 +2,10 @@
 
 Uses only the report object's API (``report.section(key, title, parts)`` with HTML strings,
 ``report.table(name, frame)`` for a CSV, ``report.figure(name, fig, alt)`` for an ``<img>``,
-``report.findings``) and the run's ``players``, ``games``, ``events``, ``manifest`` and
-``data``. Every section says when the tile set is a RECONSTRUCTION.
+``report.findings``, and where the report has them ``report.items`` / ``report.add_items`` for
+findings.json and ``report.steps`` for the ranked next steps, ``add_next_steps``) and the run's
+``players``, ``games``, ``events``, ``manifest`` and ``data``. Every section says when the tile
+set is a RECONSTRUCTION.
 """
 
 import html
@@ -11,9 +13,11 @@ import html
 import polars as pl
 
 from analysis.core import figures
+from analysis.core.next_steps import rank_steps, write_steps
 from analysis.core.report import (
     PLAYERS_COLUMN,
     SEATS_COLUMN,
+    SHARE_UNIT,
     STRATEGY_COLUMN,
     cell_pts,
     clean,
@@ -26,11 +30,9 @@ from analysis.core.report import (
     share_ci,
 )
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.tangram import tables
+from analysis.tangram import findings, tables
 
 TILE_ROWS = 23
-TILE_METRIC = "win share above expected of the seats that declined it"
-RULE_METRIC = "share of seats that score it"
 
 
 def _settings(report) -> dict:
@@ -169,29 +171,51 @@ def bonus_section(report, run) -> None:
     rates = tables.bonus_rates(run)
     report.table("tangram_bonuses", rates)
     settings = _settings(report)
-    rules = tables.dead_rules(run, settings["min_n"])
+    rules = findings.rule_findings(run, **settings)
     report.table("tangram_rules_reached", rules)
     for row in rules.iter_rows(named=True):
         reached = share_ci("reached_rate")(row)
         if row["dead"]:
             report.findings.append(
-                f"Dead rule: the {row['rule']} is scored by {reached} of {row['n']} seats "
+                f"Dead rule: the {row['rule']} is reached by {reached} of {row['n']} seats "
                 f"({row['seats']}), the whole interval below {tables.DEAD_SHARE:.0%}: it "
                 "changes almost no game."
+            )
+        if row["flag"]:
+            report.findings.append(
+                f"The {row['rule']}: seats that reach it win "
+                f"{cell_pts(row['effect'], row['effect_lo'], row['effect_hi'])} pct-pts of win "
+                f"share above expected more than the others of the same game "
+                f"({row['effect_n']} games; flagged {row['flag']})."
             )
         _add_item(
             report,
             {
                 "kind": "rule",
                 "name": row["rule"],
-                "metric": RULE_METRIC,
+                "metric": findings.RULE_METRIC,
                 "effect": row["reached_rate"],
                 "lo": row["reached_rate_lo"],
                 "hi": row["reached_rate_hi"],
                 "n": row["n"],
                 "flag": "dead" if row["dead"] else None,
+                "unit": SHARE_UNIT,
             },
         )
+        if row["effect"] is not None:
+            _add_item(
+                report,
+                {
+                    "kind": "rule effect",
+                    "name": row["rule"],
+                    "metric": findings.RULE_EFFECT_METRIC,
+                    "effect": row["effect"],
+                    "lo": row["effect_lo"],
+                    "hi": row["effect_hi"],
+                    "n": row["effect_n"],
+                    "flag": row["flag"] or None,
+                },
+            )
     for row in rates.iter_rows(named=True):
         report.findings.append(
             f"{row['strategy_name']} ({row['n_players']} players) scores the planning bonus in "
@@ -202,19 +226,35 @@ def bonus_section(report, run) -> None:
         "<p>Planning bonus: all 49 squares built at the end. Balance bonus: by the distance "
         "between the red and green markers (printed: 0 &rarr; 20, 1-2 &rarr; 10, 3-4 &rarr; 5, "
         "5+ &rarr; 0).</p>",
-        f"<p>A bonus is a dead rule when at least {settings['min_n']} seats (random seats "
-        f"apart) played and the 95% interval of the share that scores it lies wholly below "
-        f"{tables.DEAD_SHARE:.0%}.</p>",
+        f"<p>A rule (a bonus scored, at least one fountain taken) is dead when at least "
+        f"{settings['min_n']} seats (random seats apart) played, the 95% interval of the share "
+        f"that reaches it lies wholly below {tables.DEAD_SHARE:.0%} and the one-sided binomial "
+        f"test of &ldquo;reached by at least {tables.DEAD_SHARE:.0%}&rdquo; is rejected after "
+        f"the {settings['method']} correction across the rules. What reaching it is worth: "
+        "the reachers' minus the other seats' win share above expected in the same games "
+        "(95% intervals clustered by deal), flagged outside "
+        f"&plusmn;{100 * settings['band']:g} pct-pts after the correction; observational (a "
+        "seat reaches a bonus when its game goes well).</p>",
         html_table(
             rules,
             [
                 ("rule", lambda r: r["rule"]),
                 ("seats", lambda r: f"{r['n']} ({r['seats']})"),
-                ("scored by [95% CI]", share_ci("reached_rate")),
+                ("reached by [95% CI]", share_ci("reached_rate")),
                 (
                     "dead rule",
                     lambda r: "DEAD" if r["dead"] else ("too few seats" if r["small"] else "no"),
                 ),
+                (
+                    "reached minus not, same game: pct-pts [95% CI]",
+                    lambda r: (
+                        "–"
+                        if r["effect"] is None
+                        else cell_pts(r["effect"], r["effect_lo"], r["effect_hi"])
+                        + f" (n = {r['effect_n']})"
+                    ),
+                ),
+                ("flag", lambda r: r["flag"] or ("too few" if r["effect_small"] else "")),
             ],
         ),
         html_table(
@@ -245,29 +285,29 @@ def tile_section(report, run) -> None:
     settings = _settings(report)
     effects = tables.tile_effects(run, **settings)
     report.table("tangram_tile_effects", effects)
-    for row in effects.iter_rows(named=True):
-        if row["effect"] is None:
-            continue
-        _add_item(
-            report,
-            {
-                "kind": "tile",
-                "name": row["tile_name"],
-                "metric": TILE_METRIC,
-                "effect": row["effect"],
-                "lo": row["effect_lo"],
-                "hi": row["effect_hi"],
-                "n": row["n"],
-                "flag": row["flag"] or None,
-            },
-        )
-    flagged = effects.filter(pl.col("flag").is_in(["strong", "weak"]))
-    for row in flagged.iter_rows(named=True):
+    worth = findings.tile_findings(run, **settings)
+    worth_by_strategy = findings.tile_findings_by_strategy(run, **settings)
+    report.table("tangram_tile_findings", worth)
+    report.table("tangram_tile_findings_by_strategy", worth_by_strategy)
+    add_items = getattr(report, "add_items", None)  # reports without findings.json skip it
+    if add_items is not None:
+        add_items("tile", worth, findings.TILE_METRIC, effect="vs_median")
+        add_items("tile", worth_by_strategy, findings.TILE_METRIC, strategy="strategy_name",
+                  effect="vs_median")  # fmt: skip
+    for row in worth.filter(pl.col("flag") != "").iter_rows(named=True):
         report.findings.append(
-            f"{row['tile_name']}: seats that declined it won "
-            f"{cell_pts(row['effect'], row['effect_lo'], row['effect_hi'])} pct-pts of win share "
-            f"above their strategy's expectation (n = {row['n']}; flagged outside "
-            f"+-{100 * settings['band']:g} pct-pts after the {settings['method']} correction)."
+            f"{row['tile_name']} ({'too strong' if row['flag'] == 'strong' else 'too weak'}): "
+            f"placing it rather than declining it is worth "
+            f"{cell_pts(row['vs_median'], row['vs_median_lo'], row['vs_median_hi'])} pct-pts of "
+            f"win share more than placing the median tile ({row['n']} games with both; flagged "
+            f"outside +-{100 * settings['band']:g} pct-pts after the {settings['method']} "
+            "correction)."
+        )
+    for row in worth_by_strategy.filter(pl.col("flag") != "").iter_rows(named=True):
+        report.findings.append(
+            f"{row['strategy_name']} seats alone: placing {row['tile_name']} is worth "
+            f"{cell_pts(row['vs_median'], row['vs_median_lo'], row['vs_median_hi'])} pct-pts "
+            f"more than placing their median tile ({row['n']} declines; {row['flag']})."
         )
     top = pooled.sort("decline_rate", descending=True).row(0, named=True)
     report.findings.append(
@@ -330,13 +370,39 @@ def tile_section(report, run) -> None:
         ),
     ]
     parts += [
-        "<h3>Win share of the seats that declined each tile</h3>",
-        f"<p>Win share above the seat's expectation (its strategy's mean share at its player "
-        f"count), random seats apart, for the seats that declined the tile and those that "
-        f"placed it; 95% intervals clustered by deal. A tile is flagged when at least "
-        f"{settings['min_n']} seats declined it and the interval lies wholly outside "
+        "<h3>What placing each tile is worth</h3>",
+        f"<p>In each game where some seats (random seats apart) placed the tile and others "
+        f"declined it: the placers' win share above expected (their strategy's mean share at "
+        f"their player count) minus the decliners', averaged over those games, 95% intervals "
+        f"clustered by deal. Every tile's is positive (a seat declines what does not fit, "
+        f"more often when behind), so each is read against the median tile: a tile is "
+        f"flagged too strong (or too weak) when at least {settings['min_n']} games have both "
+        f"and its difference from the median tile lies wholly outside "
         f"+-{100 * settings['band']:g} pct-pts after the {settings['method']} correction "
-        "across tiles. Observational: seats decline a tile that fits badly, so this says how "
+        "across tiles. tables/tangram_tile_findings_by_strategy.csv has it per strategy "
+        "(random on rows of its own).</p>",
+        html_table(
+            worth,
+            [
+                ("tile", lambda r: r["tile_name"]),
+                ("games with both", lambda r: r["n"]),
+                (
+                    "placed minus declined: pct-pts [95% CI]",
+                    lambda r: cell_pts(r["effect"], r["effect_lo"], r["effect_hi"]),
+                ),
+                (
+                    "vs the median tile [95% CI]",
+                    lambda r: cell_pts(r["vs_median"], r["vs_median_lo"], r["vs_median_hi"]),
+                ),
+                ("flag", lambda r: r["flag"] or ("too few" if r["small"] else "")),
+            ],
+        ),
+        "<h3>Win share of the seats that declined each tile</h3>",
+        "<p>Win share above the seat's expectation (its strategy's mean share at its player "
+        "count), random seats apart, for the seats that declined the tile and those that "
+        "placed it; 95% intervals clustered by deal; shown, not flagged (the flags are "
+        "the placing-vs-declining contrast above; the CSV keeps this table's band test). "
+        "Observational: seats decline a tile that fits badly, so this says how "
         "much having to decline it went with losing, not that declining caused it.</p>",
         html_table(
             effects.sort("n", descending=True, nulls_last=True),
@@ -351,7 +417,7 @@ def tile_section(report, run) -> None:
                         else "–"
                     ),
                 ),
-                ("flag", lambda r: r["flag"] or ("too few" if r["small"] else "")),
+                ("", lambda r: "too few" if r["small"] else ""),
                 (
                     "placed: pct-pts [95% CI]",
                     lambda r: (
@@ -368,7 +434,20 @@ def tile_section(report, run) -> None:
 
 def reductions(run) -> list:
     """What Tangram City's sections read, chunk by chunk (``analysis.core.batches``)."""
-    return [tables.TABLES]
+    return [tables.TABLES, tables.TILE_EFFECTS, findings.FINDINGS]
+
+
+def add_next_steps(report, run, check=None) -> None:
+    """The ranked next steps of the flagged findings (dead rules first), each with a command
+    that runs as pasted from the report folder (the tile set is copied there), and the
+    commands that reproduce the run."""
+    settings = _settings(report)
+    worth = findings.tile_findings(run, **settings)
+    rules = findings.rule_findings(run, **settings)
+    write_steps(report, rank_steps(findings.steps(report, run, worth, rules)))
+    report.reproduce = findings.reproduce(run)
+    report.steps_note = findings.STEPS_NOTE
+    report.data_word = "tile set"
 
 
 def add_sections(report, run) -> None:

@@ -526,31 +526,3 @@ def tile_effects(
     return frame.with_columns(
         pl.Series("tile_name", names), pl.lit(data_label(run)).alias("tileset")
     )
-
-
-def dead_rules(run, min_n: int = DEFAULT_MIN_N, share: float = DEAD_SHARE) -> pl.DataFrame:
-    """:func:`dead_rule_table` of the run's bonus counts."""
-    return dead_rule_table(value(run, TABLES)["bonuses"].table(), min_n, share)
-
-
-def dead_rule_table(sums: pl.DataFrame, min_n: int = DEFAULT_MIN_N,
-                    share: float = DEAD_SHARE) -> pl.DataFrame:  # fmt: skip
-    """The bonuses as rules a designer keeps or cuts, from seat counts per strategy
-    (``strategy_name``, ``n``, ``planning`` and ``any_balance``: seats that scored the bonus):
-    per bonus, the share of seats (random seats apart when there are others) that scored it,
-    with a Wilson interval. ``dead``: at least ``min_n`` seats and the whole interval below
-    ``share`` (default 1%), so a bonus is called dead only when the sample could have shown
-    it alive; ``small``: too few seats to tell."""
-    played = sums.filter(~is_random(pl.col("strategy_name")))
-    seats = f"all but {RANDOM}" if played.height else "all"
-    sums = played if played.height else sums
-    n = int(sums["n"].sum()) if sums.height else 0
-    rows = [
-        {"rule": rule, "seats": seats, "n": n, "reached": int(sums[column].sum())}
-        for rule, column in (("planning bonus", "planning"), ("balance bonus", "any_balance"))
-    ]
-    frame = with_wilson(pl.DataFrame(rows), "reached", "n", "reached_rate")
-    return frame.with_columns(
-        (pl.col("n") < min_n).alias("small"),
-        ((pl.col("n") >= min_n) & (pl.col("reached_rate_hi") < share)).alias("dead"),
-    )
