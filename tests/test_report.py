@@ -146,3 +146,22 @@ def test_make_run_reports_the_strong_field_checked_against_the_archetypes():
     plain = subprocess.run(["make", "-n", "-s", "-C", str(root), "run", "RUN_CHECK_STRATEGIES="],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "--check" not in plain and plain.count(" simulate ") == 1
+
+
+def test_the_report_and_the_balance_usage_goal_read_one_usage_table(run_path, report):
+    """Issue 38: the report's usage table (tables/usage.csv) and the figures `neom balance
+    --goal usage` steers by are one table: for every cornerstone and tile the run offered,
+    the same kept and built shares and intervals, and the same keepers."""
+    from analysis.neom import balance as B
+
+    usage = pl.read_csv(report.parent / "tables" / "usage.csv")
+    run = open_run(run_path)
+    setting = B.Setting(strategies=("greedy",) * 4, players=4, games=600, seed=1)
+    offered = usage.filter(pl.col("offered") > 0)
+    assert {"cornerstone", "tile"} <= set(offered["kind"])
+    for row in offered.iter_rows(named=True):
+        got = B.report_usage(run, row["tile_name"], row["kind"], setting)
+        for key, column in (("kept", "kept_rate"), ("built", "built_rate")):
+            want = [row[column], row[f"{column}_lo"], row[f"{column}_hi"]]
+            assert got[key] == pytest.approx(want, nan_ok=True), (row["tile_name"], key)
+        assert got["n"] == row["kept"]

@@ -121,7 +121,8 @@ def test_every_cornerstone_and_tile_has_a_usage_row_even_at_zero_drafts():
     gen1 = [int(t) for t in tables.deck(K.DECK_GEN1)
             if tables.tiles[t, K.C_DISASTER] == K.DIS_NONE]  # fmt: skip
     tile_rows = pl.DataFrame({
-        "tile": gen1[:2], "seen": [100, 50], "selected": [40, 0], "placed": [30, 0],
+        "tile": gen1[:2], "seen": [100, 50], "taken_when_seen": [40, 0], "selected": [40, 0],
+        "placed": [30, 0],
         "sold": [8, 0], "for_cornerstone": [2, 0],
     })  # fmt: skip
     table = usage_table(tables, measured, tile_rows)

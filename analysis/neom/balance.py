@@ -58,6 +58,7 @@ from analysis.neom.levers import (  # noqa: F401 (also NEOM balance's API: B.ite
     pick_levers,
     set_value,
 )
+from analysis.neom.usage import USAGE_FLOORS  # noqa: F401 (also balance's API: B.USAGE_FLOORS)
 from sim.core.errors import UserError
 
 # Runs, polars and the compiled game are imported where used, so that `neom --help` is quick.
@@ -291,29 +292,37 @@ def item_point(base: Measurement, cand: Measurement, item: str, kind: str, value
 # Floors a designer can change (--kept-floor, --built-floor): an item is used when it is kept
 # in this share of the deals that offer it (a cornerstone: drafted when dealt; a tile: taken
 # when seen) and built by this share of those who took it (placed when drafted / selected).
-USAGE_FLOORS = (0.25, 0.50)
 USAGE_WORDS = (
     "usage: the smaller of kept when offered less its floor and built when taken less its "
     "floor (a cornerstone: drafted when dealt, placed when drafted; a tile: taken when seen, "
     "placed when selected), pct-pts of share"
 )
-USAGE_COLUMNS = {"cornerstone": ("kept", "placed_rate"), "tile": ("taken_rate", "placed_rate")}
 
 
 def report_usage(run, item: str, kind: str, setting: Setting) -> dict:
-    """The item's usage figures from the report's own tables: ``kept`` (share of offers kept)
-    and ``built`` (share of takers who place it), each (share, lo, hi) with its 95% Wilson
-    interval, and ``n`` (takers). An item missing from the table was never taken: kept 0.
-    (A usage table of its own, analysis/neom/usage.py, is another issue's: pass it to
-    ``usage_point`` as ``usage`` to use it here.)"""
-    row = item_row(run, item, kind, setting)
-    kept, built = USAGE_COLUMNS["cornerstone" if kind == "cornerstone" else "tile"]
-    if not row:
+    """The item's usage figures from the report's own usage table (``analysis.neom.usage``):
+    ``kept`` (share of its offers kept) and ``built`` (share of its keepers who place it), each
+    (share, lo, hi) with its 95% Wilson interval, and ``n`` (keepers). An item never offered
+    counts as never kept: kept 0."""
+    import polars as pl
+
+    from analysis.neom import cornerstones, tiles
+    from analysis.neom.usage import usage_table
+
+    args = _report_args(setting)
+    floors = setting.floors or USAGE_FLOORS
+    if kind == "cornerstone":
+        table = usage_table(run.tables, cornerstones.cornerstone_table(run, *args), None, floors)
+    else:
+        table = usage_table(run.tables, None, tiles.tile_table(run, *args), floors)
+    row = table.filter(pl.col("tile_name") == item)
+    if not row.height or row["offered"][0] == 0:
         return {"kept": (0.0, 0.0, 0.0), "built": (math.nan,) * 3, "n": 0}
+    r = row.row(0, named=True)
     return {
-        "kept": tuple(_float(row.get(f"{kept}{x}")) for x in ("", "_lo", "_hi")),
-        "built": tuple(_float(row.get(f"{built}{x}")) for x in ("", "_lo", "_hi")),
-        "n": int(row.get("drafted", row.get("selected", 0)) or 0),
+        "kept": tuple(_float(r[f"kept_rate{x}"]) for x in ("", "_lo", "_hi")),
+        "built": tuple(_float(r[f"built_rate{x}"]) for x in ("", "_lo", "_hi")),
+        "n": int(r["kept"]),
     }
 
 

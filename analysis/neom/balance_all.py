@@ -108,11 +108,16 @@ def assess(measurement, setting: B.Setting, intended: set[str],
 
     from analysis.neom import cornerstones, tiles
     from analysis.neom.catalog_figures import goods_shares
+    from analysis.neom.usage import usage_table
 
     run = measurement.run
     args = ("bh", 0.05, setting.band, setting.min_n)
     cs = cornerstones.cornerstone_table(run, *args)
     tt = tiles.tile_table(run, *args)
+    # The usage goal reads the report's usage table and its floor rule (one definition).
+    usage = usage_table(run.tables, cs, tt, setting.floors or B.USAGE_FLOORS)
+    below_floor = dict(zip(usage["tile_name"].to_list(), usage["below_floor"].to_list(),
+                           strict=True))  # fmt: skip
     band = setting.band
     errors, problems, kinds, fixable, reasons = {}, {}, {}, {}, {}
     decided: set[str] = set()
@@ -141,7 +146,7 @@ def assess(measurement, setting: B.Setting, intended: set[str],
                 errors[name] = r["effect"]  # in band against the median, flagged on its own
         if outside or r["flag"]:
             decided.add(name)
-        elif "usage" in goals and _unused(r, setting):
+        elif "usage" in goals and below_floor.get(name):
             # In the band, but kept or built below its floor (its whole interval): a card
             # nobody wants is not balanced.
             kinds[name] = "unused"
@@ -208,15 +213,6 @@ def assess(measurement, setting: B.Setting, intended: set[str],
 
 def _nan0(x) -> float:
     return 0.0 if x is None or not math.isfinite(float(x)) else float(x)
-
-
-def _unused(row: dict, setting) -> bool:
-    """A cornerstone's kept (drafted when dealt) or built (placed when drafted) share lies
-    wholly below its floor (its 95% Wilson interval)."""
-    kept, built = setting.floors or B.USAGE_FLOORS
-    return _nan0(row["kept_hi"]) < kept or (
-        row["drafted"] > 0 and _nan0(row["placed_rate_hi"]) < built
-    )
 
 
 def _is_disaster(run, tile: int) -> bool:

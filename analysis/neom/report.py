@@ -26,6 +26,7 @@ from analysis.core.report import (
     num,
     p_cell,
     pct,
+    pct_interval,
     pts,
     share_ci,
     shown_path,
@@ -49,7 +50,7 @@ from analysis.neom import cornerstones, disasters, economy, flow, scores, tiles
 from analysis.neom import next_step as next_step_module
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.next_step import next_steps
-from analysis.neom.usage import usage_table
+from analysis.neom.usage import USAGE_FLOORS, usage_table
 from sim.neom.constants import N_GENERATIONS
 
 TILE_TABLE_ROWS = 25  # the HTML shows the most extreme tiles; the CSV has them all
@@ -719,25 +720,61 @@ def _usage_parts(report: Report, run: Run) -> list[str]:
     if table is None:
         return []
     report.table("usage", table)
+    kept_floor, built_floor = USAGE_FLOORS
     columns = [
         ("kind", lambda r: r["kind"]),
         ("gen", lambda r: r["generation"] or "–"),
         ("item", lambda r: r["tile_name"]),
         ("offered", lambda r: r["offered"]),
-        ("kept (drafted / selected)", lambda r: f"{r['kept']} ({pct(r['kept_rate'])})"),
-        ("built (placed)", lambda r: f"{r['built']} ({pct(r['built_rate'])})"),
+        ("kept when offered", lambda r: f"{r['taken']} "
+         f"({pct_interval(r['kept_rate'], r['kept_rate_lo'], r['kept_rate_hi'])})"),
+        ("built (placed) of kept", lambda r: f"{r['built']} of {r['kept']} "
+         f"({pct_interval(r['built_rate'], r['built_rate_lo'], r['built_rate_hi'])})"),
         ("sold", lambda r: f"{r['sold']} ({pct(r['sold_rate'])})"),
         ("discarded for a cornerstone", lambda r: r["for_cornerstone"]),
-    ]
+        ("below floor", lambda r: r["below_floor"] or ""),
+    ]  # fmt: skip
+    below = table.filter(pl.col("below_floor") != "")
+    floors = (
+        f"kept in at least {100 * kept_floor:.0f}% of the deals that offer it, built by at least "
+        f"{100 * built_floor:.0f}% of the seats that keep it"
+    )
+    if below.height:
+        items = "".join(
+            f"<li><b>{html.escape(r['tile_name'])}</b> ({r['kind']}): kept in "
+            f"{pct_interval(r['kept_rate'], r['kept_rate_lo'], r['kept_rate_hi'])} of "
+            f"{r['offered']:,} offers, built by "
+            f"{pct_interval(r['built_rate'], r['built_rate_lo'], r['built_rate_hi'])} of its "
+            f"{r['kept']:,} keepers; below the {r['below_floor']} floor. Next step: "
+            f"<code>{html.escape(_usage_command(r, run))}</code></li>"
+            for r in below.iter_rows(named=True)
+        )
+        flagged = (
+            f"<p><b>{below.height} of {table.height} items miss a usage floor</b> ({floors}; "
+            "a one-sided binomial test of each count against its floor, the table's tests "
+            "corrected together, Benjamini-Hochberg at 5%): a card nobody wants is a design "
+            f"problem even when its win share is in the band.</p><ul>{items}</ul>"
+        )
+    else:
+        flagged = f"<p>Every item meets the usage floors ({floors}), or too few offers tell.</p>"
     return [
         f"<h3>Usage of every cornerstone and tile</h3><p>Offered: a cornerstone dealt into a "
-        "draft hand, a tile seen in a hand a seat chose from; kept: drafted or selected (share "
-        "of offers); built: placed (share of keeps); sold: a tile's selections sold (share of "
-        f"keeps). Every item of the catalogue has a row, zeros included ({table.height} rows: "
+        "draft hand, a tile seen in a hand a seat chose from (games of 3 or more players); "
+        "kept when offered: drafted or taken from those offers; built: placed (share of the "
+        "seats that kept it); sold: a tile's selections sold (share of keeps). Every item of the "
+        f"catalogue has a row, zeros included ({table.height} rows: "
         f"{int((table['kind'] == 'cornerstone').sum())} cornerstones, "
-        f"{int((table['kind'] == 'tile').sum())} tiles; tables/usage.csv).</p>",
+        f"{int((table['kind'] == 'tile').sum())} tiles; tables/usage.csv; 95% Wilson "
+        "intervals).</p>",
+        flagged,
         "<details><summary>The usage table</summary>" + html_table(table, columns) + "</details>",
     ]
+
+
+def _usage_command(row: dict, run: Run) -> str:
+    """The balance search toward the usage floors, for a cornerstone (the usage goal takes
+    cornerstones and tiles alike)."""
+    return next_step_module.balance_command(str(row["tile_name"]), run, None, ["--goal", "usage"])
 
 
 def good_chains(report: Report, run: Run) -> pl.DataFrame:

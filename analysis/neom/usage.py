@@ -2,28 +2,52 @@
 
 One row per cornerstone and per generation tile of the catalogue (Disasters apart), present
 even when the run never dealt or kept it (zeros), so a tile nobody uses shows as a row of
-zeros rather than as a missing row. The report and ``neom balance`` read the same table.
+zeros rather than as a missing row. The report and ``neom balance`` (its usage goal) read the
+same table and the same floor rule (``below_floor``): one definition of "nobody wants it".
+
+``neom balance`` imports this module for its floors while it parses its options: polars and
+scipy are imported where used, so that ``neom --help`` stays quick.
 """
 
-import polars as pl
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from sim.neom import constants as K
 
+if TYPE_CHECKING:
+    import polars as pl
+
 DECKS = {K.DECK_CORNERSTONE: 0, K.DECK_GEN1: 1, K.DECK_GEN2: 2, K.DECK_GEN3: 3}
-COLUMNS = ("offered", "kept", "built", "sold", "for_cornerstone")
+COLUMNS = ("offered", "taken", "kept", "built", "sold", "for_cornerstone")
+# The usage floors a designer can change (neom balance --kept-floor, --built-floor): an item
+# kept in fewer than a quarter of the deals that offer it, or built by fewer than half of the
+# seats that keep it, is a card nobody wants.
+USAGE_FLOORS = (0.25, 0.50)
+FLOOR_ALPHA = 0.05  # the false-flag rate of the floor tests, after the correction
 
 
 def usage_table(
-    tables, cornerstones: pl.DataFrame | None, tiles: pl.DataFrame | None = None
+    tables,
+    cornerstones: pl.DataFrame | None,
+    tiles: pl.DataFrame | None = None,
+    floors: tuple = USAGE_FLOORS,
 ) -> pl.DataFrame:
     """Per item of the catalogue (``kind``: cornerstone or tile; ``generation``: 0 for
     cornerstones): ``offered`` (a cornerstone dealt into a draft hand: drafted plus left in
     the draft; a tile: times seen in a hand a seat chose from), ``kept`` (drafted; selected),
     ``built`` (placed), ``sold`` and ``for_cornerstone`` (a tile's selections sold, or
     discarded to build a cornerstone), and the rates ``kept_rate`` (kept / offered),
-    ``built_rate`` (built / kept), ``sold_rate`` (sold / kept): NaN where the denominator is 0.
+    ``built_rate`` (built / kept), ``sold_rate`` (sold / kept): NaN where the denominator is 0,
+    ``kept_rate`` and ``built_rate`` with their 95% Wilson intervals (``_lo``, ``_hi``), and
+    ``below_floor`` (``below_floors``). ``kept_rate`` is taken / offered: offers are counted
+    only in games that deal hands round the table (3+ players), and so are their takes.
     ``cornerstones``: ``cornerstone_table``'s rows; ``tiles``: ``tile_table``'s (None without
     an event log: the tile rows are then zeros)."""
+    import polars as pl
+
+    from analysis.core.tabulate import with_wilson
+
     ids, kinds, gens = [], [], []
     for tile in range(tables.n_tiles):
         deck = int(tables.tiles[tile, K.C_DECK])
@@ -46,6 +70,7 @@ def usage_table(
             cornerstones.select(
                 pl.col("tile").cast(pl.Int64),
                 (pl.col("drafted") + pl.col("left_in_draft").fill_null(0)).alias("offered"),
+                pl.col("drafted").alias("taken"),
                 pl.col("drafted").alias("kept"),
                 pl.col("placed").alias("built"),
                 pl.lit(0).alias("sold"),
@@ -57,6 +82,7 @@ def usage_table(
             tiles.select(
                 pl.col("tile").cast(pl.Int64),
                 pl.col("seen").alias("offered"),
+                pl.col("taken_when_seen").alias("taken"),
                 pl.col("selected").alias("kept"),
                 pl.col("placed").alias("built"),
                 "sold",
@@ -78,6 +104,39 @@ def usage_table(
             .alias(f"{num}_rate")
         )
 
+    frame = with_wilson(frame, "taken", "offered", "kept_rate")
+    frame = with_wilson(frame, "built", "kept", "built_rate")
+    frame = frame.with_columns(rate("sold", "kept")).sort("generation", "tile")
+    return below_floors(frame, floors)
+
+
+def below_floors(frame: pl.DataFrame, floors: tuple = USAGE_FLOORS) -> pl.DataFrame:
+    """``below_floor``: "kept", "built", "kept, built" or "" per row: which usage floor the
+    item misses, decided by a one-sided exact binomial test of its count against the floor
+    (kept: takes of its offers; built: builds by the seats that kept it), with the p-values of
+    the whole table corrected together (Benjamini-Hochberg at ``FLOOR_ALPHA``). A handful of
+    offers never flags an item (a test at small n cannot reject); an item never offered in a
+    run is not tested (nothing is known of it)."""
+    import numpy as np
+    import polars as pl
+    from scipy.stats import binom
+
+    from analysis.core.stats import adjust
+
+    tests = []  # (row, floor's name, p)
+    for name, count, trials, floor in (("kept", "taken", "offered", floors[0]),
+                                       ("built", "built", "kept", floors[1])):  # fmt: skip
+        k = frame[count].to_numpy().astype(np.int64)
+        n = frame[trials].to_numpy().astype(np.int64)
+        p = binom.cdf(k, np.maximum(n, 1), floor)  # P(a count this low | the rate at the floor)
+        tests += [(row, name, p[row]) for row in np.flatnonzero(n > 0)]
+    missed: list[list[str]] = [[] for _ in range(frame.height)]
+    if tests:
+        rejected = adjust(np.array([p for *_, p in tests]), "bh") < FLOOR_ALPHA
+        for (row, name, _), flag in zip(tests, rejected, strict=True):
+            if flag:
+                missed[row].append(name)
+    order = {"kept": 0, "built": 1}
     return frame.with_columns(
-        rate("kept", "offered"), rate("built", "kept"), rate("sold", "kept")
-    ).sort("generation", "tile")
+        pl.Series("below_floor", [", ".join(sorted(m, key=order.get)) for m in missed])
+    )
