@@ -1044,6 +1044,9 @@ def test_the_usage_floor_rule_flags_only_what_its_counts_show():
                      strict=True))  # fmt: skip
     # 20% built clears a 15% floor, and 4 builds of 40 keeps cannot show a miss of it.
     assert lower["unbuilt"] == "" and lower["both"] == "kept"
+    # A generation tile is never marked (one tile of a hand of 8 is taken: no common floor).
+    kinds = frame.with_columns(pl.Series("kind", ["tile"] + ["cornerstone"] * 6))
+    assert below_floors(kinds)["below_floor"].to_list()[:2] == ["", ""]
 
 
 def test_usage_options_are_checked(capsys):

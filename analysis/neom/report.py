@@ -735,6 +735,7 @@ def _usage_parts(report: Report, run: Run) -> list[str]:
         ("below floor", lambda r: r["below_floor"] or ""),
     ]  # fmt: skip
     below = table.filter(pl.col("below_floor") != "")
+    n_cornerstones = int((table["kind"] == "cornerstone").sum())
     floors = (
         f"kept in at least {100 * kept_floor:.0f}% of the deals that offer it, built by at least "
         f"{100 * built_floor:.0f}% of the seats that keep it"
@@ -750,13 +751,16 @@ def _usage_parts(report: Report, run: Run) -> list[str]:
             for r in below.iter_rows(named=True)
         )
         flagged = (
-            f"<p><b>{below.height} of {table.height} items miss a usage floor</b> ({floors}; "
+            f"<p><b>{below.height} of {n_cornerstones} cornerstones miss a usage floor</b> "
+            f"({floors}; "
             "a one-sided binomial test of each count against its floor, the table's tests "
             "corrected together, Benjamini-Hochberg at 5%): a card nobody wants is a design "
             f"problem even when its win share is in the band.</p><ul>{items}</ul>"
         )
     else:
-        flagged = f"<p>Every item meets the usage floors ({floors}), or too few offers tell.</p>"
+        flagged = (
+            f"<p>Every cornerstone meets the usage floors ({floors}), or too few offers tell.</p>"
+        )
     return [
         f"<h3>Usage of every cornerstone and tile</h3><p>Offered: a cornerstone dealt into a "
         "draft hand, a tile seen in a hand a seat chose from (games of 3 or more players); "

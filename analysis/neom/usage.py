@@ -111,12 +111,18 @@ def usage_table(
 
 
 def below_floors(frame: pl.DataFrame, floors: tuple = USAGE_FLOORS) -> pl.DataFrame:
-    """``below_floor``: "kept", "built", "kept, built" or "" per row: which usage floor the
-    item misses, decided by a one-sided exact binomial test of its count against the floor
-    (kept: takes of its offers; built: builds by the seats that kept it), with the p-values of
-    the whole table corrected together (Benjamini-Hochberg at ``FLOOR_ALPHA``). A handful of
-    offers never flags an item (a test at small n cannot reject); an item never offered in a
-    run is not tested (nothing is known of it)."""
+    """``below_floor``: "kept", "built", "kept, built" or "" per cornerstone row: which usage
+    floor the cornerstone misses, decided by a one-sided exact binomial test of its count
+    against the floor (kept: takes of its offers; built: builds by the seats that kept it),
+    with the p-values of the whole table corrected together (Benjamini-Hochberg at
+    ``FLOOR_ALPHA``). A handful of offers never flags an item (a test at small n cannot
+    reject); an item never offered in a run is not tested (nothing is known of it).
+
+    Generation tiles are not tested: a seat takes one tile of a hand of up to 8, so "taken
+    when seen" has no common floor (its chance level falls with the hand's size), and the
+    sale is a tile's normal use (the report's dominated-tiles section judges placing against
+    selling); a tile's rates stay in the table and ``neom balance NAME --goal usage`` can
+    still steer one toward floors a designer chooses."""
     import numpy as np
     import polars as pl
     from scipy.stats import binom
@@ -124,12 +130,18 @@ def below_floors(frame: pl.DataFrame, floors: tuple = USAGE_FLOORS) -> pl.DataFr
     from analysis.core.stats import adjust
 
     tests = []  # (row, floor's name, p)
+    cornerstone = (
+        (frame["kind"] == "cornerstone").to_numpy()
+        if "kind" in frame.columns
+        else np.ones(frame.height, dtype=bool)
+    )
     for name, count, trials, floor in (("kept", "taken", "offered", floors[0]),
                                        ("built", "built", "kept", floors[1])):  # fmt: skip
         k = frame[count].to_numpy().astype(np.int64)
         n = frame[trials].to_numpy().astype(np.int64)
         p = binom.cdf(k, np.maximum(n, 1), floor)  # P(a count this low | the rate at the floor)
-        tests += [(row, name, p[row]) for row in np.flatnonzero(n > 0)]
+        tested = (n > 0) & cornerstone
+        tests += [(row, name, p[row]) for row in np.flatnonzero(tested)]
     missed: list[list[str]] = [[] for _ in range(frame.height)]
     if tests:
         rejected = adjust(np.array([p for *_, p in tests]), "bh") < FLOOR_ALPHA
