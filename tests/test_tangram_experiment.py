@@ -214,3 +214,15 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not (tmp_path / "exp").exists()
+
+
+def test_the_banned_run_s_tile_rows_have_no_empty_position(planted):
+    """The report's tile tables read the deck's card columns: the banned run's empty last
+    position (-1) is left out, not counted as a tile (negative indexing named it the last one),
+    and the banned tile has no row; each seat has 22 rows a game."""
+    from analysis.core.load import open_run
+    from analysis.tangram.tables import tile_rows
+
+    rows = tile_rows(open_run(planted / "ban" / "intervention"))
+    assert rows["tile"].min() >= 0 and 0 not in rows["tile"].to_list()  # 0: the Small Triangle
+    assert rows.height == GAMES * 4 * (K.N_CARDS - 1)
