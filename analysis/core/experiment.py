@@ -67,6 +67,20 @@ class Experimenting:
     result_entries: Callable[[object], dict] = lambda args: {}
 
 
+def find_by_name(names, name: str, missing: str) -> int:
+    """``names`` (name -> index) looked up without regard to case; else a UserError
+    ``missing`` (what was not found, e.g. "no tile named 'X' in catalogue Y") naming up to
+    three close names (each game's ``Experimenting.find``)."""
+    import difflib
+
+    by_folded = {n.casefold(): i for n, i in names.items()}
+    if name.casefold() in by_folded:
+        return by_folded[name.casefold()]
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise UserError(missing + hint)
+
+
 def experimenting(game) -> Experimenting:
     """The game's :class:`Experimenting`; one line when its engine has no interventions."""
     from sim.core.game import resolve

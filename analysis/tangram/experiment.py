@@ -9,20 +9,14 @@ before the deal, so 22 cards are played and the final round has 2. Holding the t
 it (a seat places it or declines it for good).
 """
 
-import difflib
-
-from analysis.core.experiment import Experimenting
+from analysis.core.experiment import Experimenting, find_by_name
 from sim.core.errors import UserError
 
 
 def find_tile(tileset, name: str) -> int:
     """Index of the City Tile called ``name`` (case folded); one line naming close matches."""
-    by_folded = {n.casefold(): t for t, n in enumerate(tileset.tile_names)}
-    if name.casefold() in by_folded:
-        return by_folded[name.casefold()]
-    close = difflib.get_close_matches(name, list(tileset.tile_names), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise UserError(f"no City Tile named {name!r} in tile set {tileset.name}{hint}")
+    names = {n: t for t, n in enumerate(tileset.tile_names)}
+    return find_by_name(names, name, f"no City Tile named {name!r} in tile set {tileset.name}")
 
 
 def holdings_of(players, events, deals, tile: int, kind: str):
