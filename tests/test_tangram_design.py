@@ -1,6 +1,7 @@
 """``neom compare``, ``neom experiment`` and ``neom balance`` with ``--game tangram`` (issue 40,
 part 3): the generic design commands with Tangram City's parts. Small runs of the fast
-strategies (greedy, random); the planner is too slow for a test's budget."""
+strategies (greedy, random); the planner is too slow for a test's budget. ``neom experiment
+--game tangram``: tests/test_tangram_experiment.py."""
 
 import json
 
@@ -69,13 +70,6 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert code == 1 and message in err and err.count("\n") == 1, err
     assert not out.exists()
-
-
-def test_an_experiment_is_refused_in_one_line_the_engine_has_no_interventions(tmp_path, capsys):
-    argv = ["experiment", "tile", "Square", "--game", "tangram", *FIELD, "--out", str(tmp_path)]
-    assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert "Tangram City's engine cannot force or ban an item" in err and err.count("\n") == 1
 
 
 # --- balance: a planted change undone ---------------------------------------------------------

@@ -67,6 +67,20 @@ class Experimenting:
     result_entries: Callable[[object], dict] = lambda args: {}
 
 
+def find_by_name(names, name: str, missing: str) -> int:
+    """``names`` (name -> index) looked up without regard to case; else a UserError
+    ``missing`` (what was not found, e.g. "no tile named 'X' in catalogue Y") naming up to
+    three close names (each game's ``Experimenting.find``)."""
+    import difflib
+
+    by_folded = {n.casefold(): i for n, i in names.items()}
+    if name.casefold() in by_folded:
+        return by_folded[name.casefold()]
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise UserError(missing + hint)
+
+
 def experimenting(game) -> Experimenting:
     """The game's :class:`Experimenting`; one line when its engine has no interventions."""
     from sim.core.game import resolve
@@ -118,7 +132,8 @@ def register(subparsers) -> None:
             help="seat the item is forced on (NEOM: a cornerstone is its first draft pick, a "
             "generation tile its selection on the generation's first turn) (0)",
         )  # fmt: skip
-        sub.add_argument("--mode", choices=MODES, default="force")
+        # Checked in run_experiment: a wrong mode is one line and exit 1 like any bad input.
+        sub.add_argument("--mode", default="force", metavar="{force,ban}", help="(force)")
         sub.add_argument("--seed", type=int, default=1)
         add_part_options(sub, sides)
         sub.add_argument("--workers", type=int, default=None, help="worker processes (all)")
@@ -499,6 +514,8 @@ def run_experiment(args) -> int:
             f"({', '.join(k for k, _ in side.kinds)})"
         )
     kind, mode = args.kind, args.mode
+    if mode not in MODES:
+        raise UserError(f"--mode {mode!r}: expected {' or '.join(MODES)}")
     check_players(args.players)
     if not 0.0 <= args.band < 100.0:
         raise UserError(f"--band {args.band}: must be between 0 and 100 pct-pts")

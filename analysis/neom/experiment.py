@@ -8,11 +8,9 @@ selection on the first turn of the tile's generation (it still chooses to place 
 see ``sim.neom.engine.forced_choice`` and RULES.md X1.
 """
 
-import difflib
-
 import numpy as np
 
-from analysis.core.experiment import Experimenting
+from analysis.core.experiment import Experimenting, find_by_name
 from sim.core.errors import UserError
 from sim.neom import constants as K
 
@@ -25,13 +23,8 @@ def find_tile(tables, name: str, kind: str) -> int:
     names = {
         tables.tile_names[t]: t for t in range(tables.n_tiles) if tables.tiles[t, K.C_DECK] in decks
     }
-    by_folded = {n.casefold(): t for n, t in names.items()}
-    if name.casefold() in by_folded:
-        return by_folded[name.casefold()]
-    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     what = "cornerstone" if kind == "cornerstone" else "generation tile"
-    raise UserError(f"no {what} named {name!r} in catalogue {tables.name}{hint}")
+    return find_by_name(names, name, f"no {what} named {name!r} in catalogue {tables.name}")
 
 
 def _deck_tiles(deck: int, n_players: int, tables, rules) -> np.ndarray:

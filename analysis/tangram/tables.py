@@ -118,6 +118,7 @@ def tile_rows_of(players, games, extra: tuple[str, ...] = ()) -> pl.DataFrame:
             pl.col("card").str.strip_prefix("card_").cast(pl.Int32).alias("position"),
             pl.col("tile").cast(pl.Int32),
         )
+        .filter(pl.col("tile") >= 0)  # an experiment's banned card leaves card_22 empty (-1)
         .drop("card")
     )
     rows = players.select(

@@ -62,7 +62,12 @@ RO_BOARDS = 4  # BOARDS_*: which board each seat plays
 RO_PLANNING_BONUS = 5  # points for a fully built board
 RO_BALANCE_BONUS0 = 6  # bonus for marker distance 0, 1, 2, 3, 4 and 5-or-more (6 entries)
 N_BALANCE_DISTANCES = 6
-N_RULES = RO_BALANCE_BONUS0 + N_BALANCE_DISTANCES
+# Experiment interventions (``neom experiment --game tangram``; -1: none), TANGRAM_RULES.md X3.
+RO_FORCE_TILE = RO_BALANCE_BONUS0 + N_BALANCE_DISTANCES  # RO_FORCE_SEAT may not decline it
+RO_FORCE_SEAT = RO_FORCE_TILE + 1
+RO_BAN_TILE = RO_FORCE_TILE + 2  # its card is taken out of the deck: 22 cards are played
+N_RULES = RO_BAN_TILE + 1
+NO_TILE = -1
 
 FIRST_START_SEAT0 = 0
 FIRST_START_RANDOM = 1

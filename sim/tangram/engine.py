@@ -367,7 +367,7 @@ def seat_knowledge(seat, turn, revealed, deck, holders, known, unseen):
             known[p] = deck[p]
         else:
             known[p] = -1
-            if p > turn:
+            if p > turn and deck[p] >= 0:  # a banned card's empty last position: no tile
                 unseen[n] = deck[p]
                 n += 1
     # The seat may not learn the hidden order from the list: sort it.
@@ -384,10 +384,22 @@ def seat_knowledge(seat, turn, revealed, deck, holders, known, unseen):
 @njit(_nrt=False)
 def deal(state, deck, board_of, n_players, rules):
     """Everything chance decides, drawn from the deal stream in a fixed order: the deck (the
-    play order of the 23 cards), the boards, the first start player. Returns the latter."""
+    play order of the 23 cards; a banned one taken out), the boards, the first start player.
+    Returns the latter."""
     for p in range(K.N_CARDS):
         deck[p] = p
     rng.shuffle(state, deck, K.N_CARDS)
+    ban = rules[K.RO_BAN_TILE]
+    if ban >= 0:
+        # Reading X3: the banned card is taken out of the shuffled deck before the deal, so the
+        # other cards keep their order, the regular rounds keep 4 cards and the final round
+        # plays the 2 left; its last position is empty (-1). The same draws are made either way.
+        gone = False
+        for p in range(K.N_CARDS - 1):
+            gone = gone or deck[p] == ban
+            if gone:
+                deck[p] = deck[p + 1]
+        deck[K.N_CARDS - 1] = K.NO_TILE
     for b in range(K.N_BOARDS):
         board_of[b] = b
     rng.shuffle(state, board_of, K.N_BOARDS)  # drawn under every reading: streams stay aligned

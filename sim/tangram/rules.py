@@ -101,9 +101,14 @@ def make_rules(
     boards=None,
     planning_bonus: int = K.PRINTED_PLANNING_BONUS,
     balance_bonus=K.PRINTED_BALANCE_BONUS,
+    force_tile: int = K.NO_TILE,
+    force_seat: int = K.NO_TILE,
+    ban_tile: int = K.NO_TILE,
 ) -> np.ndarray:
     """The rules array. Each reading is given by its label or stored value (None: default);
-    ``balance_bonus`` lists the bonus for marker distances 0, 1, 2, 3, 4 and 5 or more."""
+    ``balance_bonus`` lists the bonus for marker distances 0, 1, 2, 3, 4 and 5 or more.
+    ``force_tile``/``force_seat`` and ``ban_tile`` are experiment interventions (-1: none;
+    TANGRAM_RULES.md X3)."""
     rules = np.zeros(K.N_RULES, dtype=np.int64)
     given = {
         "first_start": first_start,
@@ -136,6 +141,20 @@ def make_rules(
             f"{MAX_BONUS} (distances 0, 1, 2, 3, 4, 5 or more)"
         )
     rules[K.RO_BALANCE_BONUS0 : K.RO_BALANCE_BONUS0 + K.N_BALANCE_DISTANCES] = table
+    for name, value, top in (
+        ("force_tile", force_tile, K.N_CARDS),
+        ("force_seat", force_seat, K.MAX_PLAYERS),
+        ("ban_tile", ban_tile, K.N_CARDS),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise UserError(f"{name.replace('_', ' ')} {value!r}: expected a whole number")
+        if not K.NO_TILE <= value < top:
+            raise UserError(f"{name.replace('_', ' ')} {value}: must be -1 (none) to {top - 1}")
+    if (force_tile == K.NO_TILE) != (force_seat == K.NO_TILE):
+        raise UserError("force tile and force seat: give both or neither")
+    rules[K.RO_FORCE_TILE] = force_tile
+    rules[K.RO_FORCE_SEAT] = force_seat
+    rules[K.RO_BAN_TILE] = ban_tile
     return rules
 
 
@@ -159,7 +178,17 @@ def _label(option: RuleOption, value: int) -> str:
 
 
 def rules_as_dict(rules: np.ndarray) -> dict:
-    """The manifest's "rules" entry: every reading by label, and the bonus tables."""
+    """The manifest's "rules" entry: every reading by label, the bonus tables, and the
+    experiment interventions that are set (so a run without one records what it always did)."""
+    interventions = {
+        name: int(rules[index])
+        for name, index in (
+            ("force_tile", K.RO_FORCE_TILE),
+            ("force_seat", K.RO_FORCE_SEAT),
+            ("ban_tile", K.RO_BAN_TILE),
+        )
+        if rules[index] != K.NO_TILE
+    }
     return {
         "first_start": _label(OPTIONS["first_start"], int(rules[K.RO_FIRST_START])),
         "fountain_kept": _label(OPTIONS["fountain_kept"], int(rules[K.RO_FOUNTAIN_KEPT])),
@@ -170,6 +199,7 @@ def rules_as_dict(rules: np.ndarray) -> dict:
         "balance_bonus": [
             int(v) for v in rules[K.RO_BALANCE_BONUS0 : K.RO_BALANCE_BONUS0 + K.N_BALANCE_DISTANCES]
         ],
+        **interventions,
     }
 
 

@@ -154,7 +154,11 @@ def record_json(record: GameRecord, data: GameData) -> dict:
         "players": n,
         "strategies": list(record.strategies),
         "rules": rules_as_dict(record.rules),
-        "deck": [ts.tile_names[int(record.game[f"card_{p}"])] for p in range(K.N_CARDS)],
+        "deck": [
+            ts.tile_names[int(record.game[f"card_{p}"])]
+            for p in range(K.N_CARDS)
+            if record.game[f"card_{p}"] >= 0  # a banned card leaves its last position empty
+        ],
         "boards": [ts.boards[int(p["board"])].name for p in record.players],
         "events": [event_json(e, ts, n) for e in record.events],
         "final": [final_json(p) for p in record.players],

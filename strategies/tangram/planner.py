@@ -137,7 +137,10 @@ def play_out(
         stage = STAGE_CARDS
         if r <= K.N_ROUNDS:
             pos = K.ROUND_FIRST_CARD[r - 1]
-            final_left = (1 << K.FINAL_CARDS) - 1
+            final_left = 0
+            for k in range(K.FINAL_CARDS):
+                if seq[K.ROUND_FIRST_CARD[5] + k] >= 0:  # a banned card's empty position: none
+                    final_left |= 1 << k
     red, green = E.colour_counts(board)
     return (
         points + E.balance_bonus(red, green, rules) + E.planning_bonus(E.full_squares(board), rules)
@@ -161,7 +164,7 @@ def _sample_completions(view, samples, seqs, seeds, pool, state):
         k = 0
         for p in range(K.N_CARDS):
             tile = view[V_KNOWN + p]
-            if tile < 0 and p > turn:
+            if tile < 0 and p > turn and k < m:  # past m: the empty position of a ban
                 tile = pool[k]
                 k += 1
             seqs[s, p] = tile

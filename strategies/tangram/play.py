@@ -207,15 +207,18 @@ def place_card(seat, tile, turn, strategy_id, params, data, rules, work, scratch
     options = work[W_OPTIONS]
     board = work[W_BOARDS][seat]
     state = work[W_SEAT_RNG][seat]
-    if strategy_id == RANDOM_ID:
+    # Reading X3 (an experiment's force): the seat may not decline the tile while it fits.
+    forced = tile == rules[K.RO_FORCE_TILE] and seat == rules[K.RO_FORCE_SEAT]
+    if strategy_id == RANDOM_ID and not forced:
         hand = work[W_HAND]
         hand[0] = tile
         p, _ = random_option(board, data[0], tile_first, hand, ONE, state, options)
     else:
         n = E.legal_placements(board, data[0], tile_first, tile, options, E.ZERO)
-        options[n, 0] = -1
-        options[n, 1] = tile
-        n += 1
+        if n == 0 or not forced:
+            options[n, 0] = -1
+            options[n, 1] = tile
+            n += 1
         if n > 1:
             fill_view(
                 work[W_VIEW],
@@ -238,18 +241,27 @@ def place_card(seat, tile, turn, strategy_id, params, data, rules, work, scratch
 
 @njit(_nrt=False)
 def final_cards(seat, strategy_id, params, data, rules, work, scratch, out, events):
-    """Text 004, FINAL ROUND: the last 3 cards are revealed together and the seat places them
-    in any order it chooses: each decision lists every placement of every card still in hand
-    and the declines; the chosen card leaves the hand."""
+    """Text 004, FINAL ROUND: the last 3 cards (2 when one is banned) are revealed together
+    and the seat places them in any order it chooses: each decision lists every placement of
+    every card still in hand and the declines; the chosen card leaves the hand."""
     _, _, _, tile_first, _ = data
     options = work[W_OPTIONS]
     board = work[W_BOARDS][seat]
     state = work[W_SEAT_RNG][seat]
     deck = work[W_DECK]
     first = K.ROUND_FIRST_CARD[K.N_ROUNDS - 1]
-    left = (1 << K.FINAL_CARDS) - 1
+    left = 0
+    for k in range(K.FINAL_CARDS):
+        if deck[first + k] >= 0:  # a banned card leaves the last position empty
+            left |= 1 << k
+    force = rules[K.RO_FORCE_TILE] if seat == rules[K.RO_FORCE_SEAT] else K.NO_TILE
     while left != 0:
-        if strategy_id == RANDOM_ID:
+        # Reading X3: while the forced tile is in hand and fits, its decline is not offered.
+        forced = False
+        if force >= 0:
+            for k in range(K.FINAL_CARDS):
+                forced = forced or ((left >> k & 1) == 1 and deck[first + k] == force)
+        if strategy_id == RANDOM_ID and not forced:
             hand = work[W_HAND]
             n_hand = E.ZERO
             for k in range(K.FINAL_CARDS):
@@ -259,11 +271,14 @@ def final_cards(seat, strategy_id, params, data, rules, work, scratch, out, even
             p, tile = random_option(board, data[0], tile_first, hand, n_hand, state, options)
         else:
             n = E.ZERO
+            fits = False  # the forced tile has a placement
             for k in range(K.FINAL_CARDS):
                 if left >> k & 1:
+                    before = n
                     n = E.legal_placements(board, data[0], tile_first, deck[first + k], options, n)
+                    fits = fits or (deck[first + k] == force and n > before)
             for k in range(K.FINAL_CARDS):
-                if left >> k & 1:
+                if left >> k & 1 and not (fits and deck[first + k] == force):
                     options[n, 0] = -1
                     options[n, 1] = deck[first + k]
                     n += 1
@@ -633,6 +648,8 @@ def play_game(
                     )
         else:
             for k in range(K.FINAL_CARDS):
+                if deck[first + k] < 0:
+                    continue  # the empty position a banned card leaves
                 E.log_event(
                     events_out,
                     log,
