@@ -57,6 +57,16 @@ def mark_meaning(mark: str) -> str:
     }[mark]
 
 
+def marks_legend(there: str) -> str:
+    """Each mark, coloured, with its one meaning (HTML: every game's skill-check section)."""
+    from html import escape
+
+    return "; ".join(
+        f'<span class="{m}">{escape(mark_words(m, there))}</span> ({escape(mark_meaning(m))})'
+        for m in MARKS
+    )
+
+
 def is_counted(mark: str | None, flag: str | None, flag_check: str | None) -> bool:
     """A finding the counts include: flagged in either field, or reversed."""
     return bool(flag) or bool(flag_check) or mark == REVERSED

@@ -32,14 +32,13 @@ from analysis.core.report import (
     shown_path,
 )
 from analysis.core.robustness import (
-    MARKS,
     RANK,
     count_marks,
     counts_words,
     is_counted,
-    mark_meaning,
     mark_words,
     marks,
+    marks_legend,
     named_field,
     verified_leads,
 )
@@ -1272,17 +1271,8 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
         f"{html.escape(field_words(check))} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
         f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
-        f"or reversed is marked: {_marks_legend(there)}. A robust finding is about the "
+        f"or reversed is marked: {marks_legend(there)}. A robust finding is about the "
         "catalogue; one that vanishes, appears or reverses is about the players.</p>"
-    )
-
-
-def _marks_legend(there: str) -> str:
-    """Each mark, coloured, with its one meaning (HTML)."""
-    return "; ".join(
-        f'<span class="{m}">{html.escape(mark_words(m, there))}</span> '
-        f"({html.escape(mark_meaning(m))})"
-        for m in MARKS
     )
 
 
@@ -1363,7 +1353,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
         f"{html.escape(field_words(check))}, on the same catalogue: "
         f"{run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
-        + f". Marks: {_marks_legend(there)}; significant: flagged, or "
+        + f". Marks: {marks_legend(there)}; significant: flagged, or "
         f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
         "correction across the items of the kind. A cornerstone is compared against each "
         "field's median cornerstone, as it is flagged. Rank correlation: Spearman over the "
