@@ -170,6 +170,7 @@ def test_a_check_run_of_other_players_or_data_is_refused_in_one_line(small_runs,
     err = capsys.readouterr().err.strip()
     assert code != 0 and len(err.splitlines()) == 1, err
     assert words in err and "skill check" in err
+    assert not (small_runs / f"report-{other}").exists()  # refused before writing anything
 
 
 def test_the_strong_field_is_the_planner_in_every_seat():

@@ -183,9 +183,13 @@ def add_check(report, run, check) -> None:
             f"Skill check ({kind}s, vs {check.path.name}): {rank}of the {counted.height} flagged "
             f"in either field or reversed: {words}."
         )
-        parts += [
+        parts.append(
             f"<h3>{html.escape(title)}</h3><p>{frame.height} compared; {html.escape(rank)}"
-            f"flagged in either field, or reversed: {counted.height} ({html.escape(words)}).</p>",
+            f"flagged in either field, or reversed: {counted.height} ({html.escape(words)}).</p>"
+        )
+        if counted.height == 0:  # no empty table under the counts
+            continue
+        parts += [
             html_table(
                 counted,
                 [
