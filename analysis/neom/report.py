@@ -32,10 +32,9 @@ from analysis.core.report import (
     shown_path,
 )
 from analysis.core.robustness import (
-    RANK,
     count_marks,
+    counted_rows,
     counts_words,
-    is_counted,
     mark_words,
     marks,
     marks_legend,
@@ -1313,17 +1312,8 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                    names=only_there["tile_name"].to_list())  # fmt: skip
         _add_links(report, kind, other_table.filter(
             pl.col("tile_name").is_in(only_there["tile_name"].to_list())), check)  # fmt: skip
-        counted = [r for r in marked.iter_rows(named=True)
-                   if is_counted(r["robustness"], r["flag"], r["flag_check"])]  # fmt: skip
-        count = count_marks(counted)
-        changed = (
-            pl.DataFrame(counted, schema=marked.schema)
-            if counted
-            else marked.clear()
-        ).sort(
-            pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
-            pl.col("effect").abs(), descending=[False, True], nulls_last=True,
-        )  # fmt: skip
+        changed = counted_rows(marked)
+        count = count_marks(changed.iter_rows(named=True))
         report.findings.append(
             f"Skill check ({kind}s, vs {check.path.name}): Spearman "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over "

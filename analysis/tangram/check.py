@@ -25,10 +25,9 @@ import polars as pl
 
 from analysis.core.report import cell_pts, html_table, pct, pct_interval, shown_path
 from analysis.core.robustness import (
-    RANK,
     count_marks,
+    counted_rows,
     counts_words,
-    is_counted,
     mark_words,
     marks,
     marks_legend,
@@ -169,13 +168,7 @@ def add_check(report, run, check) -> None:
     for kind, frame in marked.items():
         report.table(f"check_{kind.replace(' ', '_')}s", frame)
         title, unit = KINDS[kind]
-        counted = frame.filter(
-            pl.Series([is_counted(r["robustness"], r["flag"], r["flag_check"])
-                       for r in frame.iter_rows(named=True)], dtype=pl.Boolean)
-        ).sort(
-            pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
-            pl.col("effect").abs(), descending=[False, True], nulls_last=True,
-        )  # fmt: skip
+        counted = counted_rows(frame)
         count = count_marks(counted.iter_rows(named=True))
         words = counts_words(count, there)
         rank = _rank_words(frame) if kind == "tile" else ""
