@@ -266,9 +266,10 @@ def test_unpaired_runs_are_refused(run_path, tmp_path):
 
 
 def test_make_run_tangram_plays_the_default_field_and_writes_its_report(tmp_path):
-    """Issue 40, part 6: ``make run-tangram`` is ``neom simulate --game tangram`` of the default
-    field (planner, greedy, greedy, random; 4 players, events) and ``neom report`` of it. Its
-    commands, as make prints them, are run here on 8 games into a temporary folder."""
+    """Issue 40, parts 2 and 6: ``make run-tangram`` is ``neom simulate --game tangram`` of the
+    default field (planner, greedy, greedy, random; 4 players, events), of the strong field on
+    the same deals, and ``neom report --check`` of them. Its commands, as make prints them, are
+    run here on 8 games into a temporary folder."""
     import shlex
     import subprocess
 
@@ -280,20 +281,25 @@ def test_make_run_tangram_plays_the_default_field_and_writes_its_report(tmp_path
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     lines = [line for line in dry.replace("\\\n", " ").splitlines() if "neom " in line]
-    assert len(lines) == 2
-    simulate, report = (shlex.split(line.split("neom ", 1)[1]) for line in lines)
-    assert simulate[:3] == ["simulate", "--game", "tangram"] and "--events" in simulate
+    assert len(lines) == 3
+    simulate, strong, report = (shlex.split(line.split("neom ", 1)[1]) for line in lines)
+    for each in (simulate, strong):
+        assert each[:3] == ["simulate", "--game", "tangram"] and "--events" in each
+        assert each[each.index("--players") + 1] == "4"
+        assert each[each.index("--seed") + 1] == simulate[simulate.index("--seed") + 1]
     assert simulate[simulate.index("--strategies") + 1] == "planner,greedy,greedy,random"
-    assert simulate[simulate.index("--players") + 1] == "4"
-    run_out = simulate[simulate.index("--out") + 1]
-    assert report[:2] == ["report", run_out]
+    assert strong[strong.index("--strategies") + 1] == "strong"
+    run_out, check_out = (each[each.index("--out") + 1] for each in (simulate, strong))
+    assert report[:4] == ["report", run_out, "--check", check_out]
 
     def moved(args):
         return [str(tmp_path / a) if a.startswith(("runs/", "reports/")) else a for a in args]
 
     assert main([*moved(simulate), "--workers", "1"]) == 0
+    assert main([*moved(strong), "--workers", "1"]) == 0
     assert main(moved(report)) == 0
     out = tmp_path / report[report.index("--out") + 1]
     text = (out / "index.html").read_text()
     assert "Tangram City" in text and "dead rule" in text
+    assert "Robustness: do the conclusions survive skill?" in text and "the strong field" in text
     assert (out / "tables" / "tangram_tile_effects.csv").is_file()

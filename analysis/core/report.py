@@ -720,7 +720,7 @@ def headline(report: Report, limit: int = 20) -> str:
         ]
         if other:
             there = _side_cell(check.get("flag"), check.get("effect"), check.get("lo"),
-                               check.get("hi"))  # fmt: skip
+                               check.get("hi"), item.get("unit"))  # fmt: skip
             row.append(f"<td>{html.escape(there)}" + (f" (n = {check['n']})" if check else "")
                        + "</td>")  # fmt: skip
         row += [
@@ -760,6 +760,11 @@ def _effect_words(item: dict) -> str:
     return pts(item["effect"], item["lo"], item["hi"])
 
 
+def _check_words(item: dict, check: dict) -> str:
+    """The other field's estimate of ``item``, in the item's unit (a share of seats or pct-pts)."""
+    return _effect_words({**check, "unit": item.get("unit")})
+
+
 def headline_lines(report: Report, limit: int = 20) -> list[str]:
     lines = []
     for rank, item in enumerate(ranked(report)[:limit], start=1):
@@ -773,7 +778,7 @@ def headline_lines(report: Report, limit: int = 20) -> list[str]:
         if report.other_field and check:
             there = (
                 f"; {report.other_field}: {check.get('flag') or 'not flagged'} "
-                f"{pts(check.get('effect'), check.get('lo'), check.get('hi'))}"
+                f"{_check_words(item, check)}"
             )
         lines.append(
             f"{rank}. {mark}{item['flag'] or 'not flagged'} {item['kind']} {item['name']}: "

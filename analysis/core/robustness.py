@@ -57,9 +57,30 @@ def mark_meaning(mark: str) -> str:
     }[mark]
 
 
+def marks_legend(there: str) -> str:
+    """Each mark, coloured, with its one meaning (HTML: every game's skill-check section)."""
+    from html import escape
+
+    return "; ".join(
+        f'<span class="{m}">{escape(mark_words(m, there))}</span> ({escape(mark_meaning(m))})'
+        for m in MARKS
+    )
+
+
 def is_counted(mark: str | None, flag: str | None, flag_check: str | None) -> bool:
     """A finding the counts include: flagged in either field, or reversed."""
     return bool(flag) or bool(flag_check) or mark == REVERSED
+
+
+def counted_rows(marked: pl.DataFrame) -> pl.DataFrame:
+    """The rows of a :func:`marks` table the counts include (:func:`is_counted`), ranked as
+    the headline ranks findings: by mark (``RANK``), then the largest effect first."""
+    keep = [is_counted(r["robustness"], r["flag"], r["flag_check"])
+            for r in marked.iter_rows(named=True)]  # fmt: skip
+    return marked.filter(pl.Series(keep, dtype=pl.Boolean)).sort(
+        pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
+        pl.col("effect").abs(), descending=[False, True], nulls_last=True,
+    )  # fmt: skip
 
 
 def count_marks(marks) -> dict:

@@ -32,14 +32,12 @@ from analysis.core.report import (
     shown_path,
 )
 from analysis.core.robustness import (
-    MARKS,
-    RANK,
     count_marks,
+    counted_rows,
     counts_words,
-    is_counted,
-    mark_meaning,
     mark_words,
     marks,
+    marks_legend,
     named_field,
     verified_leads,
 )
@@ -1272,17 +1270,8 @@ def _fields_paragraph(report: Report, run: Run, check: Run, precision: list[dict
         f"{html.escape(field_words(check))} ({games_check:,} games). {html.escape(strength)}"
         f"{html.escape(size)}: the median half-width of the 95% intervals of the tested "
         f"effects, in pct-pts, is {html.escape(widths)}. Every finding flagged in either field "
-        f"or reversed is marked: {_marks_legend(there)}. A robust finding is about the "
+        f"or reversed is marked: {marks_legend(there)}. A robust finding is about the "
         "catalogue; one that vanishes, appears or reverses is about the players.</p>"
-    )
-
-
-def _marks_legend(there: str) -> str:
-    """Each mark, coloured, with its one meaning (HTML)."""
-    return "; ".join(
-        f'<span class="{m}">{html.escape(mark_words(m, there))}</span> '
-        f"({html.escape(mark_meaning(m))})"
-        for m in MARKS
     )
 
 
@@ -1323,17 +1312,8 @@ def add_check(report: Report, run: Run, check: Run) -> None:
                    names=only_there["tile_name"].to_list())  # fmt: skip
         _add_links(report, kind, other_table.filter(
             pl.col("tile_name").is_in(only_there["tile_name"].to_list())), check)  # fmt: skip
-        counted = [r for r in marked.iter_rows(named=True)
-                   if is_counted(r["robustness"], r["flag"], r["flag_check"])]  # fmt: skip
-        count = count_marks(counted)
-        changed = (
-            pl.DataFrame(counted, schema=marked.schema)
-            if counted
-            else marked.clear()
-        ).sort(
-            pl.col("robustness").replace_strict(RANK, default=RANK[None], return_dtype=pl.Int32),
-            pl.col("effect").abs(), descending=[False, True], nulls_last=True,
-        )  # fmt: skip
+        changed = counted_rows(marked)
+        count = count_marks(changed.iter_rows(named=True))
         report.findings.append(
             f"Skill check ({kind}s, vs {check.path.name}): Spearman "
             f"{num(rho['rho'], 2)} [{num(rho['lo'], 2)}, {num(rho['hi'], 2)}] over "
@@ -1363,7 +1343,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
         f"{html.escape(field_words(check))}, on the same catalogue: "
         f"{run_games(run):,} and {run_games(check):,} games"
         + (" (the runs differ in size)" if run_games(run) != run_games(check) else "")
-        + f". Marks: {_marks_legend(there)}; significant: flagged, or "
+        + f". Marks: {marks_legend(there)}; significant: flagged, or "
         f"different from zero after the {html.escape(report.label.split(' adjusted')[0])} "
         "correction across the items of the kind. A cornerstone is compared against each "
         "field's median cornerstone, as it is flagged. Rank correlation: Spearman over the "

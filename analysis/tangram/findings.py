@@ -68,16 +68,40 @@ RULES = (
     ("fountains", pl.col("fountains") > 0),
 )
 OUTCOME = ("expected", "residual", "deal")
-STEPS_NOTE = (
-    "Dead rules first (a bonus or fountains almost no seat reaches: the rule changes almost no "
-    "game), then every flagged rule effect and tile ranked by its effect in score-lead VP (the "
-    "effect over the run's slope of win share on score lead among the non-random seats) × "
-    "robustness weight (0.5: no second field). Each command names the field, the tile set "
-    "copied into this folder, <code>--games</code> and <code>--seed</code>, and runs as pasted "
-    "from here: <code>neom compare --game tangram</code> plays the change on the same deals, "
-    "<code>neom balance --game tangram</code> searches a bonus for the value that brings the "
-    "field's edge into the band."
-)
+# A step's kind -> the kind of the finding it acts on (findings.json, the marks).
+STEP_FINDING = {"dead rule": "rule", "rule": "rule effect", "tile": "tile"}
+
+
+def steps_note(checked: bool) -> str:
+    """How the steps are ranked (HTML), with or without a second field's marks."""
+    weight = (
+        "robustness weight (1 robust, 0.75 weaker or stronger in the other field, 0.5 vanishes, "
+        "appears or not compared, 0.25 reversed; a finding flagged in the other field only "
+        "names that field in its command)"
+        if checked
+        else "robustness weight (0.5: no second field; <code>neom report --check</code> marks "
+        "each finding)"
+    )
+    return (
+        "Dead rules first (a bonus or fountains almost no seat reaches: the rule changes almost "
+        "no game), then every flagged rule effect and tile ranked by its effect in score-lead VP "
+        "(the effect over the run's slope of win share on score lead among the non-random seats) "
+        f"× {weight}. Each command names the field, the tile set copied into this folder, "
+        "<code>--games</code> and <code>--seed</code>, and runs as pasted from here: <code>neom "
+        "compare --game tangram</code> plays the change on the same deals, <code>neom balance "
+        "--game tangram</code> searches a bonus for the value that brings the field's edge into "
+        "the band."
+    )
+
+
+def report_settings(report) -> dict:
+    """The report's flag settings (a report object without them: the defaults)."""
+    return {
+        "method": getattr(report, "correction", "bh"),
+        "level": getattr(report, "level", 0.05),
+        "band": getattr(report, "band", DEFAULT_BAND),
+        "min_n": getattr(report, "min_n", DEFAULT_MIN_N),
+    }
 
 
 def _contrast(rows: pl.DataFrame, group: str, flag: str) -> pl.DataFrame:
@@ -200,15 +224,18 @@ def rule_findings(
     effects = stats["rules"].effect_table()
     if effects.height:
         effects = with_band_flags(effects, method, level, band, min_n)
+        # The standard error and clusters stay for the skill check (analysis.core.robustness).
         effects = effects.select(
             "rule", pl.col("n").alias("effect_n"), "effect", "effect_lo", "effect_hi",
+            "effect_se", pl.col("clusters").alias("effect_clusters"),
             pl.col("small").alias("effect_small"), "flag",
         )  # fmt: skip
     else:
         effects = pl.DataFrame(schema={"rule": pl.Utf8})
     frame = reach.join(effects, on="rule", how="left")
     for column, dtype in (("effect", pl.Float64), ("effect_lo", pl.Float64),
-                          ("effect_hi", pl.Float64), ("effect_n", pl.Int64)):  # fmt: skip
+                          ("effect_hi", pl.Float64), ("effect_se", pl.Float64),
+                          ("effect_n", pl.Int64), ("effect_clusters", pl.Int64)):  # fmt: skip
         if column not in frame.columns:
             frame = frame.with_columns(pl.lit(None, dtype).alias(column))
     return frame.with_columns(
@@ -405,35 +432,74 @@ def tile_step(run, row: dict, per_vp: float) -> dict:
     }  # fmt: skip
 
 
-def steps(report, run, tiles: pl.DataFrame, rules: pl.DataFrame) -> list[dict]:
-    """The next steps of the flagged findings (dead rules first), with their commands; the
-    run's tile set copied into the report folder for them."""
-    copy_data_file(run, report.out, TILESET_PREFIX)
+def _flagged_steps(run, tiles: pl.DataFrame, rules: pl.DataFrame, only=None) -> list[dict]:
+    """The steps of ``run``'s flagged tiles and rules (``only``: a set of (finding kind,
+    name), the findings to keep; None: all)."""
+
+    def keep(kind, name):
+        return only is None or (kind, name) in only
+
     per_vp = win_share_per_vp(run)
-    out = [dead_rule_step(run, row) for row in rules.filter(pl.col("dead")).iter_rows(named=True)]
+    out = [dead_rule_step(run, row) for row in rules.filter(pl.col("dead")).iter_rows(named=True)
+           if keep("rule", row["rule"])]  # fmt: skip
     out += [rule_effect_step(run, row, per_vp)
-            for row in rules.filter(pl.col("flag") != "").iter_rows(named=True)]  # fmt: skip
+            for row in rules.filter(pl.col("flag") != "").iter_rows(named=True)
+            if keep("rule effect", row["rule"])]  # fmt: skip
     out += [tile_step(run, row, per_vp)
-            for row in tiles.filter(pl.col("flag") != "").iter_rows(named=True)]  # fmt: skip
+            for row in tiles.filter(pl.col("flag") != "").iter_rows(named=True)
+            if keep("tile", row["tile_name"])]  # fmt: skip
     return out
 
 
-def reproduce(run) -> str:
-    """The commands that reproduce the report's figures, from the report folder: the run's
-    readings as ``simulate`` flags (bonus tables other than the printed ones cannot be given
-    to ``simulate``: said in words)."""
+def steps(report, run, tiles: pl.DataFrame, rules: pl.DataFrame, check=None) -> list[dict]:
+    """The next steps of the flagged findings (dead rules first), with their commands; the
+    run's tile set copied into the report folder for them. With a ``check`` run (its marks
+    already on ``report.items``, ``analysis.tangram.check``): the findings flagged in the check
+    field only get their steps too (their commands name that field), and every step carries
+    its finding's mark and robustness weight."""
+    copy_data_file(run, report.out, TILESET_PREFIX)
+    out = _flagged_steps(run, tiles, rules)
+    if check is None:
+        return out
+    pooled = [item for item in report.items if "strategy" not in item]
+    only_there = {(i["kind"], i["name"]) for i in pooled
+                  if not i["flag"] and (i.get("check") or {}).get("flag")}  # fmt: skip
+    if only_there:
+        settings = report_settings(report)
+        out += _flagged_steps(check, tile_findings(check, **settings),
+                              rule_findings(check, **settings), only_there)  # fmt: skip
+    marked = {(i["kind"], i["name"]): i.get("robustness") for i in pooled}
+    for step in out:
+        mark = marked.get((STEP_FINDING[step["kind"]], step["name"]))
+        step["mark"] = mark
+        step["weight"] = ROBUSTNESS_WEIGHT.get(mark, ROBUSTNESS_WEIGHT[None])
+    return out
+
+
+def _simulate_options(run) -> list[str]:
     differs = _changed_rules(run)
     options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset"))]
     for name, option in OPTIONS.items():
         if name in differs:
             options += [option.flag, str(differs[name])]
+    return options
+
+
+def reproduce(run, check=None) -> str:
+    """The commands that reproduce the report's figures, from the report folder: the run's
+    (and the ``check`` run's) readings as ``simulate`` flags (bonus tables other than the
+    printed ones cannot be given to ``simulate``: said in words)."""
+    differs = _changed_rules(run)
     tables = {k: v for k, v in differs.items() if k not in OPTIONS}
     note = (
         f" (with the bonus tables {_rules_text(tables)}, which neom simulate does not take)"
         if tables
         else ""
     )
-    return (
-        f"neom simulate {shlex.join(options)} --events --out runs/main; "
-        f"neom report runs/main --out reports/main{note}"
-    )
+    commands = [f"neom simulate {shlex.join(_simulate_options(run))} --events --out runs/main"]
+    if check is not None:
+        commands.append(
+            f"neom simulate {shlex.join(_simulate_options(check))} --events --out runs/check"
+        )
+    checked = " --check runs/check" if check is not None else ""
+    return "; ".join(commands) + f"; neom report runs/main{checked} --out reports/main{note}"

@@ -29,20 +29,10 @@ from analysis.core.report import (
     pct,
     share_ci,
 )
-from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.tangram import findings, tables
+from analysis.tangram.check import add_check  # noqa: F401  (the report's --check hook)
 
 TILE_ROWS = 23
-
-
-def _settings(report) -> dict:
-    """The report's flag settings (a report object without them: the defaults)."""
-    return {
-        "method": getattr(report, "correction", "bh"),
-        "level": getattr(report, "level", 0.05),
-        "band": getattr(report, "band", DEFAULT_BAND),
-        "min_n": getattr(report, "min_n", DEFAULT_MIN_N),
-    }
 
 
 def _add_item(report, item: dict) -> None:
@@ -170,7 +160,7 @@ def start_section(report, run) -> None:
 def bonus_section(report, run) -> None:
     rates = tables.bonus_rates(run)
     report.table("tangram_bonuses", rates)
-    settings = _settings(report)
+    settings = findings.report_settings(report)
     rules = findings.rule_findings(run, **settings)
     report.table("tangram_rules_reached", rules)
     for row in rules.iter_rows(named=True):
@@ -282,7 +272,7 @@ def tile_section(report, run) -> None:
     by_strategy = tables.tile_table(run, ("strategy_name",))
     report.table("tangram_tiles", pooled)
     report.table("tangram_tiles_by_strategy", by_strategy)
-    settings = _settings(report)
+    settings = findings.report_settings(report)
     effects = tables.tile_effects(run, **settings)
     report.table("tangram_tile_effects", effects)
     worth = findings.tile_findings(run, **settings)
@@ -439,14 +429,14 @@ def reductions(run) -> list:
 
 def add_next_steps(report, run, check=None) -> None:
     """The ranked next steps of the flagged findings (dead rules first), each with a command
-    that runs as pasted from the report folder (the tile set is copied there), and the
-    commands that reproduce the run."""
-    settings = _settings(report)
+    that runs as pasted from the report folder (the tile set is copied there), weighted by its
+    finding's mark against ``check`` (when given), and the commands that reproduce the run."""
+    settings = findings.report_settings(report)
     worth = findings.tile_findings(run, **settings)
     rules = findings.rule_findings(run, **settings)
-    write_steps(report, rank_steps(findings.steps(report, run, worth, rules)))
-    report.reproduce = findings.reproduce(run)
-    report.steps_note = findings.STEPS_NOTE
+    write_steps(report, rank_steps(findings.steps(report, run, worth, rules, check)))
+    report.reproduce = findings.reproduce(run, check)
+    report.steps_note = findings.steps_note(check is not None)
     report.data_word = "tile set"
 
 

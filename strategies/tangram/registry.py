@@ -6,6 +6,7 @@ Every strategy gets a float64 vector of ``N_PARAMS`` entries, filled from its de
 """
 
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +64,8 @@ STRATEGIES = StrategyRegistry(
         ),
     ),
     n_params=N_PARAMS,
+    # the named field `strong` (the planner in every seat: no tuned sets yet), the check field
+    named_sets=Path(__file__).with_name("fields.toml"),
     # weakest first (``neom ladder --game tangram``); each rung won >= 0.6 of 600 2-player games
     # against the one below (docs/tangram.md)
     ladder=("random", "greedy", "planner", "planner:samples=16,candidates=8"),
