@@ -1065,23 +1065,24 @@ def test_usage_options_are_checked(capsys):
 @pytest.mark.slow  # reason: about 20 evaluations of 4,000 strong-field games (an hour on 2 cores)
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 38 open: v2's Family Homes is itself flagged strong at 3 VP (+5.3 pct-pts), so "
-    "the pass takes the planted 7 down to 1, not to 3 +/- 1 (measured at 2,000 and 4,000 games); "
-    "strict, so the test fails loudly once the pass meets the known answer",
+    reason="issue 38: on v2 its own Family Homes was flagged strong at 3 VP (+5.3 pct-pts), so the "
+    "pass took the planted 7 down to 1; v3 (the default) has no such flag in the strong field at "
+    "20,000 games, but this test has not yet been run on v3; strict, so the test fails loudly "
+    "once the pass meets the known answer (then remove this mark)",
 )
-def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
-    """Issue 38's known answer on real games: in a copy of v2, a cornerstone +6 VP (City
-    Archive 3 -> 9), a tile +4 VP (Family Homes 3 -> 7) and the only Gold producer's cost
-    2 -> 10. The items off their goal on the planted copy but not on v2 itself (the same deals)
-    are the pass's goal items (v2's own flags exempt from rejection); its patch returns each
-    planted number to within 1 of its original, repairs Gold at its producer (Gold made in
-    >= 5% of games, no consumer's requirement cut) and changes at most 6 fields."""
+def test_known_answer_three_plants_in_a_copy_of_the_default_in_real_games(tmp_path):
+    """Issue 38's known answer on real games: in a copy of the default (v3), a cornerstone +6 VP
+    (City Archive 3 -> 9), a tile +4 VP (Family Homes 2 -> 6) and the only Gold producer's cost
+    2 -> 10. The items off their goal on the planted copy but not on the default itself (the
+    same deals) are the pass's goal items (the default's own flags exempt from rejection); its
+    patch returns each planted number to within 1 of its original, repairs Gold at its producer
+    (Gold made in >= 5% of games, no consumer's requirement cut) and changes at most 6 fields."""
     from analysis.neom import balance_all as BA
     from sim.core.strategies import split_strategies
 
-    v2 = _default_text()
-    planted = B.apply_values(v2, {("City Archive", "vp"): 9, ("Family Homes", "vp"): 7,
-                                  ("Gold Refinery", "cost"): 10})  # fmt: skip
+    base = _default_text()
+    planted = B.apply_values(base, {("City Archive", "vp"): 9, ("Family Homes", "vp"): 6,
+                                    ("Gold Refinery", "cost"): 10})  # fmt: skip
     setting = B.Setting(strategies=split_strategies("strong"), players=4, games=4000, seed=1,
                         workers=2)  # fmt: skip
     goals = ("cornerstones", "tiles", "dead", "goods")
@@ -1089,18 +1090,18 @@ def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
     def evaluator(text, name):
         return B.Evaluator(text, name, setting, tmp_path / name, B.Progress(1, quiet=True))
 
-    clean = BA.assess(evaluator(v2, "v2").measure({}, events=True), setting, set(), goals)
+    clean = BA.assess(evaluator(base, "base").measure({}, events=True), setting, set(), goals)
     found = BA.assess(evaluator(planted, "planted").measure({}, events=True), setting, set(),
                       goals)  # fmt: skip
 
-    # Found: off their goal on the planted copy, and not on v2 or moved out by more than the
-    # band (v2's Family Homes is flagged at +5.3 pct-pts already; planted, +21.3).
+    # Found: off their goal on the planted copy, and not on the base or moved out by more
+    # than the band (on v2, its Family Homes was flagged at +5.3 pct-pts already).
     def moved(n):
         return abs(found.figures.get(n, (0,))[0]) - abs(clean.figures.get(n, (0,))[0])
 
     items = sorted(n for n in found.decided if n not in clean.decided or moved(n) > setting.band)
     assert {"City Archive", "Family Homes", "Gold (good)"} <= set(items), items
-    # v2's own flags, masked on the planted copy, come back as the plants are undone: known,
+    # The base's own flags, masked on the planted copy, come back as the plants are undone: known,
     # they are exempt (not new flags an edit made).
     run = BA.Pass(evaluator(planted, "planted"), tomllib.loads(planted), set(), "standard",
                   lambda *a: None, goals, 0, items,
@@ -1109,7 +1110,7 @@ def test_known_answer_three_plants_in_a_copy_of_v2_in_real_games(tmp_path):
     _, best = run.prune(BA.best_of(rounds), None)
     values = best.values
     assert abs(values.get(("City Archive", "vp"), 9) - 3) <= 1, values
-    assert abs(values.get(("Family Homes", "vp"), 7) - 3) <= 1, values
+    assert abs(values.get(("Family Homes", "vp"), 6) - 2) <= 1, values
     assert values.get(("Gold Refinery", "cost"), 10) < 10 and "Gold (good)" not in best.decided
     assert all(path != "requires" for _, path in values) and len(values) <= 6, values
 

@@ -618,12 +618,14 @@ def test_the_fixture_warns_only_of_its_orphaned_goods_and_v1_of_nothing(tables):
     assert catalog_warnings(load_catalog("reconstruction_v1")) == []
 
 
-def test_v2_warns_that_no_tile_needs_chemicals():
-    """Issue 38: the v2 rebalance cut Chemicals from its last consumer's requirements."""
-    assert catalog_warnings(load_catalog()) == [
-        'default_catalog.toml: good "Chemicals": no tile requires it (printed or alternative), '
-        "so it is never bought and feeds no other good"
+def test_v2_warns_that_no_tile_needs_chemicals_and_v3_of_nothing():
+    """Issue 38: the v2 rebalance cut Chemicals from its last consumer's requirements; v3 (the
+    default) gives it back to the Hovercar Plant."""
+    assert catalog_warnings(load_catalog("reconstruction_v2")) == [
+        'catalog_reconstruction_v2.toml: good "Chemicals": no tile requires it (printed or '
+        "alternative), so it is never bought and feeds no other good"
     ]
+    assert catalog_warnings(load_catalog()) == []
 
 
 def test_warns_of_a_good_no_tile_can_make():

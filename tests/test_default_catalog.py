@@ -17,14 +17,18 @@ from sim.neom import constants as K
 DATA = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data"
 CATALOG_PATH = DATA / "default_catalog.toml"
 V1_PATH = DATA / "catalog_reconstruction_v1.toml"
+V2_PATH = DATA / "catalog_reconstruction_v2.toml"
 NAMES = {
-    CATALOG_PATH: "NEOM default (reconstructed, v2: rebalanced)",
+    CATALOG_PATH: "NEOM default (reconstructed, v3: rebalanced for use)",
     V1_PATH: "NEOM default (reconstructed)",
+    V2_PATH: "NEOM default (reconstructed, v2: rebalanced)",
 }
 GENERATIONS = ("gen1", "gen2", "gen3")
 
 
-@pytest.fixture(scope="module", params=[CATALOG_PATH, V1_PATH], ids=["default", "v1"])
+@pytest.fixture(
+    scope="module", params=[CATALOG_PATH, V1_PATH, V2_PATH], ids=["default", "v1", "v2"]
+)
 def path(request):
     return request.param
 
@@ -550,6 +554,15 @@ def test_v1_is_the_earlier_default_byte_for_byte():
     assert digest == "b71ce1e61debb8707e8924223ca7c315de60f711ad3e409c65869e5953650619"
 
 
+def test_v2_is_the_earlier_default_byte_for_byte():
+    """catalog_reconstruction_v2.toml is the default catalogue before the issue 38 rebalance
+    (version 3), unchanged to the byte: runs made on v2 recorded its sha256 (e6620985...)."""
+    import hashlib
+
+    digest = hashlib.sha256(V2_PATH.read_bytes()).hexdigest()
+    assert digest == "e6620985d220612c1e1d73d7467bf9a6ea6e14d41c3fc15dbd9b9a40fd103931"
+
+
 def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
     """--catalog takes a shipped catalogue's name instead of a path (docs/reconstruction.md,
     "Versions"): reconstruction_v1 reads catalog_reconstruction_v1.toml's bytes and names that
@@ -564,30 +577,61 @@ def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
     tables, raw = read_catalog("reconstruction_v1")
     assert raw == V1_PATH.read_bytes() and tables.source == V1_PATH.name
     assert tables.digest == hashlib.sha256(raw).hexdigest() and tables.reconstructed
+    tables, raw = read_catalog("reconstruction_v2")
+    assert raw == V2_PATH.read_bytes() and tables.source == V2_PATH.name
+    assert tables.digest == hashlib.sha256(raw).hexdigest() and tables.reconstructed
     assert read_catalog("default")[1] == CATALOG_PATH.read_bytes()
     (tmp_path / "reconstruction_v1").write_bytes(CATALOG_PATH.read_bytes())
     assert read_catalog("reconstruction_v1")[1] == CATALOG_PATH.read_bytes()
-    with pytest.raises(UserError, match="reconstruction_v2: catalogue file not found"):
-        read_catalog("reconstruction_v2")
+    with pytest.raises(UserError, match="reconstruction_v9: catalogue file not found"):
+        read_catalog("reconstruction_v9")
 
 
-def test_rebalance_moved_no_known_fact():
-    """The default is catalog_reconstruction_v1.toml rebalanced by neom balance --all (issue 26
-    part 4; the header names the commands): the same tiles in the same decks, roads, types and
-    goods; every difference is a number the balance moves (or a shorter list of required goods),
-    and no fact marked `known` moved: a fixed one equals v1's, a bounded one obeys its bound."""
+def test_v2_rebalance_moved_no_known_fact():
+    """v2 is catalog_reconstruction_v1.toml rebalanced by neom balance --all (issue 26 part 4;
+    the header names the commands): the same tiles in the same decks, roads, types and goods;
+    every difference is a number the balance moves (or a shorter list of required goods), and
+    no fact marked `known` moved: a fixed one equals v1's, a bounded one obeys its bound."""
+    text = V2_PATH.read_text()
+    assert "neom balance --all" in text and "catalog_reconstruction_v1.toml" in text
+    assert rebalanced_fields(V2_PATH, V1_PATH) == 26  # the edits docs/reconstruction.md lists
+
+
+def test_v3_rebalance_moved_no_known_fact():
+    """The default (v3) is catalog_reconstruction_v2.toml rebalanced for use (issue 38 item 4;
+    the header names the commands): as for v2, plus Chemicals given back to the Hovercar Plant
+    (its v1 requirements, Steel and Chemicals) with an alternative of Steel and coins, so
+    Chemicals has a consumer again and Hovercars stay reachable."""
+    text = CATALOG_PATH.read_text()
+    assert "neom balance --all" in text and "catalog_reconstruction_v2.toml" in text
+    moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural={"Hovercar Plant"})
+    assert moved == V3_EDITS  # the edits docs/reconstruction.md lists
+    with V1_PATH.open("rb") as fh:
+        v1 = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
+    with CATALOG_PATH.open("rb") as fh:
+        v3 = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
+    with V2_PATH.open("rb") as fh:
+        v2 = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
+    # The same facts marked known as v2 (none added or dropped while balancing).
+    assert {n: t.get("known") for n, t in v3.items()} == {n: t.get("known") for n, t in v2.items()}
+    assert v3["Hovercar Plant"]["requires"] == v1["Hovercar Plant"]["requires"]
+    assert v3["Hovercar Plant"]["alternatives"][0]["requires"] == ["Steel"]
+
+
+def rebalanced_fields(new_path, old_path, structural=()) -> int:
+    """The number of fields that differ between two versions, each checked to be a balance
+    lever; `structural` names the tiles whose goods requirements and alternatives may change
+    in any way (a designer's edit, not the search's)."""
     import operator
 
     from sim.neom.catalog import parse_known
 
-    with CATALOG_PATH.open("rb") as fh:
+    with new_path.open("rb") as fh:
         new = tomllib.load(fh)
-    with V1_PATH.open("rb") as fh:
+    with old_path.open("rb") as fh:
         old = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
     assert [t["name"] for t in new["tiles"]] == list(old)
-    text = CATALOG_PATH.read_text()
-    assert "neom balance --all" in text and "catalog_reconstruction_v1.toml" in text
-    movable = {"vp", "cost", "income", "coins_on_place", "effects", "requires"}
+    movable = {"vp", "cost", "income", "coins_on_place", "effects", "requires", "alternatives"}
     moved = 0
     for tile in new["tiles"]:
         before = old[tile["name"]]
@@ -595,12 +639,16 @@ def test_rebalance_moved_no_known_fact():
             if tile.get(key) == before.get(key):
                 continue
             moved += 1
+            if tile["name"] in structural and key in {"requires", "alternatives"}:
+                continue
             assert key in movable, (tile["name"], key)
             if key == "effects":  # amounts only
                 strip = [{k: v for k, v in e.items() if k != "vp"} for e in tile[key]]
                 assert strip == [{k: v for k, v in e.items() if k != "vp"} for e in before[key]]
             if key == "requires":  # fewer goods, the first ones kept
                 assert tile[key] == before[key][: len(tile[key])] and tile[key]
+            if key == "alternatives":  # costs only
+                assert [a["requires"] for a in tile[key]] == [a["requires"] for a in before[key]]
         for entry in tile.get("known", []):
             path, op, bound = parse_known(entry)
             if "[" in path:
@@ -622,7 +670,8 @@ def test_rebalance_moved_no_known_fact():
                 )
             else:
                 assert value == was, (tile["name"], entry)
-    assert moved == 26  # the edits docs/reconstruction.md lists
+    return moved
 
 
+V3_EDITS = 95
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")

@@ -25,7 +25,7 @@ def test_the_three_plants_change_three_numbers_of_the_default(tmp_path, capsys):
                if tile.get(key) != base[name].get(key)}  # fmt: skip
     assert changed == {
         ("City Archive", "vp"): (3, 9),
-        ("Family Homes", "vp"): (3, 7),
+        ("Family Homes", "vp"): (2, 6),
         ("Gold Refinery", "cost"): (2, 10),
     }
     load_catalog(out)  # a valid catalogue

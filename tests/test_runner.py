@@ -295,7 +295,7 @@ def test_cli_prints_the_summary_and_the_manifest_records_the_run(tmp_path, capsy
     for line in ("games: 8", "wall time:", "games/s:", f"output: {tmp_path / 'out'}"):
         assert line in out
     assert (
-        "data: NEOM default (reconstructed, v2: rebalanced) (RECONSTRUCTED: not the publish" in out
+        "data: NEOM default (reconstructed, v3: rebalanced for use) (RECONSTRUCTED: not the" in out
     )
     manifest = RunFolder(tmp_path / "out").read_manifest()
     # The command this call gave, not the test process's own argv (under pytest-xdist a

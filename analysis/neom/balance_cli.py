@@ -23,8 +23,8 @@ DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
 def _options(add) -> None:
     """NEOM's own options of ``neom balance`` (the generic command adds the shared ones)."""
     add("--all", action="store_true", help="a whole-catalogue pass")
-    add("--catalog", default=None, help="catalogue file or a shipped one's name "
-                        "(default, reconstruction_v1) (default: built-in)")  # fmt: skip
+    add("--catalog", default=None, help="catalogue file or a shipped one's name (default, "
+                        "reconstruction_v1, reconstruction_v2) (default: built-in)")  # fmt: skip
     add(
         "--strategy-file",
         type=Path,

@@ -139,7 +139,7 @@ EXPERIMENTING = Experimenting(
             {
                 "default": None,
                 "help": "catalogue file or a shipped one's name "
-                "(default, reconstruction_v1) (default: built-in)",
+                "(default, reconstruction_v1, reconstruction_v2) (default: built-in)",
             },
         ),
         (

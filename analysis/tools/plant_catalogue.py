@@ -4,8 +4,9 @@ changes hidden in an otherwise unchanged catalogue, which the report should find
 ``python -m analysis.tools.plant_catalogue OUT.toml [--base FILE|default] [--set ITEM:PATH=N ...]``
 
 With no ``--set``, the three plants of issues 38 and 39 on the shipped default catalogue (a
-reconstruction): a cornerstone +6 VP (City Archive 3 -> 9), a generation tile +4 VP (Family
-Homes 3 -> 7) and the only Gold producer's cost 2 -> 10 (Gold Refinery: a broken Gold chain).
+reconstruction, version 3): a cornerstone +6 VP (City Archive 3 -> 9), a generation tile +4 VP
+(Family Homes 2 -> 6; 3 -> 7 on version 2) and the only Gold producer's cost 2 -> 10 (Gold
+Refinery: a broken Gold chain).
 The copy keeps the base's comments and layout, so ``diff`` shows only the planted numbers; the
 base's value of each plant is checked first, so a base that has moved on is refused rather than
 planted by a different amount.
@@ -20,7 +21,7 @@ from pathlib import Path
 # (item, lever path): (value in the shipped default, planted value)
 THREE_PLANTS = {
     ("City Archive", "vp"): (3, 9),
-    ("Family Homes", "vp"): (3, 7),
+    ("Family Homes", "vp"): (2, 6),
     ("Gold Refinery", "cost"): (2, 10),
 }
 

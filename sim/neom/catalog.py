@@ -34,10 +34,11 @@ from sim.neom.tables import Tables
 
 DEFAULT_CATALOG = Path(__file__).parent / "data" / "default_catalog.toml"
 # Every shipped catalogue by the name --catalog accepts instead of a path: the default and the
-# earlier default kept for reproducing earlier runs (docs/reconstruction.md, "Versions").
+# earlier defaults kept for reproducing earlier runs (docs/reconstruction.md, "Versions").
 SHIPPED_CATALOGS = {
     "default": DEFAULT_CATALOG,
     "reconstruction_v1": DEFAULT_CATALOG.parent / "catalog_reconstruction_v1.toml",
+    "reconstruction_v2": DEFAULT_CATALOG.parent / "catalog_reconstruction_v2.toml",
 }
 TEMPLATE = Path(__file__).parent / "data" / "template.toml"
 RECONSTRUCTED_BANNER = "RECONSTRUCTED tile set — not the published NEOM catalogue"
