@@ -176,7 +176,10 @@ def test_verify_finds_a_planted_lead_and_no_lead_where_there_is_none(tmp_path, c
     assert planted["tuned"]["others"] == ["random"] and planted["mixed"]["others"] == ["greedy"]
     for field in ("tuned", "mixed"):
         check = planted[field]
-        assert check["games"] == 40 and check["lead_lo"] > 0 and check["share"] >= 0.5
+        assert check["games"] == 40 and check["lead_lo"] > 0
+    # Against random, greedy wins most games; in the mixed field it meets greedy (itself), so
+    # its share is a coin's, only above random's 0.
+    assert planted["tuned"]["share"] >= 0.5 and planted["mixed"]["share"] > 0
     assert planted["mixed"]["replaced_share"] == 0  # random never beats greedy
     same = data["sets"]["same"]["verification"]
     assert same["passed"] is False
