@@ -61,7 +61,7 @@ NO_NRT = {
     "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "
     "cornerstone_value",
     "strategies.neom.basic": "choose_random best_placement_value greedy_context",
-    # The game loop (run: advance on a view of the game) and the dispatch to the strategies.
+    # The game loop (run: advance on a view of the game) and the dispatch of Python callers.
     "strategies.neom.play": "force log deal_draft_hand discard_draft_hand collect_income "
     "deal_solo_packs turn_disaster start_generation run",
     "strategies.neom.dispatch": "choose",
@@ -71,6 +71,15 @@ NO_NRT = {
 @pytest.mark.parametrize("module_name", sorted(NO_NRT))
 def test_the_functions_compiled_without_reference_counts_are_the_listed_ones(module_name):
     assert without_nrt(module_name) == set(NO_NRT[module_name].split())
+
+
+def test_the_strategy_families_state_their_reference_count_flag():
+    """The C functions the loop calls by address (strategies.neom.pieces): uncounted but the
+    searches' policy, which allocates its weights on each decision."""
+    from strategies.neom import pieces
+
+    flags = {family: pieces.piece(family).options["_nrt"] for family in pieces.FAMILIES}
+    assert flags == {"basic": False, "greedy": False, "evaluated": False, "search_policy": True}
 
 
 @pytest.fixture(scope="module")
