@@ -26,12 +26,12 @@ from strategies.neom.registry import SEARCH_IDS
 # whose code it calls, built first so that it loads theirs). The loop entries and the
 # strategy families (strategies.neom.pieces) compile independently of one another.
 PIECES = {
-    "loop": (40.0, ()),
-    "search": (40.0, ("loop",)),
+    "loop": (40.0, ()),  # measured: 40 s CPU alone (docs/performance-log.md)
+    "search": (60.0, ("loop",)),  # rough: 134 s wall at load 6, the loop's functions loaded
     "basic": (5.0, ()),
-    "greedy": (20.0, ()),
-    "evaluated": (45.0, ()),
-    "search_policy": (45.0, ("evaluated",)),
+    "greedy": (30.0, ()),  # 19 s CPU beside the loop; alone it compiles its engine calls too
+    "evaluated": (45.0, ()),  # 34 s CPU beside the loop and greedy
+    "search_policy": (15.0, ("evaluated",)),
 }
 COMPILE_SECONDS = {name: seconds for name, (seconds, _) in PIECES.items()}
 
