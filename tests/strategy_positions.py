@@ -112,6 +112,7 @@ class Position:
             np.arange(self.n_players, dtype=np.int32),
             np.zeros(self.n_players, dtype=np.int32),
             np.zeros((self.n_players, N_PARAMS), dtype=np.float64),
+            np.zeros(self.n_players + 1, dtype=np.int64),  # strategy_fns: choose_in decides
             np.zeros((self.n_players, 2), dtype=np.uint64),
             np.zeros((self.n_players, memo_size(n_tiles)), dtype=np.int64),
             options,

@@ -18,25 +18,43 @@ from sim.tools.build_cache import Piece
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiles on purpose")
 
 
-def test_the_pieces_are_every_entry_of_every_game_and_cover_every_strategy():
+def test_the_pieces_are_neoms_loop_and_families_and_every_entry_of_the_other_games():
     pieces = build_cache.pieces()
     assert len({p.name for p in pieces}) == len(pieces)
+    names = {p.name for p in pieces if p.game == "neom"}
+    # NEOM: the loop, the search entry and each strategy family, compiled independently
+    assert names == {
+        "neom:loop",
+        "neom:search",
+        "neom:basic",
+        "neom:greedy",
+        "neom:evaluated",
+        "neom:search_policy",
+    }
+    neom = get_game("neom")
+    from strategies.neom.entries import lineup_pieces
+
+    for info in neom.strategies.strategies:  # every strategy's pieces are built
+        assert {f"neom:{name}" for name in lineup_pieces([info.id])} <= names, info.name
     for name in game_names():
         game = get_game(name)
+        if game.pieces_ref:
+            continue
         own = [p for p in pieces if p.game == name]
         for info in game.strategies.strategies:
             holding = [p for p in own if info.id in p.strategy_ids]
             assert len(holding) == 1, (name, info.name)
             # The entry the piece compiles is the one a lineup of this strategy plays.
             assert game.play_batch_for([info.id]) is game.play_batch_for(holding[0].strategy_ids)
-    names = {p.name for p in pieces}
-    assert {"neom:basic", "neom:greedy", "neom:full", "neom:search"} <= names
     assert any(p.game == "tangram" for p in pieces)
-    # The search entry calls the game loop's compiled functions: it is built after the loop's
-    # entries, so it loads them rather than compiling them again at the same time.
+    # The search entry calls the game loop's compiled functions: it is built after the loop,
+    # so it loads them rather than compiling them again at the same time; the loop and the
+    # families wait for nothing.
     after = {p.name: set(p.after) for p in pieces}
-    assert "neom:full" in after["neom:search"]
-    assert after["neom:full"] == after["neom:basic"] == set()
+    assert after["neom:search"] == {"neom:loop"}
+    assert after["neom:search_policy"] == {"neom:evaluated"}
+    for name in ("neom:loop", "neom:basic", "neom:greedy", "neom:evaluated"):
+        assert after[name] == set()
     assert not any(after[p.name] for p in pieces if p.game == "tangram")
 
 
@@ -169,6 +187,11 @@ with tempfile.TemporaryDirectory() as out:
         argv = ["simulate", "--game", game, "--players", "4", "--games", "4", "--workers", "1",
                 "--seed", "3", "--strategies", lineup, "--out", f"{out}/{game}"]
         assert main(argv) == 0
+from strategies.neom import pieces  # the families' C functions: no compile event, stats
+for family in pieces.FAMILIES:
+    lazy = pieces.piece(family)
+    if lazy.cache_misses:
+        compiled.append(f"pieces.{family}.decide")
 print("compiled:", ",".join(sorted(set(compiled))) or "nothing")
 """
 )

@@ -86,18 +86,23 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
     sim._module_digests.cache_clear()
     after = sim._module_digests(root)
     changed = {name for name in before if before[name] != after[name]}
-    # What compiles the edited strategy into its code: the strategy, the dispatch and the
-    # game loop that inline it, the entries built on them, and the whole-checkout key.
-    assert {
+    # What compiles the edited strategy into its code: the strategy, its family's piece, the
+    # dispatch (Python callers' choose_in and the searches' policy) and the pieces and the
+    # search entry built on it, and the whole-checkout key.
+    assert changed == {
         "strategies.neom.basic",
+        "strategies.neom.pieces.greedy",
         "strategies.neom.dispatch",
-        "strategies.neom.play",
+        "strategies.neom.pieces.search_policy",
         "strategies.neom.search",
-        "strategies.neom.entries",
         "*",
-    } <= changed
-    # The engine, the other strategies' modules and the other game keep their cache.
+    }
+    # The game loop calls strategies by address (issue 36 item 4): it keeps its cache, as do
+    # the engine, the other families, the evaluation and the other game.
     for kept in (
+        "strategies.neom.play",
+        "strategies.neom.pieces.evaluated",
+        "strategies.neom.pieces.basic",
         "sim.neom.engine",
         "sim.neom.scoring",
         "strategies.neom.evaluate",
@@ -109,11 +114,24 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         assert kept not in changed, kept
 
 
+def test_editing_the_evaluation_keeps_the_game_loops_cache(tmp_path):
+    root = copy_packages(tmp_path)
+    before = sim._module_digests(root)
+    with open(root / "strategies" / "neom" / "evaluate.py", "a") as f:
+        f.write("\n# the archetypes' evaluation edited\n")
+    sim._module_digests.cache_clear()
+    after = sim._module_digests(root)
+    changed = {name for name in before if before[name] != after[name]}
+    assert "strategies.neom.pieces.evaluated" in changed
+    assert "strategies.neom.play" not in changed
+    assert "sim.neom.engine" not in changed
+
+
 def test_a_key_is_a_folder_relative_to_the_cache_base_and_its_digest():
     folder, digest = sim.cache_key(str(ROOT / "strategies" / "neom" / "play.py"))
     assert folder == f"strategies/neom/play-{digest}"
     assert digest == sim._module_digests(ROOT)["strategies.neom.play"]
-    # A copy over other globals (entries.loop_copy) may read any compiled module's globals.
+    # A copy over other globals (a function rebuilt elsewhere) may read any compiled module's.
     folder, digest = sim.cache_key(str(ROOT / "strategies" / "neom" / "play.py"), False)
     assert digest == sim._module_digests(ROOT)["*"]
     assert sim.cache_key(str(ROOT / "tests" / "test_jit.py")) is None

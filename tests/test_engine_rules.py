@@ -17,6 +17,7 @@ from sim.neom.state import Game, view
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom.evaluate import memo_size
+from strategies.neom.pieces import addresses
 from strategies.neom.registry import parse_strategy
 
 EXTRA_TILES = [
@@ -144,6 +145,7 @@ class Scene:
             self.seats,
             self.strategy_ids,
             self.strategy_params,
+            addresses(self.strategy_ids),
             self.strat_rng,
             self.memos,
             self.options,

@@ -1,5 +1,6 @@
-"""A lineup compiles only the strategies it names (issue 28): the entry it is played by, and
-what a fresh process with an empty compile cache compiles and writes for it."""
+"""A lineup compiles only the pieces it plays (issue 36 item 4): the game loop, compiled once for
+every lineup, and the families of its strategies (strategies.neom.pieces), each on its own;
+what a fresh process with an empty compile cache compiles and writes for a lineup."""
 
 import json
 import subprocess
@@ -10,8 +11,8 @@ import pytest
 
 import sim
 from sim.core.machine import cache_env
-from strategies.neom import play, search
-from strategies.neom.entries import entry_name, play_batch_for
+from strategies.neom import pieces, play, search
+from strategies.neom.entries import entry_name, lineup_pieces, play_batch_for
 from strategies.neom.registry import resolve_strategy
 
 ROOT = Path(sim.__file__).resolve().parent.parent
@@ -21,49 +22,71 @@ def ids(*names):
     return [resolve_strategy(name).id for name in names]
 
 
-def test_each_lineup_gets_the_smallest_entry_holding_its_strategies():
-    assert entry_name(ids("random")) == "basic"
-    assert entry_name(ids("random", "miser")) == "basic"
-    assert entry_name(ids("greedy")) == "greedy"
-    assert entry_name(ids("greedy:money_weight=0", "random")) == "greedy"
-    assert entry_name(ids("greedy", "builder", "merchant", "industrialist")) == "full"
-    assert entry_name(ids("tuned_denier_2p")) == "full"
+def test_each_lineup_gets_the_loop_entry_and_only_its_strategies_families():
+    assert entry_name(ids("random")) == "loop"
+    assert entry_name(ids("greedy", "builder", "merchant", "industrialist")) == "loop"
     assert entry_name(ids("expert", "greedy")) == "search"
     assert entry_name(ids("rollout")) == "search"
-    assert play_batch_for(ids("builder")) is play.play_batch
-    assert play_batch_for(ids("expert")) is search.play_batch
-    basic = play_batch_for(ids("random"))
-    assert basic is play_batch_for(ids("miser", "random"))  # one copy per entry, made once
-    assert basic is not play.play_batch and basic is not play_batch_for(ids("greedy"))
+    assert lineup_pieces(ids("random")) == ["loop"]  # random is drawn by the loop itself
+    assert lineup_pieces(ids("random", "miser")) == ["loop", "basic"]
+    assert lineup_pieces(ids("greedy:money_weight=0", "random")) == ["loop", "greedy"]
+    assert lineup_pieces(ids("greedy", "builder", "merchant", "industrialist")) == [
+        "loop",
+        "greedy",
+        "evaluated",
+    ]
+    assert lineup_pieces(ids("tuned_denier_2p")) == ["loop", "evaluated"]
+    # the searches' playouts are the evaluated family's
+    assert lineup_pieces(ids("expert")) == ["search", "evaluated", "search_policy"]
+    assert play_batch_for(ids("builder")).batch is play.play_batch
+    assert play_batch_for(ids("random")).batch is play.play_batch  # one loop for every lineup
+    assert play_batch_for(ids("expert")).batch is search.play_batch
+
+
+def test_a_run_hands_the_loop_each_strategys_address_and_the_playout_policys_last():
+    lineup = ids("random", "greedy", "builder", "expert")
+    fns = pieces.addresses(lineup)
+    assert fns.shape == (5,)
+    assert fns[0] == 0  # random: never called
+    assert fns[1] == pieces.piece("greedy").address
+    assert fns[2] == pieces.piece("evaluated").address
+    assert fns[3] == pieces.piece("search_policy").address
+    assert fns[4] == pieces.piece("evaluated").address
+    assert pieces.addresses(ids("greedy"))[-1] == 0  # no search: no playout policy
+    with pytest.raises(ValueError, match="no compiled NEOM strategy"):
+        pieces.addresses([999])
 
 
 # Runs in a fresh process whose compile cache is an empty folder: plays one game of LINEUP,
-# then says which strategy functions this process compiled and which entry it used, and
-# whether the entry was compiled or loaded from the cache.
+# then says which strategy functions this process compiled, which pieces it loaded or
+# compiled, and which modules it imported.
 CHILD = r"""
 import json, sys
 from sim.neom.catalog import load_catalog
-from strategies.neom import basic, entries, evaluate, play
+from strategies.neom import basic, evaluate, play, pieces
 from strategies.neom.play import play_one
 from strategies.neom.registry import parse_strategy
 
 lineup = sys.argv[1].split(",")
 result = play_one(load_catalog(), len(lineup), [parse_strategy(s) for s in lineup], seed=3)
-entry = entries.play_batch_for([parse_strategy(s).id for s in lineup])
 compiled = {
     name: len(function.signatures)
     for name, function in (
         ("choose_evaluated", evaluate.choose_evaluated),
         ("evaluated_values", evaluate.evaluated_values),
         ("greedy_context", basic.greedy_context),
-        ("full play_batch", play.play_batch),
     )
 }
+families = {}
+for family in pieces.FAMILIES:
+    lazy = pieces.piece(family)
+    if lazy.cache_hits or lazy.cache_misses:
+        families[family] = {"loaded": lazy.cache_hits, "compiled": lazy.cache_misses}
 print(json.dumps({
     "compiled": compiled,
-    "entry": entry.py_func.__qualname__,
-    "entry_loaded": sum(entry._cache_hits.values()),
-    "entry_compiled": sum(entry._cache_misses.values()),
+    "families": families,
+    "loop_loaded": sum(play.play_batch._cache_hits.values()),
+    "loop_compiled": sum(play.play_batch._cache_misses.values()),
     "game": [int(x) for x in result["game"]],
     "search_imported": "strategies.neom.search" in sys.modules,
 }))
@@ -89,43 +112,49 @@ def cached_functions(cache: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("lineup", "entry"),
+    ("lineup", "families"),
     [
         # slow: a cold compile into an empty cache (about 40 s); the fast path is covered by
-        # test_each_lineup_gets_the_smallest_entry_holding_its_strategies (the entry a lineup
-        # gets) and test_build_cache.py::test_after_the_build_a_fresh_process_compiles_nothing
-        pytest.param("random", "play_batch__basic", marks=pytest.mark.slow),
-        # slow: one more cold compile (about 40 s CPU) for what the random case already shows
-        pytest.param("greedy", "play_batch__greedy", marks=pytest.mark.slow),
+        # test_each_lineup_gets_the_loop_entry_and_only_its_strategies_families and
+        # test_build_cache.py::test_after_the_build_a_fresh_process_compiles_nothing
+        pytest.param("random", [], marks=pytest.mark.slow),
+        # slow: the loop again and greedy's family (about 60 s CPU)
+        pytest.param("greedy", ["greedy"], marks=pytest.mark.slow),
     ],
 )
-def test_a_fresh_process_compiles_only_the_lineups_strategies_and_a_second_one_loads_them(
-    tmp_path, lineup, entry
+def test_a_fresh_process_compiles_only_the_lineups_pieces_and_a_second_one_loads_them(
+    tmp_path, lineup, families
 ):
     first = run_fresh(lineup, tmp_path)
-    assert first["entry"] == entry
-    assert first["entry_compiled"] == 1 and first["entry_loaded"] == 0
+    assert first["loop_compiled"] == 1 and first["loop_loaded"] == 0
+    assert sorted(first["families"]) == families
+    assert all(f == {"loaded": 0, "compiled": 1} for f in first["families"].values())
     assert first["compiled"]["choose_evaluated"] == 0
     assert first["compiled"]["evaluated_values"] == 0
-    assert first["compiled"]["full play_batch"] == 0
     assert not first["search_imported"]  # the expert adds nothing to a lineup without it
     assert first["compiled"]["greedy_context"] == (1 if lineup == "greedy" else 0)
     cached = cached_functions(tmp_path)
-    assert f"play.{entry}" in cached
+    assert "play.play_batch" in cached
     assert not any(name.startswith("evaluate.choose_evaluated") for name in cached)
     assert ("basic.greedy_context" in cached) == (lineup == "greedy")
-    assert "play.play_batch" not in cached
+    assert ("greedy.decide" in cached) == (lineup == "greedy")
 
     second = run_fresh(lineup, tmp_path)  # the same code: loaded, not compiled again
-    assert second["entry_loaded"] == 1 and second["entry_compiled"] == 0
+    assert second["loop_loaded"] == 1 and second["loop_compiled"] == 0
+    assert all(f == {"loaded": 1, "compiled": 0} for f in second["families"].values())
     assert second["game"] == first["game"]
     assert cached_functions(tmp_path) == cached
 
 
-def test_the_compile_notice_names_the_lineups_entry_and_its_estimate():
+def test_the_compile_notice_names_the_lineups_missing_pieces_and_their_estimate(monkeypatch):
     from sim.neom import GAME
+    from strategies.neom import entries
     from strategies.neom.entries import COMPILE_SECONDS
 
-    assert GAME.compile_estimate(ids("random")) == ("NEOM (basic entry)", COMPILE_SECONDS["basic"])
-    assert GAME.compile_estimate(ids("greedy", "builder"))[0] == "NEOM (full entry)"
-    assert COMPILE_SECONDS["basic"] < COMPILE_SECONDS["greedy"] < COMPILE_SECONDS["full"]
+    monkeypatch.setattr(entries, "is_piece_cached", lambda name: name == "loop")
+    assert GAME.compile_estimate(ids("random")) == ("NEOM (loop pieces)", COMPILE_SECONDS["loop"])
+    title, seconds = GAME.compile_estimate(ids("greedy", "builder"))
+    assert title == "NEOM (greedy+evaluated pieces)"
+    assert seconds == COMPILE_SECONDS["greedy"] + COMPILE_SECONDS["evaluated"]
+    monkeypatch.setattr(entries, "is_piece_cached", lambda name: False)
+    assert GAME.compile_estimate(ids("greedy"))[0] == "NEOM (loop+greedy pieces)"

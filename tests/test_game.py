@@ -321,13 +321,21 @@ def test_parity_compiled_and_interpreted():
     assert run_games(jit=True) == run_games(jit=False)
 
 
-def test_a_strategy_choosing_a_missing_option_is_reported(default_tables):
-    """A strategy id the dispatch does not know answers -1: the game raises, never plays it."""
+def test_a_strategy_choosing_a_missing_option_is_reported(default_tables, monkeypatch):
+    """A strategy id no compiled family plays is refused before any game; a family answering
+    -1 (asked for a strategy it does not play) makes the game raise, never play it."""
+    from strategies.neom import pieces
+    from strategies.neom.registry import GREEDY_ID
+
     unknown = SimpleNamespace(id=99, params=parse_strategy("random").params)
     seats = np.array([[0, 1, 1]], dtype=np.int32)
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="no compiled NEOM strategy has the id 99"):
         batch(default_tables, seats, [unknown, parse_strategy("random")], [0], [0])
-    batch(default_tables, seats, [parse_strategy("greedy"), parse_strategy("random")], [0], [0])
+    lineup = [parse_strategy("greedy"), parse_strategy("random")]
+    batch(default_tables, seats, lineup, [0], [0])
+    monkeypatch.setitem(pieces.FAMILY_OF, GREEDY_ID, "basic")  # miser's family: answers -1
+    with pytest.raises(ValueError, match="does not exist"):
+        batch(default_tables, seats, lineup, [0], [0])
 
 
 def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):

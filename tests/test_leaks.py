@@ -30,6 +30,7 @@ from strategies.neom import play as G
 from strategies.neom import search as S
 from strategies.neom.dispatch import choose_in
 from strategies.neom.evaluate import memo_size
+from strategies.neom.pieces import addresses, new_memos
 from strategies.neom.registry import (
     REGISTRY,
     SEARCH_IDS,
@@ -64,7 +65,7 @@ def stops(tables, n_players, seed, variant=K.V_STANDARD):
     specs = [resolve_strategy(name) for name in lineup[:n_players]]
     ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs])
-    batch = G.batch_scratch(ids, params, tables.n_tiles)
+    batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
     players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     row = np.zeros(R.N_GAME_COLS, dtype=np.int64)
     seats = np.arange(n_players, dtype=np.int32)

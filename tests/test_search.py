@@ -20,6 +20,7 @@ from strategies.neom import search as S
 from strategies.neom.archetypes import N_WEIGHTS, PARAM_NAMES
 from strategies.neom.dispatch import choose_in
 from strategies.neom.entries import play_batch_for
+from strategies.neom.pieces import addresses, new_memos
 from strategies.neom.registry import (
     EXPERT_POLICY,
     EXPERT_POLICY_MANY,
@@ -42,7 +43,7 @@ def start(tables, specs, seed, variant=K.V_STANDARD, events=True):
     n_players = len(specs)
     ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs])
-    batch = G.batch_scratch(ids, params, tables.n_tiles)
+    batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
     players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     events = np.zeros((R.MAX_EVENTS_PER_GAME if events else 0, R.N_EVENT_COLS), dtype=np.int64)
     seats = np.arange(n_players, dtype=np.int32)
@@ -219,11 +220,11 @@ def test_only_a_lineup_with_a_search_uses_the_search_entry():
     """The default entry never compiles a search: a lineup naming one gets the search's own
     compiled entry, every other the default one."""
     default = play_batch_for([parse_strategy(n).id for n in ("greedy", "builder", "miser")])
-    assert default is G.play_batch
-    assert play_batch_for([parse_strategy("greedy").id, parse_strategy("expert").id]) is (
+    assert default.batch is G.play_batch
+    assert play_batch_for([parse_strategy("greedy").id, parse_strategy("expert").id]).batch is (
         S.play_batch
     )
-    assert play_batch_for([parse_strategy("rollout").id]) is S.play_batch
+    assert play_batch_for([parse_strategy("rollout").id]).batch is S.play_batch
 
 
 def test_the_default_entry_refuses_a_search_seat(tables):
@@ -233,7 +234,8 @@ def test_the_default_entry_refuses_a_search_seat(tables):
         G.play_batch(
             rng.master_key(1), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
             np.array([[0, 1]], dtype=np.int32), ids, np.stack([s.params for s in specs]),
-            tables.arrays, make_rules(), np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
+            addresses(ids), new_memos(tables.n_tiles), tables.arrays, make_rules(),
+            np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
             np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
             np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
         )  # fmt: skip

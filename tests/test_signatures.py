@@ -21,8 +21,9 @@ import sim
 
 KNOWN = Path(__file__).parent / "data" / "repeated_signatures.json"
 
-# A fresh process, an empty cache: the default lineup's entry compiled (as the first game of
-# ``make run`` compiles it), each compile event's function and argument types printed.
+# A fresh process, an empty cache: the default lineup's pieces compiled (the loop and its
+# families, as the first game of ``make run`` compiles them), each compile event's function
+# and argument types printed.
 RECORD = """
 import json, sys
 from numba.core import event
@@ -38,10 +39,12 @@ class Listener(event.Listener):
 event.register("numba:compile", Listener())
 from sim.core.strategies import resolve_strategy, split_strategies
 from sim.core.registry import get_game
-from sim.tools.build_cache import Piece, build_piece
+from sim.core.batch import play_arrays
+from sim.tools.build_cache import Piece, _entry_and_args
 game = get_game(sys.argv[1])
 ids = tuple(resolve_strategy(game.strategies, s).id for s in split_strategies(sys.argv[2]))
-build_piece(Piece("lineup", game.name, ids, "", 0.0))
+_, args = _entry_and_args(Piece("lineup", game.name, ids, "", 0.0))
+play_arrays(*args, events=True)  # the lineup's pieces, on zero games
 print(json.dumps({name: sorted(sigs) for name, sigs in seen.items()}))
 """
 

@@ -80,7 +80,7 @@ def _closure(files: dict[str, Path], graph: dict[str, set[str]], start: list[str
     return needed
 
 
-_USES_NJIT = re.compile(r"^\s*from sim\.core\.jit import .*\bnjit\b", re.MULTILINE)
+_USES_NJIT = re.compile(r"^\s*from sim\.core\.jit import .*\b(njit|cfunc)\b", re.MULTILINE)
 
 
 def _compiled_modules(files: dict[str, Path]) -> list[str]:
@@ -149,8 +149,8 @@ def cache_key(source: str, own_globals: bool = True) -> tuple[str, str] | None:
     its compiled code depends on (``_module_digests``), so two clones or worktrees of the same
     code share one cache, editing a module starts a new folder for it and for the modules that
     import it, directly or not, and for no other, and stale code never loads. A function
-    compiled over other globals than its module's (a copy made elsewhere: ``entries.loop_copy``)
-    may depend on any compiled source, so it is keyed on all of them (``own_globals`` False)."""
+    compiled over other globals than its module's (a copy rebuilt over another namespace) may
+    depend on any compiled source, so it is keyed on all of them (``own_globals`` False)."""
     try:
         relative = Path(source).resolve().relative_to(ROOT)
     except ValueError:

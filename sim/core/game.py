@@ -185,6 +185,10 @@ class Game:
     # -> compile_estimate(strategy_ids) -> (the entry's name, seconds of its cold compile): what
     # the compile notice says for that lineup ("": the game's title and compile_seconds).
     compile_estimate_ref: str = ""
+    # -> a module whose compiled pieces sim.tools.build_cache builds one by one: PIECES (name
+    # -> (seconds of its cold compile, the pieces it calls)), compile_piece(name) and
+    # is_piece_cached(name) ("": one piece per entry, each compiled by a call on zero games).
+    pieces_ref: str = ""
     # The data file's kind: the top-level table it starts with ("catalog") and what it is
     # called ("catalogue"), so that another kind of file given instead is named in one line.
     data_header: str = ""
@@ -228,7 +232,7 @@ class Game:
         how long its cold compile takes here (before this machine measured one)."""
         if self.compile_estimate_ref:
             name, seconds = resolve(self.compile_estimate_ref)(strategy_ids)
-            return f"{self.title} ({name} entry)", seconds
+            return f"{self.title} ({name})", seconds
         return self.title, self.compile_seconds
 
     def columns(self, table: str) -> tuple[str, ...]:

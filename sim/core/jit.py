@@ -37,6 +37,76 @@ def njit(*args, **kwargs):
     return numba.njit(*args, **options)
 
 
+# Interpreted (NUMBA_DISABLE_JIT=1), a C function's "address" is a key into this table of the
+# Python functions (strategies.neom.pointer.call_strategy looks them up).
+INTERPRETED_CFUNCS: dict[int, object] = {}
+
+
+class LazyCFunc:
+    """A C function of one signature (``numba.cfunc``), compiled (or loaded from the compile
+    cache) on first use of ``address``, not when its module is imported, so that
+    ``has_cached_code`` can ask about it without compiling it."""
+
+    def __init__(self, py_func, signature, options):
+        self.py_func = py_func
+        self.signature = signature
+        self.options = options
+        self._compiled = None
+        self.__doc__ = py_func.__doc__
+
+    def compile(self):
+        """The compiled ``numba.cfunc`` (compiled or loaded the first time)."""
+        if self._compiled is None:
+            self._compiled = numba.cfunc(self.signature, **self.options)(self.py_func)
+        return self._compiled
+
+    @property
+    def cache_hits(self) -> int:
+        """1 when this process loaded it from the compile cache, else 0."""
+        return 0 if self._compiled is None else self._compiled.cache_hits
+
+    @property
+    def cache_misses(self) -> int:
+        """1 when this process compiled it, else 0."""
+        return 0 if self._compiled is None else 1 - self._compiled.cache_hits
+
+    @property
+    def address(self) -> int:
+        if numba.config.DISABLE_JIT:
+            return self._interpreted_key()
+        return self.compile().address
+
+    def _interpreted_key(self) -> int:
+        for key, func in INTERPRETED_CFUNCS.items():
+            if func is self.py_func:
+                return key
+        key = len(INTERPRETED_CFUNCS) + 1
+        INTERPRETED_CFUNCS[key] = self.py_func
+        return key
+
+    def is_cached(self) -> bool:
+        """Compiled in this process, or in the compile cache for the current sources."""
+        if numba.config.DISABLE_JIT or self._compiled is not None:
+            return True
+        from numba.core.registry import cpu_target
+
+        try:
+            index = caching.FunctionCache(self.py_func)._cache_file._load_index()
+        except (AttributeError, OSError, EOFError, ValueError, RuntimeError):
+            return False
+        target = cpu_target.target_context.codegen().magic_tuple()
+        return any(key[1] == target for key in index)
+
+
+def cfunc(signature, **kwargs):
+    """A C function of ``signature`` (``LazyCFunc``), with the options of ``njit`` (cached;
+    ``_nrt`` explicit, default True); ``.address`` is what a compiled caller calls.
+    Interpreted, ``.address`` is a key of ``INTERPRETED_CFUNCS``."""
+    options = {"cache": True, "nogil": True, "_nrt": True}
+    options.update(kwargs)
+    return lambda func: LazyCFunc(func, signature, options)
+
+
 # Numba inlines a function (inline="always") by copying its IR, one block at a time, each
 # block with a fresh deep-copy memo: every block copies the function's whole scope (all its
 # variables) again, so a copy costs blocks x variables, and the nested inlining of the game
@@ -178,7 +248,13 @@ def has_cached_code(dispatcher) -> bool:
     """Whether ``dispatcher`` has compiled code for this machine, in this process or in
     Numba's compile cache for the current sources (``ProjectCacheLocator`` keys its entries
     on them), for any argument types: a command that always calls it with the same
-    types would load rather than compile. Never compiles anything."""
+    types would load rather than compile. Never compiles anything. A C function
+    (``LazyCFunc``) likewise; an object made of compiled parts (``.compiled_parts()``, such as
+    a NEOM lineup's entry) when every part has."""
+    if isinstance(dispatcher, LazyCFunc):
+        return dispatcher.is_cached()
+    if hasattr(dispatcher, "compiled_parts"):
+        return all(has_cached_code(part) for part in dispatcher.compiled_parts())
     if numba.config.DISABLE_JIT or dispatcher.signatures:
         return True
     try:  # the cache index keys are (argument types, target machine, code hashes)

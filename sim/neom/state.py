@@ -19,7 +19,9 @@ Fields, by what they hold:
   the rest of the game needs: the game loop can resume from any step
   (``strategies.neom.play.advance``);
 - the seats: ``seats`` (each seat's index into the run's strategies), ``strategy_ids``,
-  ``strategy_params``, ``strat_rng`` (each seat's stream), ``memos`` (each seat's scratch);
+  ``strategy_params``, ``strategy_fns`` (the address of each strategy's compiled decision,
+  ``strategies.neom.pointer``), ``strat_rng`` (each seat's stream), ``memos`` (each seat's
+  scratch);
 - scratch and outputs: ``options`` (the decision's options), ``summaries`` (each seat's city
   summary), ``req_costs``, ``stats`` (the game's rows of the players table), ``events``.
 
@@ -72,6 +74,7 @@ FIELDS = (
     "seats",
     "strategy_ids",
     "strategy_params",
+    "strategy_fns",
     "strat_rng",
     "memos",
     "options",

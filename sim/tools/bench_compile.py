@@ -12,15 +12,18 @@ running), to stdout and to ``bench/compile.json``.
     python -m sim.tools.bench_compile [--repeat 2] [--checkout DIR] [--functions 20]
                                       [--lineup expert,tuned_builder_2p] [--build [--jobs N]]
 
-``--build`` times instead what ``make install`` compiles: ``python -m sim.tools.build_cache``
+``--parallel`` times the lineup's pieces (the NEOM loop and each strategy family it plays,
+compiled independently) built side by side, one process each, ``--jobs`` at once (``python -m
+sim.tools.build_cache --lineup``): what a first run of that lineup could take on this many
+cores. ``--build`` times instead what ``make install`` compiles: ``python -m sim.tools.build_cache``
 (every entry of every game, ``--jobs`` processes at once; default one a core) into an empty
 cache, wall and CPU of the whole build, with its progress lines.
 
 ``--checkout`` times another checkout of the project (a ``git worktree add --detach`` of an
 older commit) the same way; ``--functions`` prints the functions that took longest to
-compile (inclusive: a function's time contains its callees'); ``--lineup`` times the entry
-another lineup uses (the search entry for a lineup with ``expert``: its cold compile includes
-the full entry's loop, which a machine that ran the default field has cached).
+compile (inclusive: a function's time contains its callees'); ``--lineup`` times another
+lineup's pieces (NEOM: the loop, or the search entry for a lineup with ``expert``, and the
+families its strategies belong to).
 """
 
 import argparse
@@ -194,14 +197,16 @@ def cold_compile(checkout: Path, functions: int = 0, lineup: str = "") -> dict:
     return result
 
 
-def cold_build(checkout: Path, jobs: int) -> dict:
-    """Time one cold ``build_cache``: a fresh process tree, an empty cache folder of its own."""
+def cold_build(checkout: Path, jobs: int, lineup: str = "") -> dict:
+    """Time one cold ``build_cache`` (of the NEOM lineup's pieces only, when given): a fresh
+    process tree, an empty cache folder of its own."""
+    only = ["--game", "neom", "--lineup", lineup] if lineup else []
     with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
         env = cache_env(cache, checkout)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "sim.tools.build_cache", "--jobs", str(jobs)],
+            [sys.executable, "-m", "sim.tools.build_cache", "--jobs", str(jobs), *only],
             env=env,
             cwd=checkout,
             capture_output=True,
@@ -252,7 +257,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--build", action="store_true", help="time make install's build of every entry instead"
     )
-    parser.add_argument("--jobs", type=int, default=0, help="--build: processes (0: one a core)")
+    parser.add_argument(
+        "--parallel",
+        action="store_true",
+        help="time the lineup's pieces built side by side instead (build_cache --lineup: the "
+        "loop and each strategy family in a process of its own, --jobs at once)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=0, help="--build, --parallel: processes (0: one a core)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -261,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("bench_compile: --jobs must be 0 or more")
     checkout = (args.checkout or Path(__file__).resolve().parents[2]).resolve()
     facts = machine_facts()
-    if args.build:
+    if args.build or args.parallel:
         return bench_build(args, checkout, facts)
     runs = []
     others = []
@@ -320,7 +333,7 @@ def bench_build(args, checkout: Path, facts: dict) -> int:
     for r in range(args.repeat):
         load_before = os.getloadavg()
         others = busy_processes()
-        run = cold_build(checkout, jobs)
+        run = cold_build(checkout, jobs, args.lineup if args.parallel else "")
         run.update(load_before=load_before, load_after=os.getloadavg(), others_running=others)
         runs.append(run)
         for line in run["lines"]:
@@ -332,7 +345,12 @@ def bench_build(args, checkout: Path, facts: dict) -> int:
             flush=True,
         )
     report = {
-        "what": f"cold build_cache of every entry of every game, {jobs} jobs, empty cache",
+        "what": (
+            f"cold build_cache of the pieces of the lineup {args.lineup}"
+            if args.parallel
+            else "cold build_cache of every entry of every game"
+        )
+        + f", {jobs} jobs, empty cache",
         "checkout": str(checkout),
         "revision": git_revision(checkout),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

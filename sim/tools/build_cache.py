@@ -1,17 +1,20 @@
 """``python -m sim.tools.build_cache``: compile every shipped entry of every game into the
 compile cache, one process per core, so that no later command waits for the compiler.
 
-A piece is one compiled entry of a game (``Game.play_batch_for``: NEOM's basic, greedy, full
-and search entries; Tangram City's ``play_batch``), called on zero games in a process of its
-own, which compiles it (and what it calls) into the cache every later process of the same
-code loads (``sim.core.jit``: entries keyed on relative paths and source digests, index
-updates under a lock, so processes compiling at once are safe). A piece already in the cache
-is skipped, so an interrupted build resumes where it stopped and a build after an edit
-compiles only the pieces that edit touched. A line per piece tells what is done, the elapsed
-time and about how long is left; a piece that fails names itself, the others still build,
-and the exit status is 1.
+A piece is one compiled part of a game, compiled in a process of its own into the cache every
+later process of the same code loads: NEOM's pieces are its game loop, its search entry and
+each strategy family, compiled independently of one another (``Game.pieces_ref``:
+``strategies.neom.entries.PIECES``); another game's are its entries (``Game.play_batch_for``:
+Tangram City's ``play_batch``), each called on zero games. The cache (``sim.core.jit``:
+entries keyed on relative paths and source digests, index updates under a lock) is safe for
+processes compiling at once. A piece already in the cache is skipped, so an interrupted build
+resumes where it stopped and a build after an edit compiles only the pieces that edit
+touched. A line per piece tells what is done, the elapsed time and about how long is left; a
+piece that fails names itself, the others still build, and the exit status is 1.
 
-    python -m sim.tools.build_cache [--jobs N] [--game neom] [--clean]
+    python -m sim.tools.build_cache [--jobs N] [--game neom] [--lineup S1,S2] [--clean]
+
+``--lineup`` builds only the pieces that lineup plays (a game with pieces: NEOM).
 
 ``make install`` runs it (and so ``make run`` and ``make test`` on a fresh clone).
 """
@@ -58,6 +61,21 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
     modules = {}  # piece -> the module of its entry's code
     for game_name in games or game_names():
         game = get_game(game_name)
+        if game.pieces_ref:
+            for name, (seconds, after) in _pieces_module(game).PIECES.items():
+                title = f"{game.title} ({name} piece)"
+                last = compile_notice._last_time(title)
+                found.append(
+                    Piece(
+                        f"{game_name}:{name}",
+                        game_name,
+                        (),
+                        title,
+                        last if last is not None else seconds,
+                        tuple(f"{game_name}:{a}" for a in after),
+                    )
+                )
+            continue
         groups: dict[str, list[int]] = {}
         titles: dict[str, tuple[str, float]] = {}
         for info in game.strategies.strategies:
@@ -83,12 +101,45 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
             after=tuple(
                 other.name
                 for other in found
-                if modules[other.name] != modules[piece.name]
+                if other.name in modules
+                and modules[other.name] != modules[piece.name]
                 and modules[other.name] in closures.get(modules[piece.name], ())
             ),
         )
+        if piece.name in modules
+        else piece
         for piece in found
     ]
+
+
+def lineup_only(every: list[Piece], games: list[str] | None, lineup: str) -> list[Piece]:
+    """The pieces of ``every`` that a lineup of the one game given plays."""
+    from sim.core.errors import UserError
+    from sim.core.registry import get_game
+    from sim.core.strategies import resolve_strategy, split_strategies
+
+    if not games or len(games) != 1 or not get_game(games[0]).pieces_ref:
+        raise UserError("--lineup needs one --game whose code is built in pieces (neom)")
+    game = get_game(games[0])
+    ids = [resolve_strategy(game.strategies, s).id for s in split_strategies(lineup)]
+    names = {f"{game.name}:{name}" for name in _pieces_module(game).lineup_pieces(ids)}
+    return [piece for piece in every if piece.name in names]
+
+
+def _pieces_module(game):
+    import importlib
+
+    return importlib.import_module(game.pieces_ref)
+
+
+def _piece_of_module(piece: Piece):
+    """(the game's pieces module, the piece's name there), or None for an entry piece."""
+    from sim.core.registry import get_game
+
+    game = get_game(piece.game)
+    if not game.pieces_ref:
+        return None
+    return _pieces_module(game), piece.name.split(":", 1)[1]
 
 
 def _entry_and_args(piece: Piece):
@@ -119,6 +170,10 @@ def is_cached(piece: Piece) -> bool:
     """Whether the piece's entry would load from the cache (nothing is compiled)."""
     from sim.core import jit
 
+    own = _piece_of_module(piece)
+    if own is not None:
+        module, name = own
+        return module.is_piece_cached(name)
     entry, _ = _entry_and_args(piece)
     return jit.has_cached_code(entry)
 
@@ -127,9 +182,14 @@ def build_piece(piece: Piece) -> float:
     """Compile the piece in this process (or load it); returns the seconds it took."""
     from sim.core.batch import play_arrays
 
-    _, args = _entry_and_args(piece)
+    own = _piece_of_module(piece)
     start = time.perf_counter()
-    play_arrays(*args, events=True)
+    if own is not None:
+        module, name = own
+        module.compile_piece(name)
+    else:
+        _, args = _entry_and_args(piece)
+        play_arrays(*args, events=True)
     return time.perf_counter() - start
 
 
@@ -240,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=0, help="processes at once (0: one a core)")
     parser.add_argument("--game", action="append", help="this game's pieces only (repeatable)")
     parser.add_argument("--clean", action="store_true", help="delete the compile cache instead")
+    parser.add_argument("--lineup", help="only the pieces this lineup plays (with one --game)")
     parser.add_argument("--piece", help=argparse.SUPPRESS)  # a child's one piece
     args = parser.parse_args(argv)
     base = os.environ["NEOM_NUMBA_CACHE_BASE"]
@@ -253,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         every = pieces(args.game)
+        if args.lineup:
+            every = lineup_only(every, args.game, args.lineup)
     except UserError as error:
         raise SystemExit(f"build_cache: {error}") from None
     if args.piece:

@@ -1,139 +1,185 @@
 """Which compiled ``play_batch`` plays a lineup (``sim.core.game.Game.play_batch_for``).
 
-A compiled entry point compiles every strategy its dispatch can reach, whichever a run uses
-(the game loop, ``strategies.neom.play``, reaches them all through ``dispatch.choose``). So a
-lineup is played by the smallest of a few nested entries that holds all its strategies, and
-only that entry is compiled (issue 28):
+The game loop calls each seat's strategy at an address (``strategies.neom.pointer``), so it
+compiles once for every lineup, and each strategy family compiles (and caches) on its own
+(``strategies.neom.pieces``). Two loop entries remain:
 
-- ``basic``: random and miser (no evaluation at all);
-- ``greedy``: those and greedy;
-- ``full``: every strategy but the searches (``strategies.neom.play.play_batch`` itself);
-- ``search``: the searches too (``strategies.neom.search.play_batch``; registry.SEARCH_IDS).
+- ``loop``: ``strategies.neom.play.play_batch``, every lineup without a search;
+- ``search``: ``strategies.neom.search.play_batch``, lineups with a search
+  (``registry.SEARCH_IDS``): the same loop, stopped before a search seat's selection or
+  action, which the search decides outside it.
 
-The ``basic`` and ``greedy`` entries are copies of the game loop (``loop_copy``): the loop
-module's compiled functions that reach the dispatch, made again over a copy of its globals in
-which ``choose`` is a copy of the dispatch with the families the entry leaves out switched off
-(``dispatch.WITH_*`` False: Numba drops those branches before typing, so their code is never
-compiled). Each copy's functions carry the entry's name in their qualified names, so each
-entry has its own files in the compile cache and later runs load it. Three nested entries, not
-one per set of strategies: each copy compiles the loop again, and a machine running many
-lineups (``make test``) would pay that for every set.
+``play_batch_for`` returns a ``LineupEntry``: the Game interface's ``play_batch`` (its
+arguments), which imports the lineup's families (compiling only those not yet cached) and
+hands the loop their addresses.
 """
 
-import types
 from collections.abc import Iterable
-from functools import cache
 
-import numba
-from numba.core.registry import CPUDispatcher
+import numpy as np
 
-from sim.core.jit import njit
-from strategies.neom.registry import GREEDY_ID, MISER_ID, RANDOM_ID, SEARCH_IDS
+from strategies.neom import pieces
+from strategies.neom.registry import SEARCH_IDS
 
-# name -> (the strategy ids it plays, the dispatch switches it turns off); smallest first
-LOOP_COPIES = {
-    "basic": ((RANDOM_ID, MISER_ID), ("WITH_GREEDY", "WITH_EVALUATED", "WITH_SEARCH")),
-    "greedy": ((RANDOM_ID, MISER_ID, GREEDY_ID), ("WITH_EVALUATED", "WITH_SEARCH")),
+# The compiled pieces (sim.tools.build_cache): name -> (cold compile alone, CPU seconds on
+# the 2-core VM, what the compile notice says before this machine measured one; the pieces
+# whose code it calls, built first so that it loads theirs). The loop entries and the
+# strategy families (strategies.neom.pieces) compile independently of one another.
+PIECES = {
+    "loop": (40.0, ()),  # measured: 40 s CPU alone (docs/performance-log.md)
+    "search": (60.0, ("loop",)),  # rough: 134 s wall at load 6, the loop's functions loaded
+    "basic": (5.0, ()),
+    "greedy": (30.0, ()),  # 19 s CPU beside the loop; alone it compiles its engine calls too
+    "evaluated": (45.0, ()),  # 34 s CPU beside the loop and greedy
+    "search_policy": (15.0, ("evaluated",)),
 }
-# A cold compile of each entry, CPU seconds on the 2-core VM (python -m sim.tools.bench_compile
-# --lineup random / greedy / make run's; the search entry's includes the full one's, a rough
-# guess): what the compile notice says before this machine measured one.
-COMPILE_SECONDS = {"basic": 35.0, "greedy": 52.0, "full": 78.0, "search": 120.0}
+COMPILE_SECONDS = {name: seconds for name, (seconds, _) in PIECES.items()}
 
 
 def entry_name(strategy_ids: Iterable[int]) -> str:
-    """The name of the smallest entry that plays a lineup with these strategy ids."""
-    ids = {int(i) for i in strategy_ids}
-    if ids & set(SEARCH_IDS):
-        return "search"
-    for name, (plays, _) in LOOP_COPIES.items():
-        if ids <= set(plays):
-            return name
-    return "full"
+    """The name of the loop entry that plays a lineup with these strategy ids."""
+    return "search" if {int(i) for i in strategy_ids} & set(SEARCH_IDS) else "loop"
 
 
-def play_batch_for(strategy_ids: Iterable[int]):
+class LineupEntry:
+    """``play_batch`` of the Game interface for a lineup: the loop entry, called with the
+    address of each strategy's compiled decision (``game.strategy_fns``)."""
+
+    def __init__(self, name: str, strategy_ids: Iterable[int]):
+        self.name = name
+        self.families = pieces.families_of(strategy_ids)
+        if name == "search":
+            from strategies.neom import search
+
+            self.batch = search.play_batch
+        else:
+            from strategies.neom import play
+
+            self.batch = play.play_batch
+
+    def compiled_parts(self) -> list:
+        """The loop entry and the lineup's families (``sim.core.jit.has_cached_code``)."""
+        return [self.batch, *(pieces.piece(family) for family in self.families)]
+
+    def __call__(
+        self,
+        key,
+        game_ids,
+        deal_indices,
+        seat_strategy,
+        strategy_ids,
+        strategy_params,
+        data,
+        rules,
+        games_out,
+        players_out,
+        events_out,
+    ):
+        return self.batch(
+            key,
+            game_ids,
+            deal_indices,
+            seat_strategy,
+            strategy_ids,
+            strategy_params,
+            pieces.addresses(np.asarray(strategy_ids)),
+            pieces.new_memos(data[0].shape[0]),
+            data,
+            rules,
+            games_out,
+            players_out,
+            events_out,
+        )
+
+
+def play_batch_for(strategy_ids: Iterable[int]) -> LineupEntry:
     """The compiled entry that plays a lineup with these strategy ids."""
-    name = entry_name(strategy_ids)
-    if name == "search":
-        from strategies.neom import search
+    ids = [int(i) for i in strategy_ids]
+    return LineupEntry(entry_name(ids), ids)
 
-        return search.play_batch
-    if name == "full":
-        from strategies.neom import play
 
-        return play.play_batch
-    return loop_copy(name).play_batch
+def lineup_pieces(strategy_ids: Iterable[int]) -> list[str]:
+    """The pieces a lineup with these strategy ids calls: its loop entry and its families."""
+    ids = [int(i) for i in strategy_ids]
+    return [entry_name(ids), *pieces.families_of(ids)]
 
 
 def compile_estimate(strategy_ids: Iterable[int]) -> tuple[str, float]:
-    """The entry's name and the seconds a cold compile of it takes (the compile notice's
-    estimate before this machine measured one)."""
-    name = entry_name(strategy_ids)
-    return name, COMPILE_SECONDS[name]
+    """The lineup's pieces not in the compile cache (all of them when every one is) and the
+    seconds a cold compile of them takes (the compile notice's estimate before this machine
+    measured one)."""
+    names = lineup_pieces(strategy_ids)
+    missing = [name for name in names if not is_piece_cached(name)] or names
+    return "+".join(missing) + " pieces", sum(COMPILE_SECONDS[name] for name in missing)
 
 
-def _dispatchers(module) -> dict[str, CPUDispatcher]:
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__
-    }
+def _loop_entry(name: str):
+    from strategies.neom import play, search
+
+    return search.play_batch if name == "search" else play.play_batch
 
 
-def _reaching(functions: dict[str, CPUDispatcher], target: str) -> set[str]:
-    """The names of ``functions`` that call ``target`` or one of them, read from their
-    bytecode's global names (an unrelated name that happens to match only copies more)."""
-    reach = {target}
-    changed = True
-    while changed:
-        changed = False
-        for name, dispatcher in functions.items():
-            if name not in reach and reach & set(dispatcher.py_func.__code__.co_names):
-                reach.add(name)
-                changed = True
-    reach.discard(target)
-    return reach
+def is_piece_cached(name: str) -> bool:
+    """Whether the piece would load from the compile cache (nothing compiled to ask)."""
+    from sim.core import jit
+
+    family = name if name in pieces.FAMILIES else None
+    return jit.has_cached_code(pieces.piece(family) if family else _loop_entry(name))
 
 
-def _copy(dispatcher: CPUDispatcher, namespace: dict, suffix: str) -> CPUDispatcher:
-    """The dispatcher's function over ``namespace`` instead of its module's globals, compiled
-    with the same options under a qualified name of its own (its own compile-cache files)."""
-    func = dispatcher.py_func
-    clone = types.FunctionType(
-        func.__code__, namespace, func.__name__, func.__defaults__, func.__closure__
+def compile_piece(name: str) -> None:
+    """Compile the piece in this process (or load it): a family's C function, or a loop
+    entry called on zero games with no strategy (so nothing but the loop compiles)."""
+    if name in pieces.FAMILIES:
+        pieces.piece(name).compile()
+        return
+    from sim.core import rng
+    from sim.neom import GAME, records
+
+    data = GAME.load_data(None).arrays
+    ids = np.zeros(0, dtype=np.int64)
+    _loop_entry(name)(
+        rng.master_key(1),
+        ids,
+        ids,
+        np.zeros((0, GAME.max_players), dtype=np.int32),
+        np.zeros(1, dtype=np.int32),
+        np.zeros((1, GAME.strategies.n_params)),
+        np.zeros(2, dtype=np.int64),
+        pieces.new_memos(data[0].shape[0]),
+        data,
+        GAME.make_rules(),
+        np.zeros((0, records.N_GAME_COLS), dtype=np.int64),
+        np.zeros((0, GAME.max_players, records.N_PLAYER_COLS), dtype=np.int64),
+        np.zeros((0, records.N_EVENT_COLS), dtype=np.int64),
     )
-    clone.__qualname__ = f"{func.__qualname__}__{suffix}"
-    clone.__doc__ = func.__doc__
-    clone.__kwdefaults__ = func.__kwdefaults__
-    options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
-    return njit(**options)(clone)
 
 
-@cache
-def loop_copy(name: str) -> types.SimpleNamespace:
-    """The game loop's entry ``name`` of LOOP_COPIES: its ``play_batch`` and ``advance`` (and
-    its ``choose``), compiled only for the strategies that entry plays."""
-    from strategies.neom import dispatch, play
-
-    if numba.config.DISABLE_JIT:  # interpreted: nothing compiles, the loop itself serves
-        return types.SimpleNamespace(
-            name=name, choose=dispatch.choose, advance=play.advance, play_batch=play.play_batch
-        )
-    _, off = LOOP_COPIES[name]
-    dispatch_globals = dict(vars(dispatch))
-    dispatch_globals.update(dict.fromkeys(off, False))
-    choose = _copy(dispatch.choose, dispatch_globals, name)
-    dispatch_globals["choose"] = choose
-
-    functions = _dispatchers(play)
-    loop_globals = dict(vars(play))
-    loop_globals["choose"] = choose
-    for function in _reaching(functions, "choose"):
-        loop_globals[function] = _copy(functions[function], loop_globals, name)
-    return types.SimpleNamespace(
-        name=name,
-        choose=choose,
-        advance=loop_globals["advance"],
-        play_batch=loop_globals["play_batch"],
+def play_batch(
+    key,
+    game_ids,
+    deal_indices,
+    seat_strategy,
+    strategy_ids,
+    strategy_params,
+    data,
+    rules,
+    games_out,
+    players_out,
+    events_out,
+):
+    """The Game interface's default ``play_batch`` (``GAME.play_batch``): any lineup, through
+    its entry."""
+    return play_batch_for(np.asarray(strategy_ids))(
+        key,
+        game_ids,
+        deal_indices,
+        seat_strategy,
+        strategy_ids,
+        strategy_params,
+        data,
+        rules,
+        games_out,
+        players_out,
+        events_out,
     )

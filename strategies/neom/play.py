@@ -1,11 +1,13 @@
 """The compiled game loop: setup, cornerstone draft, three generations, final scoring.
 
 The state of a game travels as one bundle (``sim.neom.state.Game``): every step below takes
-the seat it acts for and the game. Every choice is a strategy decision
-(``strategies.neom.dispatch.choose``) among options that ``sim.neom.engine`` lists; chance comes
-only from the game's deal stream, drawn entirely at setup, so a strategy never changes which
-tiles are dealt. ``play_batch`` is the entry point of the runner; ``play_one`` is the Python
-convenience behind ``neom play`` and the tests.
+the seat it acts for and the game. Every choice is a strategy decision among options that
+``sim.neom.engine`` lists, taken by the seat's strategy compiled on its own and called at its
+address (``game.strategy_fns``, ``strategies.neom.pointer``): this module imports no strategy,
+so the loop compiles once for every lineup. Chance comes only from the game's deal stream,
+drawn entirely at setup, so a strategy never changes which tiles are dealt. ``play_batch`` is
+the entry point of the runner (through ``strategies.neom.entries``, which hands it the
+addresses); ``play_one`` is the Python convenience behind ``neom play`` and the tests.
 
 The loop is resumable: ``advance`` plays from wherever the state says the game is (the draft,
 or a step of a turn: ``GS_TURN``, ``GS_STEP``) to the end. It stops before the selection or
@@ -13,7 +15,8 @@ the action of a seat played by a search strategy (``strategies.neom.registry.SEA
 whose decision is taken outside the loop (``strategies.neom.search``) and handed back with
 ``force``; a search's playouts are this same loop run on a copy of the state. ``play_batch``
 has no search: a lineup with one is played by ``strategies.neom.search.play_batch``
-(``strategies.neom.entries``), so that a run without a search never compiles it.
+(``strategies.neom.entries``), so that a run without a search never compiles it. The loop
+imports no strategy module but ``strategies.neom.registry`` (ids) and ``pointer``.
 """
 
 import numpy as np
@@ -27,9 +30,7 @@ from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import M_GOODS, city_goods
 from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
-from strategies.neom.basic import choose_random
-from strategies.neom.dispatch import choose
-from strategies.neom.evaluate import memo_size
+from strategies.neom.pointer import call_strategy
 from strategies.neom.registry import EXPERT_ID, RANDOM_ID, ROLLOUT_ID
 
 
@@ -48,21 +49,11 @@ def decide(seat, decision, n, game):
     if n == 1:
         return 0
     which = game.seats[seat]
-    strategy = game.strategy_ids[which]
-    if strategy == RANDOM_ID:
-        # Uniform choice needs no view of the state: skip the dispatch call.
-        return choose_random(game.strat_rng[seat], n)
-    # One integer type for every call site, so the strategies compile once.
-    k = choose(
-        np.int64(strategy),
-        game.strategy_params[which],
-        game.strat_rng[seat],
-        np.int64(decision),
-        np.int64(n),
-        np.int64(seat),
-        game,
-        game.memos[seat],
-    )
+    if game.strategy_ids[which] == RANDOM_ID:
+        # Random's uniform choice (strategies.neom.basic.choose_random), drawn here: no call.
+        return rng.randint(game.strat_rng[seat], n)
+    # The seat's strategy, compiled on its own, called at its address (strategies.neom.pieces).
+    k = call_strategy(game.strategy_fns[which], game, which, seat, decision, n)
     if k < 0 or k >= n:
         raise ValueError("a strategy chose an option that does not exist")
     return k
@@ -712,7 +703,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
     strategy_ids, strategy_params, options, summaries, req_costs, memos), ready for
     ``advance``: returns it and its deal seed."""
     tiles, req, effects, goods_tier, board_center = data
-    strategy_ids, strategy_params, options, summaries, req_costs, memos = batch
+    strategy_ids, strategy_params, strategy_fns, options, summaries, req_costs, memos = batch
     n_players = seats.shape[0]
     n_tiles = tiles.shape[0]
     game = Game(
@@ -737,6 +728,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         seats,
         strategy_ids,
         strategy_params,
+        strategy_fns,
         np.zeros((n_players, 2), dtype=np.uint64),
         memos,
         options,
@@ -798,17 +790,19 @@ def finish_game(game, game_row, game_id, deal_seed):
 
 
 @njit
-def batch_scratch(strategy_ids, strategy_params, n_tiles):
+def batch_scratch(strategy_ids, strategy_params, strategy_fns, memos):
     """The scratch of the decisions every game of a batch shares, allocated once: every row an
     option list uses is written first; a memo is only read back for the state it was written
-    for."""
+    for (``memos``: the seats' scratch, ``strategies.neom.pieces.new_memos``, allocated by the
+    caller since its width is the strategies' business)."""
     return (
         strategy_ids,
         strategy_params,
+        strategy_fns,
         np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64),
         np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64),
         np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
-        np.zeros((R.MAX_PLAYERS, memo_size(n_tiles)), dtype=np.int64),
+        memos,
     )
 
 
@@ -820,6 +814,8 @@ def play_batch(
     seat_strategy,
     strategy_ids,
     strategy_params,
+    strategy_fns,
+    memos,
     data,
     rules,
     games_out,
@@ -828,11 +824,14 @@ def play_batch(
 ):
     """Play ``len(game_ids)`` games: the signature and the guarantees of ``sim.core.game``.
 
+    ``strategy_fns``: the address of each strategy's decision, and last the searches'
+    playout policy's (``strategies.neom.pieces.addresses``); ``memos``: the seats' scratch
+    (``pieces.new_memos``): ``strategies.neom.entries.LineupEntry`` passes both.
     ``data`` is the catalogue's ``(tiles, req, effects, goods_tier, board_center)``
     (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE. No seat may be
     played by a search (``strategies.neom.search.play_batch`` plays those).
     """
-    batch = batch_scratch(strategy_ids, strategy_params, data[0].shape[0])
+    batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
     for i in range(game_ids.shape[0]):
         game, deal_seed = new_game(
             i, key, game_ids[i], deal_indices[i], seat_strategy[i], batch, data, rules,

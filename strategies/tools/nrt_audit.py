@@ -109,7 +109,8 @@ def function_sites(dispatcher) -> list[tuple[str, int, int, bool]]:
 
 
 def compiled_dispatchers():
-    """Every compiled dispatcher of the NEOM core and its strategies (entry copies included)."""
+    """Every compiled dispatcher of the NEOM core and its strategies (the strategy families'
+    C functions, ``strategies.neom.pieces``, only call them)."""
     from numba.core.registry import CPUDispatcher
 
     seen = {}
@@ -119,16 +120,6 @@ def compiled_dispatchers():
         for value in vars(module).values():
             if isinstance(value, CPUDispatcher) and value.overloads:
                 seen[id(value)] = value
-    if "strategies.neom.entries" not in sys.modules:
-        return sorted(seen.values(), key=lambda d: d.py_func.__qualname__)
-    from strategies.neom import entries
-
-    for name in entries.LOOP_COPIES:
-        if entries.loop_copy.cache_info().currsize:
-            copy = entries.loop_copy(name)
-            for value in (copy.choose, copy.advance, copy.play_batch):
-                if value.overloads:
-                    seen[id(value)] = value
     return sorted(seen.values(), key=lambda d: d.py_func.__qualname__)
 
 

@@ -1,0 +1,18 @@
+"""Greedy's decisions, compiled on their own (``strategies.neom.pieces``)."""
+
+from sim.core.jit import cfunc
+from strategies.neom.basic import choose_greedy
+from strategies.neom.pointer import DECISION
+
+
+@cfunc(DECISION, _nrt=False)
+def decide(game, which, seat, decision, n_options):
+    return choose_greedy(
+        game.strategy_params[which],
+        game.strat_rng[seat],
+        decision,
+        n_options,
+        seat,
+        game,
+        game.memos[seat],
+    )
