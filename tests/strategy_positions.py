@@ -133,11 +133,14 @@ class Position:
             return choose_in(
                 spec.id, spec.params, state, decision, n, seat, self.game(options), memo
             )
+        from strategies.neom.pieces import addresses
         from strategies.neom.search import choose_paused, new_scratch
 
         game = self.game(np.zeros_like(options))
         game.strategy_ids[seat] = spec.id
         game.strategy_params[seat] = spec.params
+        # The playout policy's address, as a run's entry hands it to the loop (the last slot).
+        game.strategy_fns[:] = addresses(game.strategy_ids)
         game.strat_rng[seat] = state
         acting = decision == E.D_ACTION
         if acting:  # the last action sells the selected tile

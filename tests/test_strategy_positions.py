@@ -158,3 +158,18 @@ def test_buys_from_the_poorer_seller_between_equal_prices(tables, name):
     assert n == 2 and options[0, E.OPT_COST] == options[1, E.OPT_COST]
     for seed in range(3):
         assert options[pos.decide(name, E.D_BUY, options, n, seed=seed), E.OPT_SEAT] == 4
+
+
+def test_a_game_without_its_strategies_addresses_is_an_error_not_a_crash(tables, monkeypatch):
+    """The loop calls each strategy at its address (game.strategy_fns); a game built without
+    them (address 0: here the playout policy's slot of a search) raises a ValueError where a
+    call to address 0 would kill the process."""
+    from strategies.neom import pieces
+
+    pos = empty_position(tables, 2, turn=9, money=6, boards=[2, 5])
+    pos.give(0, ["Fire", "Pawn Shop"])
+    options, n = pos.select_options(0)
+    assert pos.decide("rollout", E.D_SELECT, options, n, seat=0) in range(n)
+    monkeypatch.setattr(pieces, "addresses", lambda ids: np.zeros(len(ids) + 1, dtype=np.int64))
+    with pytest.raises(ValueError, match="no compiled strategy for this seat"):
+        pos.decide("rollout", E.D_SELECT, options, n, seat=0)

@@ -53,7 +53,12 @@ def decide(seat, decision, n, game):
         # Random's uniform choice (strategies.neom.basic.choose_random), drawn here: no call.
         return rng.randint(game.strat_rng[seat], n)
     # The seat's strategy, compiled on its own, called at its address (strategies.neom.pieces).
-    k = call_strategy(game.strategy_fns[which], game, which, seat, decision, n)
+    address = game.strategy_fns[which]
+    if address == 0:
+        # A game built without its strategies' addresses (pieces.addresses): an error, not a
+        # call to address 0.
+        raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
+    k = call_strategy(address, game, which, seat, decision, n)
     if k < 0 or k >= n:
         raise ValueError("a strategy chose an option that does not exist")
     return k
