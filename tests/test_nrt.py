@@ -291,7 +291,9 @@ def test_the_projects_njit_states_the_reference_count_flag():
 # final_scoring and the rare disaster decisions. Strategies by address (issue 36 item 4) add 3-4
 # a game there: new_game stores the run's strategy addresses in the Game, and play_batch
 # takes them and the seats' memos as arguments (both outside run, which counts nothing).
-MAX_INCREFS = {"random": (5, 184), "greedy": (2, 132), "builder": (2, 1267)}
+# Version 3 of the catalogue (issue 38) plays other games, and builder's two count more
+# references outside the loop (1,267 on v2, 1,384 on v3); random 179 and greedy 132 on v3.
+MAX_INCREFS = {"random": (5, 184), "greedy": (2, 132), "builder": (2, 1384)}
 
 
 @pytest.mark.slow
