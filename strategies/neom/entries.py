@@ -48,14 +48,7 @@ class LineupEntry:
     def __init__(self, name: str, strategy_ids: Iterable[int]):
         self.name = name
         self.families = pieces.families_of(strategy_ids)
-        if name == "search":
-            from strategies.neom import search
-
-            self.batch = search.play_batch
-        else:
-            from strategies.neom import play
-
-            self.batch = play.play_batch
+        self.batch = _loop_entry(name)
 
     def compiled_parts(self) -> list:
         """The loop entry and the lineup's families (``sim.core.jit.has_cached_code``)."""
