@@ -463,9 +463,11 @@ def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                # The workers' own logs: errors only (a task's error reaches this process as
-                # its exception; a stop leaves warnings about cancelled tasks in every worker).
-                silence_logs=logging.ERROR,
+                # The workers' own logs: critical only. A task's error reaches this process as
+                # its exception; a stop leaves warnings about cancelled tasks in every worker,
+                # and a worker whose scheduler has just shut down logs a heartbeat ERROR (seen
+                # after Ctrl-C under load), which would make an interrupt more than one line.
+                silence_logs=logging.CRITICAL,
             )
         client = Client(cluster)
     try:
