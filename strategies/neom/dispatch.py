@@ -1,4 +1,7 @@
-"""One compiled entry point for every strategy decision, dispatching on the strategy's id.
+"""Every strategy's decision for Python callers holding a ``Game`` (tests, tools), dispatching
+on the strategy's id. The game loop does not come here: it calls each strategy family compiled
+on its own at its address (``strategies.neom.pieces``), and each family's ``decide`` calls the
+same choice functions as the branches below.
 
 ``choose`` gets the legal options of one decision (see the D_* and OPT_* constants of
 ``sim.neom.engine``) in ``game.options`` and the game (``sim.neom.state.Game``), which it only
@@ -7,7 +10,8 @@ and the deciding seat's own hand and cornerstones.
 ``memo`` is the seat's scratch kept across its decisions (``strategies.evaluate.memo_holds``):
 a strategy may keep there what it computed for a state, and recomputes whatever the state no
 longer matches. It returns the index of the chosen option. Add a strategy: an id in
-``strategies.registry`` and one ``elif`` here. ``game`` is the game's view
+``strategies.registry``, its family's ``decide`` (docs/engine.md, "Strategies plugged in by
+address") and one ``elif`` here. ``game`` is the game's view
 (``sim.neom.state.view``): ``choose`` is compiled without reference counts, and Python callers
 holding a ``Game`` go through ``choose_in``.
 
@@ -61,14 +65,6 @@ def expert_policy(params, n_players):
     return policy
 
 
-# Which strategy families this copy of the dispatch compiles. The game loop's copy for a lineup
-# (``strategies.neom.entries``) sets the ones it does not name to False: Numba drops a branch on
-# a False global before typing, so that family's code is never compiled for that copy.
-WITH_GREEDY = True
-WITH_EVALUATED = True  # the archetypes and the tuned sets (the searches' policy too)
-WITH_SEARCH = True  # the searches' other decisions (their entry is strategies.neom.search)
-
-
 @njit
 def choose_with_policy(strategy_id, params, rng_state, decision, n_options, seat, game, memo):
     """A search's decision taken in the loop: its playout policy's choice (allocates the
@@ -88,16 +84,13 @@ def choose(strategy_id, params, rng_state, decision, n_options, seat, game, memo
     if strategy_id == RANDOM_ID:
         return basic.choose_random(rng_state, n_options)
     elif strategy_id == GREEDY_ID:
-        if WITH_GREEDY:
-            return basic.choose_greedy(params, rng_state, decision, n_options, seat, game, memo)
+        return basic.choose_greedy(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EVALUATED_ID:
-        if WITH_EVALUATED:
-            return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
+        return choose_evaluated(params, rng_state, decision, n_options, seat, game, memo)
     elif strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID:
-        if WITH_SEARCH:
-            return choose_with_policy(
-                strategy_id, params, rng_state, decision, n_options, seat, game, memo
-            )
+        return choose_with_policy(
+            strategy_id, params, rng_state, decision, n_options, seat, game, memo
+        )
     elif strategy_id == MISER_ID:
         return choose_miser(rng_state, game.options, n_options)
     return -1

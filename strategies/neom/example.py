@@ -1,6 +1,7 @@
 """A worked example of a new strategy (docs/strategies.md, "Writing your own"): ``miser``
-never spends a coin it can keep. One compiled function here, one registry entry, one
-``elif`` in ``strategies.dispatch``; the engine is untouched."""
+never spends a coin it can keep. One compiled function here, one registry entry, a branch in
+its family's ``decide`` (``strategies.neom.pieces.basic``) and one ``elif`` in
+``strategies.neom.dispatch`` (Python callers); the engine is untouched."""
 
 import numpy as np
 

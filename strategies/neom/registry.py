@@ -1,6 +1,7 @@
 """Strategy names, integer ids and parameters.
 
-The compiled game dispatches on an integer id (``strategies.dispatch.choose``); every strategy
+The compiled game calls each strategy's family by its integer id (``strategies.neom.pieces``);
+every strategy
 gets a float64 parameter vector of N_PARAMS entries, filled from its defaults and the user's
 ``name:param=value,...`` spec.
 """

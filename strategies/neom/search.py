@@ -18,8 +18,9 @@ with the loop's own listing, ranks them with the seat's playout policy (the eval
   best mean final margin (own score minus the best other score).
 
 Its other decisions (draft, purchases, disasters, cornerstone effects) are its policy's, taken
-in the loop by ``strategies.neom.dispatch.choose``. All of this lives in this module's own
-``play_batch``: a lineup without a search never compiles it (``strategies.neom.entries``).
+in the loop by the ``search_policy`` family (``strategies.neom.pieces``). All of this lives in
+this module's own ``play_batch``: a lineup without a search never compiles it
+(``strategies.neom.entries``).
 """
 
 import numpy as np
