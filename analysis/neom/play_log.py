@@ -45,6 +45,24 @@ def square(cell) -> str:
     return f"({cell // K.GRID},{cell % K.GRID})"
 
 
+# One fixed sentence per event kind; the fields are filled from the event (see Story.describe).
+_EVENT_TEXT = {
+    R.EV_DRAFT_PICK: "{who} keeps cornerstone {name}",
+    R.EV_SELECT: "{who} selects {name} (from {other} tiles)",
+    R.EV_SELL: "{who} sells {name} for {coins}",
+    R.EV_BUY: "{who} buys {good} from seat {other} for {paid}",
+    R.EV_GOOD_SOLD: "{who} is paid {coins} (spendable next turn)",
+    R.EV_DISASTER_PAY: "{who} pays {paid} to the {disaster}",
+    R.EV_DISASTER_SACRIFICE: "{who} sacrifices {name} on {square} to the {disaster}",
+    R.EV_INCOME: "{who} collects {coins} income",
+    R.EV_EFFECT_COINS: "{who} gets {coins} from tile effects (placing {name})",
+    R.EV_DISCARD: "{who} returns {name} to the box",
+    R.EV_REPLACED: "{who}: {name} on {square} is replaced and goes to the box",
+    R.EV_CS_TAKEN: "{who} takes cornerstone {name} from the draft's discard pile",
+    R.EV_CS_SWAPPED: "{who} swaps cornerstone {other_tile} for {name}",
+}
+
+
 class Story:
     """A finished game (``play_one`` result) as text lines and as JSON."""
 
@@ -68,47 +86,43 @@ class Story:
         coins, other, good = int(event[R.E_COINS]), int(event[R.E_OTHER]), int(event[R.E_GOOD])
         who = f"seat {p}"
         name = self.tile(tile)
-        if kind == R.EV_DRAFT_PICK:
-            return f"{who} keeps cornerstone {name}"
-        if kind == R.EV_SELECT:
-            return f"{who} selects {name} (from {other} tiles)"
+        special = self._special(kind, p, tile, cell, coins, other, who, name)
+        if special is not None:
+            return special
+        template = _EVENT_TEXT.get(kind)
+        if template is None:
+            return f"{who}: event {kind}"
+        # Each field is worked out only when the sentence names it: an event's spare columns
+        # need not be a valid tile, good or Disaster.
+        fields = {
+            "who": lambda: who,
+            "name": lambda: name,
+            "coins": lambda: coins,
+            "paid": lambda: -coins,
+            "other": lambda: other,
+            "other_tile": lambda: self.tile(other),
+            "square": lambda: square(cell),
+            "disaster": lambda: _disaster(other),
+            "good": lambda: self.t.good_names[good],
+        }
+        return template.format(**{k: v() for k, v in fields.items() if f"{{{k}}}" in template})
+
+    def _special(self, kind, p, tile, cell, coins, other, who, name):
+        """The events whose words depend on more than the event's fields in a fixed sentence."""
+        paid = f", paying {-coins} to the supply" if coins else ""
         if kind == R.EV_PLACE:
-            paid = f", paying {-coins} to the supply" if coins else ""
             return f"{who} places {name} on {square(cell)}{paid}"
         if kind == R.EV_CORNERSTONE:
-            paid = f", paying {-coins} to the supply" if coins else ""
             return (
                 f"{who} discards {self.tile(other)} to place cornerstone {name} on "
                 f"{square(cell)}{paid}"
             )
-        if kind == R.EV_SELL:
-            return f"{who} sells {name} for {coins}"
         if kind == R.EV_DISASTER_SELECT:
             if p < 0:
                 label = name if tile >= 0 else f"the {_disaster(other)}"
                 return f"{label} strikes every player"
             return f"{who} selects the Disaster {name}: no action, spared"
-        if kind == R.EV_BUY:
-            return f"{who} buys {self.t.good_names[good]} from seat {other} for {-coins}"
-        if kind == R.EV_GOOD_SOLD:
-            return f"{who} is paid {coins} (spendable next turn)"
-        if kind == R.EV_DISASTER_PAY:
-            return f"{who} pays {-coins} to the {_disaster(other)}"
-        if kind == R.EV_DISASTER_SACRIFICE:
-            return f"{who} sacrifices {name} on {square(cell)} to the {_disaster(other)}"
-        if kind == R.EV_INCOME:
-            return f"{who} collects {coins} income"
-        if kind == R.EV_EFFECT_COINS:
-            return f"{who} gets {coins} from tile effects (placing {name})"
-        if kind == R.EV_DISCARD:
-            return f"{who} returns {name} to the box"
-        if kind == R.EV_REPLACED:
-            return f"{who}: {name} on {square(cell)} is replaced and goes to the box"
-        if kind == R.EV_CS_TAKEN:
-            return f"{who} takes cornerstone {name} from the draft's discard pile"
-        if kind == R.EV_CS_SWAPPED:
-            return f"{who} swaps cornerstone {self.tile(other)} for {name}"
-        return f"{who}: event {kind}"
+        return None
 
     def lines(self):
         players = self.r["players"]
