@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sim.core import store
 from sim.core.runner import RunConfig, run_simulation
 
 TESTS = Path(__file__).resolve().parent
@@ -33,6 +34,21 @@ def one_line_error(capsys, code: int, *words: str) -> str:
     for word in words:
         assert word in err, err
     return err
+
+
+def interrupt_after(monkeypatch, batches: int, exception=KeyboardInterrupt) -> None:
+    """Raise ``exception`` (Ctrl-C by default) when the command is about to write batch number
+    ``batches`` + 1."""
+    real = store.RunFolder.write_listed_batch
+    count = {"n": 0}
+
+    def write(self, *args, **kwargs):
+        if count["n"] == batches:
+            raise exception()
+        count["n"] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
 
 
 def small_run(out, game: str, strategies, players: int, games: int, seed: int, **options):

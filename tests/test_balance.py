@@ -13,7 +13,7 @@ import tomllib
 import numpy as np
 import pytest
 from catalog_fixture import tile, to_toml, valid_catalog
-from run_helpers import placeholder_figures
+from run_helpers import interrupt_after, placeholder_figures
 
 from analysis.neom import balance as B
 from sim.core.cli import main
@@ -303,10 +303,7 @@ def test_known_answer_minus_6_vp_on_a_placed_tile_suggests_a_raise(tmp_path):
 
 
 def test_the_command_writes_the_issues_json_and_refuses_to_replace_it(tmp_path, capsys):
-    data = valid_catalog()
-    tile(data, "Tower 1")["vp"] = 11
-    catalog = tmp_path / "planted.toml"
-    catalog.write_text(to_toml(data), encoding="utf-8")
+    catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 11)
     out = tmp_path / "tower.json"
     argv = ["balance", "tower 1", "--catalog", str(catalog), "--players", "3",
             "--strategies", "greedy,greedy,greedy", "--games", "300", "--verify-games", "300",
@@ -363,25 +360,41 @@ def _v1_text() -> str:
     return SHIPPED_CATALOGS["reconstruction_v1"].read_text(encoding="utf-8")
 
 
+def _planted_catalog(tmp_path, item, field, value):
+    """The fixture catalogue with one planted number, written as a file."""
+    data = valid_catalog()
+    tile(data, item)[field] = value
+    catalog = tmp_path / "planted.toml"
+    catalog.write_text(to_toml(data), encoding="utf-8")
+    return catalog
+
+
+def _whole_pass(catalog, out, games, max_evals, goals, *options):
+    """``balance --all`` on three greedy seats, one worker, quiet."""
+    return ["balance", "--all", "--catalog", str(catalog), "--players", "3",
+            "--strategies", "greedy,greedy,greedy", "--games", str(games), "--workers", "1",
+            "--min-n", "30", "--max-evals", str(max_evals), "--goals", goals, "--out", str(out),
+            *options, "--quiet"]  # fmt: skip
+
+
+def _log(out):
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
 # --- the whole-catalogue pass ---------------------------------------------------------------
 
 
 def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_outputs_and_resumes(
     tmp_path, capsys
 ):
-    data = valid_catalog()
-    tile(data, "Tower 1")["vp"] = 3 + 8
-    catalog = tmp_path / "planted.toml"
-    catalog.write_text(to_toml(data), encoding="utf-8")
+    catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 3 + 8)
     out = tmp_path / "pass"
-    argv = ["balance", "--all", "--catalog", str(catalog), "--players", "3",
-            "--strategies", "greedy,greedy,greedy", "--games", "600", "--workers", "1",
-            "--min-n", "30", "--max-evals", "2", "--goals", "cornerstones", "--out", str(out),
-            "--prune-evals", "2", "--items", "tower 1", "--quiet"]  # fmt: skip
+    argv = _whole_pass(catalog, out, 600, 2, "cornerstones", "--prune-evals", "2", "--items",
+                       "tower 1")  # fmt: skip
     # --items: the plant only (the fixture's weaker cornerstones, off their goal without it,
     # are watched: moving them all at once flags others, a round the pass rejects).
     assert main(argv) == 0
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    log = _log(out)
     assert [(e["search"], e["round"]) for e in log] == [
         ("coordinate", 0), ("coordinate", 1), ("prune", 1)
     ]  # fmt: skip
@@ -414,7 +427,7 @@ def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_output
     # An interrupted pass resumes to the same steps, runs and candidate.
     (out / "notes.txt").write_text("mine")
     with pytest.MonkeyPatch.context() as patch:
-        _interrupt_after(patch, 3)  # the first evaluation is played, the second is not
+        interrupt_after(patch, 3)  # the first evaluation is played, the second is not
         assert main([*argv, "--overwrite"]) == 130
     assert (out / "notes.txt").read_text() == "mine"  # not the pass's: kept
     assert json.loads((out / "neom-listing.json").read_text())["status"] == "running"
@@ -422,7 +435,7 @@ def test_the_whole_catalogue_pass_lowers_a_planted_cornerstone_writes_its_output
     assert main([*argv[:-1], "--resume", "--seed", "2", "--quiet"]) == 1
     assert "cannot resume with a different --seed" in capsys.readouterr().err
     assert main([*argv, "--resume"]) == 0
-    again = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    again = _log(out)
     timeless = lambda entries: [{k: v for k, v in e.items() if k != "seconds"} for e in entries]  # noqa: E731
     assert (
         timeless(again) == timeless(log)
@@ -435,35 +448,14 @@ def _contents(path):
     return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
 
 
-def _interrupt_after(monkeypatch, batches: int) -> None:
-    """Ctrl-C when the run is about to write batch number ``batches`` + 1 of the command."""
-    from sim.core import store
-
-    real = store.RunFolder.write_listed_batch
-    count = {"n": 0}
-
-    def write(self, *args, **kwargs):
-        if count["n"] == batches:
-            raise KeyboardInterrupt()
-        count["n"] += 1
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
-
-
 def test_the_optuna_search_evaluates_its_budget_on_the_same_deals(tmp_path):
     pytest.importorskip("optuna")
-    data = valid_catalog()
-    tile(data, "Tower 1")["vp"] = 3 + 8
-    catalog = tmp_path / "planted.toml"
-    catalog.write_text(to_toml(data), encoding="utf-8")
+    catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 3 + 8)
     out = tmp_path / "pass"
-    argv = ["balance", "--all", "--catalog", str(catalog), "--players", "3",
-            "--strategies", "greedy,greedy,greedy", "--games", "300", "--workers", "1",
-            "--min-n", "30", "--max-evals", "3", "--goals", "cornerstones", "--out", str(out),
-            "--optimizer", "optuna", "--prune-evals", "0", "--quiet"]  # fmt: skip
+    argv = _whole_pass(catalog, out, 300, 3, "cornerstones", "--optimizer", "optuna",
+                       "--prune-evals", "0")  # fmt: skip
     assert main(argv) == 0
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    log = _log(out)
     assert [(e["search"], e["round"]) for e in log] == [("optuna", r) for r in range(3)]
     # The catalogue as it is is the enqueued first trial: the same loss as round 0.
     assert log[1]["edits"] == [] and log[1]["loss"] == log[0]["loss"]
@@ -732,17 +724,11 @@ def test_the_pass_finds_a_planted_goods_block_in_real_games(tmp_path):
     """Real games (three greedy players): the luxury good Jewels is made only from Glass and
     Steel, and no city makes Steel; planted with Glass first, the pass's goods goal lowers the
     Jeweller's required goods to one, and Jewels is then made (it was never)."""
-    data = valid_catalog()
-    tile(data, "Jeweller")["requires"] = ["Glass", "Steel"]
-    catalog = tmp_path / "planted.toml"
-    catalog.write_text(to_toml(data), encoding="utf-8")
+    catalog = _planted_catalog(tmp_path, "Jeweller", "requires", ["Glass", "Steel"])
     out = tmp_path / "pass"
-    argv = ["balance", "--all", "--catalog", str(catalog), "--players", "3",
-            "--strategies", "greedy,greedy,greedy", "--games", "300", "--workers", "1",
-            "--min-n", "30", "--max-evals", "4", "--goals", "goods", "--out", str(out),
-            "--prune-evals", "2", "--quiet"]  # fmt: skip
+    argv = _whole_pass(catalog, out, 300, 4, "goods", "--prune-evals", "2")
     assert main(argv) == 0
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    log = _log(out)
     assert "Jeweller: requires = 1" in log[1]["edits"]
     summary = json.loads((out / "summary.json").read_text())
     assert "Jeweller: requires = 1" in summary["edits"]

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import SIMULATE, SMALL, one_line_error, placeholder_figures
+from run_helpers import SIMULATE, SMALL, interrupt_after, one_line_error, placeholder_figures
 
-from sim.core import store
 from sim.core.cli import main
 from sim.core.runner import run_simulation
 from sim.core.strategies import load_strategy_file
@@ -408,23 +407,10 @@ def test_resume_of_a_complete_run_on_a_read_only_folder(reference, tmp_path, cap
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
-def _interrupt_after(monkeypatch, batches: int) -> None:
-    real = store.RunFolder.write_listed_batch
-    count = {"n": 0}
-
-    def write(self, *args, **kwargs):
-        if count["n"] == batches:
-            raise KeyboardInterrupt()
-        count["n"] += 1
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
-
-
 def test_an_interrupted_compare_resumes_to_the_same_result(tmp_path, capsys):
     out, fresh = tmp_path / "compare", tmp_path / "fresh"
     with pytest.MonkeyPatch.context() as patch:
-        _interrupt_after(patch, 1)  # the baseline's batch is written, the candidate's is not
+        interrupt_after(patch, 1)  # the baseline's batch is written, the candidate's is not
         assert main([*COMPARE, "--out", str(out)]) == 130
     capsys.readouterr()
     err = one_line_error(capsys, main([*COMPARE, "--out", str(out)]), "interrupted", "--resume")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import SIMULATE, SMALL, one_line_error, placeholder_figures
+from run_helpers import SIMULATE, SMALL, interrupt_after, one_line_error, placeholder_figures
 
 from sim.core import store
 from sim.core.cli import main
@@ -351,19 +351,6 @@ def test_a_report_replaces_a_previous_report_but_no_other_folder(run, tmp_path, 
 
 
 # --- every session is recorded ---------------------------------------------------------------
-
-
-def interrupt_after(monkeypatch, batches: int, exception=KeyboardInterrupt) -> None:
-    real = store.RunFolder.write_listed_batch
-    count = {"n": 0}
-
-    def write(self, *args, **kwargs):
-        if count["n"] == batches:
-            raise exception()
-        count["n"] += 1
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
 
 
 def test_an_interrupted_session_is_recorded_and_games_per_s_counts_it(
