@@ -1,11 +1,14 @@
 """Helpers several test files share: a command's one-line error, a small run folder played in
 this process, and a script's games played compiled or interpreted in a fresh process."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from sim.core import store
 from sim.core.runner import RunConfig, run_simulation
@@ -49,6 +52,32 @@ def interrupt_after(monkeypatch, batches: int, exception=KeyboardInterrupt) -> N
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(store.RunFolder, "write_listed_batch", write)
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str):
+    """``folder`` made and mounted as a file system of its own (a tmpfs of ``size``, to make
+    read-only or fill), unmounted afterwards; the test is skipped where none can be mounted."""
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def two_player_set(name: str, replaces: str, seed: int | None = 1) -> str:
+    """A strategy file's set (TOML) of greedy tuned to replace ``replaces`` in 2-player games
+    against it: what ``neom verify`` checks quickly."""
+    seed_line = "" if seed is None else f"seed = {seed}\n"
+    return (
+        f'[sets.{name}]\nbase = "greedy"\n\n[sets.{name}.tuning]\nplayers = 2\n'
+        f'opponents = ["{replaces}"]\nreplaces = "{replaces}"\n{seed_line}'
+    )
 
 
 def small_run(out, game: str, strategies, players: int, games: int, seed: int, **options):

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from run_helpers import SIMULATE, SMALL, interrupt_after, one_line_error, placeholder_figures
+from run_helpers import (
+    SIMULATE,
+    SMALL,
+    interrupt_after,
+    one_line_error,
+    placeholder_figures,
+    tmpfs,
+)
 
 from sim.core.cli import main
 from sim.core.runner import run_simulation
@@ -390,21 +397,12 @@ def test_resume_of_a_complete_run_says_so_and_writes_nothing(run, capsys):
 
 
 def test_resume_of_a_complete_run_on_a_read_only_folder(reference, tmp_path, capsys):
-    disk = tmp_path / "ro"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with tmpfs(tmp_path / "ro", "1m") as disk:
         shutil.copytree(reference, disk / "run")
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         assert main([*SIMULATE, "--out", str(disk / "run"), "--resume"]) == 0
         assert "already complete" in capsys.readouterr().err
         assert contents(disk / "run") == contents(reference)
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def test_an_interrupted_compare_resumes_to_the_same_result(tmp_path, capsys):

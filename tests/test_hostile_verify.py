@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from run_helpers import one_line_error
+from run_helpers import one_line_error, tmpfs, two_player_set
 
 from sim.core.cli import main
 
@@ -19,29 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Two sets playing greedy against random (the lineups compile quickly), in a field of the
 # file's own (not named like a shipped one).
-VERIFY_FILE = """# my sets
-[sets.planted]
-base = "greedy"
-
-[sets.planted.tuning]
-players = 2
-opponents = ["random"]
-replaces = "random"
-seed = 1
-
-# the other
-[sets.other]
-base = "greedy"
-
-[sets.other.tuning]
-players = 2
-opponents = ["random"]
-replaces = "random"
-seed = 1
-
-[fields.light]
-2 = ["random", "greedy"]
-"""
+VERIFY_FILE = (
+    "# my sets\n"
+    + two_player_set("planted", "random")
+    + "\n# the other\n"
+    + two_player_set("other", "random")
+    + '\n[fields.light]\n2 = ["random", "greedy"]\n'
+)
 VERIFY = ["verify", "--games", "10", "--seed", "5", "--field", "light", "--write"]
 
 
@@ -126,19 +110,9 @@ def test_a_read_only_strategy_file_is_refused_before_the_games(tmp_path, capsys)
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A folder on a file system of its own, 64 kB (a tmpfs; skipped where none can be
-    mounted), to make read-only or fill."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    """A folder on a file system of its own, 64 kB, to make read-only or fill."""
+    with tmpfs(tmp_path / "disk", "64k") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def fill(disk: Path) -> None:

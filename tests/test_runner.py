@@ -16,26 +16,17 @@ from pathlib import Path
 import pandas as pd
 import polars as pl
 import pytest
+from run_helpers import SMALL
 
 from sim.core.cli import main
-from sim.core.runner import RunConfig, run_simulation
+from sim.core.runner import run_simulation
 from sim.core.store import EVENTS, GAMES, PLAYERS, STATUS_COMPLETE, RunFolder, read_run
 from sim.neom.catalog import DEFAULT_CATALOG
 from sim.neom.constants import V_NO_DISASTERS
 
 STRATEGIES = ("greedy", "random", "greedy:money_weight=2", "random")
 # A small run with every table; the kill tests use smaller batches so that they land mid-run.
-BASE = RunConfig(
-    out=Path("unused"),
-    strategies=STRATEGIES,
-    players=4,
-    games=240,
-    seed=7,
-    batch_size=40,
-    workers=1,
-    events=True,
-    progress=False,
-)
+BASE = replace(SMALL, strategies=STRATEGIES, games=240, seed=7, batch_size=40, events=True)
 
 
 def tables(path) -> dict[str, pl.DataFrame]:

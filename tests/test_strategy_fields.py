@@ -6,6 +6,7 @@ import tomllib
 
 import polars as pl
 import pytest
+from run_helpers import two_player_set
 
 from sim.core.cli import main
 from sim.core.errors import UserError
@@ -136,27 +137,13 @@ def test_tune_opponents_field_leaves_out_the_tuned_sets_own_seat(tmp_path):
         opponent_specs("greedy,builder", 2, None, "x", "builder")
 
 
-VERIFY_FILE = """
-[sets.planted]
-base = "greedy"
-
-[sets.planted.tuning]
-players = 2
-opponents = ["random"]
-replaces = "random"
-seed = 1
-
-[sets.same]
-base = "greedy"
-
-[sets.same.tuning]
-players = 2
-opponents = ["greedy"]
-replaces = "greedy"
-
-[fields.mixed]  # a user's field may not be named strong (issue 35 m6): --field mixed
-2 = ["planted", "greedy"]
-"""
+VERIFY_FILE = (
+    two_player_set("planted", "random")
+    + "\n"
+    + two_player_set("same", "greedy", seed=None)
+    + "\n[fields.mixed]  # a user's field may not be named strong (issue 35 m6): --field mixed\n"
+    + '2 = ["planted", "greedy"]\n'
+)
 
 
 def test_verify_finds_a_planted_lead_and_no_lead_where_there_is_none(tmp_path, capsys):
