@@ -25,14 +25,19 @@ def unique(values, bound: int | None = None) -> np.ndarray:
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
 
 
-def unique_inverse(values) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, each value's index among them)."""
+def _sorted_runs(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(values, the stable sorting order, the sorted values, where each new value starts)."""
     values = np.asarray(values)
     order = np.argsort(values, kind="stable")
     ordered = values[order]
+    return values, order, ordered, np.r_[True, ordered[1:] != ordered[:-1]]
+
+
+def unique_inverse(values) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, each value's index among them)."""
+    values, order, ordered, new = _sorted_runs(values)
     if ordered.size == 0:
         return ordered, np.zeros(0, dtype=np.int64)
-    new = np.r_[True, ordered[1:] != ordered[:-1]]
     inverse = np.empty(values.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ordered[new], inverse
@@ -40,10 +45,7 @@ def unique_inverse(values) -> tuple[np.ndarray, np.ndarray]:
 
 def unique_first(values) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct values, the index of each one's first occurrence)."""
-    values = np.asarray(values)
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
+    _, order, ordered, new = _sorted_runs(values)
     if ordered.size == 0:
         return ordered, np.zeros(0, dtype=np.int64)
-    new = np.r_[True, ordered[1:] != ordered[:-1]]
     return ordered[new], order[new]

@@ -49,6 +49,22 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([f.select(columns) for f in frames], how="vertical_relaxed")
 
 
+def _aggregate(frame: pl.DataFrame, keys, aggregations, maintain_order=False) -> pl.DataFrame:
+    """``aggregations`` per group of ``keys``, or over the whole frame without keys."""
+    if keys:
+        return frame.group_by(keys, maintain_order=maintain_order).agg(aggregations)
+    return frame.select(aggregations)
+
+
+def _with_group_totals(frame: pl.DataFrame, keys, totals) -> pl.DataFrame:
+    """``frame`` with each row's group ``totals`` beside it (the whole frame's, without keys):
+    what a part's own figures are merged against."""
+    if keys:
+        return frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
+                          nulls_equal=True, maintain_order="left")  # fmt: skip
+    return frame.with_columns(totals)
+
+
 _FLOATS = (pl.Float32, pl.Float64)
 
 
@@ -90,27 +106,18 @@ class Sums:
     def of(cls, frame: pl.DataFrame, keys, *aggregations: pl.Expr, how=None) -> "Sums":
         """Group ``frame`` by ``keys`` (none: one row) and keep ``aggregations``."""
         keys = tuple([keys] if isinstance(keys, str) else keys)
-        frame = canonical(frame)
-        if keys:
-            table = frame.group_by(keys, maintain_order=True).agg(*aggregations)
-        else:
-            table = frame.select(*aggregations)
+        table = _aggregate(canonical(frame), keys, list(aggregations), maintain_order=True)
         return cls(_widened(table, keys), keys, dict(how or {}))
 
     @classmethod
     def merge_all(cls, parts: list["Sums"]) -> "Sums":
-        first = parts[0]
         if len(parts) == 1:
-            return first
-        frame = _concat([p.frame for p in parts])
+            return parts[0]
+        first, frame = parts[0], _concat([p.frame for p in parts])
         values = [c for c in frame.columns if c not in first.keys]
         rule = {"sum": pl.Expr.sum, "max": pl.Expr.max, "min": pl.Expr.min}
         aggregations = [rule[first.how.get(c, "sum")](pl.col(c)) for c in values]
-        if first.keys:
-            frame = frame.group_by(first.keys).agg(aggregations)
-        else:
-            frame = frame.select(aggregations)
-        return cls(frame, first.keys, first.how)
+        return cls(_aggregate(frame, first.keys, aggregations), first.keys, first.how)
 
     def table(self) -> pl.DataFrame:
         """The merged frame, sorted by its keys."""
@@ -147,31 +154,19 @@ class Moments:
                 ((x - x.mean()) ** 2).sum().alias(f"{v}__m2"),
             ]
         frame = canonical(frame.select(*keys, *values))
-        table = (
-            frame.group_by(keys, maintain_order=True).agg(aggregations)
-            if keys
-            else frame.select(aggregations)
-        )
-        return cls(table, keys, values)
+        return cls(_aggregate(frame, keys, aggregations, maintain_order=True), keys, values)
 
     @classmethod
     def merge_all(cls, parts: list["Moments"]) -> "Moments":
-        first = parts[0]
         if len(parts) == 1:
-            return first
+            return parts[0]
         frame = _concat([p.frame for p in parts])
-        keys, values = first.keys, first.values
+        keys, values = parts[0].keys, parts[0].values
         totals = []
         for v in values:
             totals += [pl.col(f"{v}__n").sum().alias(f"_{v}_n"),
                        pl.col(f"{v}__sum").sum().alias(f"_{v}_sum")]  # fmt: skip
-        if keys:
-            merged_means = frame.group_by(keys).agg(totals)
-            frame = frame.join(
-                merged_means, on=keys, how="left", nulls_equal=True, maintain_order="left"
-            )
-        else:
-            frame = frame.with_columns(totals)
+        frame = _with_group_totals(frame, keys, totals)
         aggregations = []
         for v in values:
             n, s, m2 = pl.col(f"{v}__n"), pl.col(f"{v}__sum"), pl.col(f"{v}__m2")
@@ -183,8 +178,7 @@ class Moments:
                 s.sum().alias(f"{v}__sum"),
                 (m2.fill_null(0.0) + shift).sum().alias(f"{v}__m2"),
             ]
-        frame = frame.group_by(keys).agg(aggregations) if keys else frame.select(aggregations)
-        return cls(frame, keys, values)
+        return cls(_aggregate(frame, keys, aggregations), keys, values)
 
     def table(self, ddof: int = 1) -> pl.DataFrame:
         """Keys, ``n`` (rows of the first value) and per value its mean ``{v}`` and standard
@@ -351,17 +345,11 @@ class ClusterMoments:
 
     @classmethod
     def merge_all(cls, parts: list["ClusterMoments"]) -> "ClusterMoments":
-        first = parts[0]
         if len(parts) == 1:
-            return first
-        keys = list(first.keys)
-        frame = _concat([p.frame for p in parts])
+            return parts[0]
+        first, keys = parts[0], list(parts[0].keys)
         totals = [pl.col("n").sum().alias("_n"), pl.col("sum").sum().alias("_sum")]
-        if keys:
-            frame = frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
-                               nulls_equal=True, maintain_order="left")  # fmt: skip
-        else:
-            frame = frame.with_columns(totals)
+        frame = _with_group_totals(_concat([p.frame for p in parts]), keys, totals)
         mean = pl.col("_sum") / pl.col("_n")
         d = mean - pl.col("shift")
         aggregations = [
@@ -375,8 +363,7 @@ class ClusterMoments:
         ]
         if first.expected:
             aggregations += [pl.col("floor").sum(), pl.col("e_sum").sum()]
-        frame = frame.group_by(keys).agg(aggregations) if keys else frame.select(aggregations)
-        return cls(frame, first.keys, first.expected)
+        return cls(_aggregate(frame, keys, aggregations), first.keys, first.expected)
 
     def effect_table(self, name: str = "effect", level: float = 0.95) -> pl.DataFrame:
         """The table of :func:`analysis.core.tabulate.effect_table` from these moments."""
@@ -514,22 +501,16 @@ class CoMoments:
             (dx * dy).sum().alias("cxy"),
             (dy * dy).sum().alias("cyy"),
         ]
-        table = rows.group_by(keys).agg(aggregations) if keys else rows.select(aggregations)
-        return cls(table, keys)
+        return cls(_aggregate(rows, keys, aggregations), keys)
 
     @classmethod
     def merge_all(cls, parts: list["CoMoments"]) -> "CoMoments":
-        first = parts[0]
         if len(parts) == 1:
-            return first
-        keys = list(first.keys)
+            return parts[0]
+        keys = list(parts[0].keys)
         frame = _concat([p.frame for p in parts]).filter(pl.col("n") > 0)
         totals = [pl.col(c).sum().alias(f"_{c}") for c in ("n", "sx", "sy")]
-        if keys:
-            frame = frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
-                               nulls_equal=True, maintain_order="left")  # fmt: skip
-        else:
-            frame = frame.with_columns(totals)
+        frame = _with_group_totals(frame, keys, totals)
         n = pl.col("n").cast(pl.Float64)
         dx = pl.col("sx") / n - pl.col("_sx") / pl.col("_n")
         dy = pl.col("sy") / n - pl.col("_sy") / pl.col("_n")
@@ -541,5 +522,4 @@ class CoMoments:
             (pl.col("cxy") + n * dx * dy).sum().alias("cxy"),
             (pl.col("cyy") + n * dy * dy).sum().alias("cyy"),
         ]
-        frame = frame.group_by(keys).agg(aggregations) if keys else frame.select(aggregations)
-        return cls(frame, first.keys)
+        return cls(_aggregate(frame, keys, aggregations), parts[0].keys)
