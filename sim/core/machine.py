@@ -32,23 +32,22 @@ def cache_env(cache, checkout: Path | None = None, **extra: str) -> dict[str, st
     return env
 
 
+def git_output(checkout: Path, *args: str) -> str | None:
+    """What ``git -C checkout args`` prints (stripped), or None where git fails or is missing."""
+    try:
+        return subprocess.run(
+            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def source_commit() -> str:
     """The checkout's commit (``-dirty`` when its Python code has uncommitted changes: the code
     that plays; a strategy file being written or a document does not count), or ``unknown``."""
     root = Path(__file__).resolve().parent.parent.parent  # sim/core/machine.py -> the checkout
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "*.py"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    head = git_output(root, "rev-parse", "--short", "HEAD")
+    dirty = git_output(root, "status", "--porcelain", "--untracked-files=no", "--", "*.py")
+    if head is None or dirty is None:
         return "unknown"
     return head + ("-dirty" if dirty else "")

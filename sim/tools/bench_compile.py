@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sim.core.machine import cache_env, cpu_model
+from sim.core.machine import cache_env, cpu_model, git_output
 
 RESULTS = Path("bench") / "compile.json"
 DEFAULT_LINEUP = "greedy,builder,merchant,industrialist"  # make run's (RUN_STRATEGIES)
@@ -158,73 +158,47 @@ def busy_processes(threshold: float = 20.0) -> list[str]:
 
 
 def git_revision(checkout: Path) -> str:
-    try:
-        revision = subprocess.run(
-            ["git", "-C", str(checkout), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return revision
+    return git_output(checkout, "describe", "--always", "--dirty") or "unknown"
+
+
+def _cold_run(checkout: Path, argv: list[str], **extra: str):
+    """Run ``argv`` in ``checkout`` as a fresh process with an empty cache folder of its own;
+    (the finished process, its wall, user, system and CPU seconds)."""
+    with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
+        env = cache_env(cache, checkout, **extra)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, cwd=checkout, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    times = {"process_wall": wall, "process_user": user, "process_sys": system}
+    return done, times | {"process_cpu": user + system}
 
 
 def cold_compile(checkout: Path, functions: int = 0, lineup: str = "") -> dict:
     """Time one cold compile: a fresh process, an empty cache folder of its own."""
-    with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
-        env = cache_env(
-            cache, checkout, NEOM_BENCH_FUNCTIONS=str(functions), NEOM_BENCH_LINEUP=lineup
-        )
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD],
-            env=env,
-            cwd=checkout,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done, times = _cold_run(
+        checkout,
+        [sys.executable, "-c", CHILD],
+        NEOM_BENCH_FUNCTIONS=str(functions),
+        NEOM_BENCH_LINEUP=lineup,
+    )
     if done.returncode != 0:
         raise SystemExit(f"bench_compile: the compile failed:\n{done.stderr}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["process_wall"] = wall
-    result["process_user"] = after.ru_utime - before.ru_utime
-    result["process_sys"] = after.ru_stime - before.ru_stime
-    result["process_cpu"] = result["process_user"] + result["process_sys"]
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1]) | times
 
 
 def cold_build(checkout: Path, jobs: int, lineup: str = "") -> dict:
     """Time one cold ``build_cache`` (of the NEOM lineup's pieces only, when given): a fresh
     process tree, an empty cache folder of its own."""
     only = ["--game", "neom", "--lineup", lineup] if lineup else []
-    with tempfile.TemporaryDirectory(prefix="neom-cold-cache-") as cache:
-        env = cache_env(cache, checkout)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "sim.tools.build_cache", "--jobs", str(jobs), *only],
-            env=env,
-            cwd=checkout,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    argv = [sys.executable, "-m", "sim.tools.build_cache", "--jobs", str(jobs), *only]
+    done, times = _cold_run(checkout, argv)
     if done.returncode != 0:
         raise SystemExit(f"bench_compile: the build failed:\n{done.stdout}{done.stderr}")
-    user = after.ru_utime - before.ru_utime
-    system = after.ru_stime - before.ru_stime
-    return {
-        "process_wall": wall,
-        "process_user": user,
-        "process_sys": system,
-        "process_cpu": user + system,
-        "lines": done.stdout.strip().splitlines(),
-    }
+    return times | {"lines": done.stdout.strip().splitlines()}
 
 
 def machine_facts() -> dict:
