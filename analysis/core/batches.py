@@ -418,22 +418,11 @@ def _one_polars_thread():
 def _dask_results(tasks: list, workers: int, scheduler: str | None) -> Iterator:
     import logging
 
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
-    from sim.core.workers import sigint_ignored
+    from sim.core.workers import dask_client
 
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as exc:
-            raise UserError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-        cluster = None
-    else:
-        with sigint_ignored(), _one_polars_thread():
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)  # fmt: skip
-        client = Client(cluster)
-    try:
+    with dask_client(workers, scheduler, logging.ERROR, _one_polars_thread) as client:
         futures = as_completed([client.submit(reduce_task, *task, pure=False) for task in tasks])
 
         def results():
@@ -443,10 +432,6 @@ def _dask_results(tasks: list, workers: int, scheduler: str | None) -> Iterator:
                 yield result
 
         yield results()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _passes(reductions) -> list[list[Reduction]]:

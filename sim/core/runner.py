@@ -63,8 +63,7 @@ from sim.core.store import (
     remove_run_folder,
 )
 from sim.core.strategies import seat_strategies
-from sim.core.workers import available_cores, check_scheduler, loky_results
-from sim.core.workers import sigint_ignored as _sigint_ignored
+from sim.core.workers import available_cores, check_scheduler, dask_client, loky_results
 from sim.core.workers import worker_setup as _worker_setup
 
 BACKENDS = ("local", "dask")
@@ -440,67 +439,45 @@ def _local_results(plan: BatchPlan, todo: list[int], workers: int):
 
 @contextmanager
 def _dask_results(plan: BatchPlan, todo: list[int], workers: int, scheduler: str | None):
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
     # A Ctrl-C that lands while the client waits on its event loop makes distributed's own
     # cancel callback fail (a NameError in distributed.utils.sync), which tornado logs with a
     # traceback; a task's real error reaches this process as its exception, so the event
     # loop's callback log says nothing the one-line message does not.
     logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
-    if scheduler:
+    # The workers' own logs: critical only. A task's error reaches this process as its
+    # exception; a stop leaves warnings about cancelled tasks in every worker, and a worker whose
+    # scheduler has just shut down logs a heartbeat ERROR (seen after Ctrl-C under load), which
+    # would make an interrupt more than one line.
+    with dask_client(workers, scheduler, logging.CRITICAL) as client:
         try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as exc:
-            raise UserError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-        cluster = None
-    else:
-        # The workers ignore Ctrl-C (inherited: Python keeps an ignored SIGINT ignored): the
-        # terminal sends it to the whole process group, and this process shuts them down, so
-        # an interrupt is one line, not a traceback from every worker.
-        with _sigint_ignored():
-            cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                # The workers' own logs: critical only. A task's error reaches this process as
-                # its exception; a stop leaves warnings about cancelled tasks in every worker,
-                # and a worker whose scheduler has just shut down logs a heartbeat ERROR (seen
-                # after Ctrl-C under load), which would make an interrupt more than one line.
-                silence_logs=logging.CRITICAL,
-            )
-        client = Client(cluster)
-    try:
-        slots = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values()))
-        pending = iter(todo)
-        futures = as_completed()
+            slots = IN_FLIGHT_PER_WORKER * max(1, sum(client.nthreads().values()))
+            pending = iter(todo)
+            futures = as_completed()
 
-        def submit_next() -> None:
-            index = next(pending, None)
-            if index is not None:
-                # pure=False: a batch is never served from another run's results.
-                futures.add(client.submit(play_and_encode, plan, index, pure=False))
+            def submit_next() -> None:
+                index = next(pending, None)
+                if index is not None:
+                    # pure=False: a batch is never served from another run's results.
+                    futures.add(client.submit(play_and_encode, plan, index, pure=False))
 
-        for _ in range(slots):
-            submit_next()
-
-        def results() -> Iterator[tuple[int, dict[str, bytes]]]:
-            for future in futures:
-                result = future.result()
-                future.release()
+            for _ in range(slots):
                 submit_next()
-                yield result
 
-        yield results()
-    except BaseException:
-        # Interrupted or failed: the shutdown below may log the workers' last words (lost
-        # connections, cancelled tasks); the one line the command prints says it all.
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+            def results() -> Iterator[tuple[int, dict[str, bytes]]]:
+                for future in futures:
+                    result = future.result()
+                    future.release()
+                    submit_next()
+                    yield result
+
+            yield results()
+        except BaseException:
+            # Interrupted or failed: the shutdown below may log the workers' last words (lost
+            # connections, cancelled tasks); the one line the command prints says it all.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            raise
 
 
 def _note(message: str) -> None:

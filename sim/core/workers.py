@@ -127,6 +127,38 @@ _HOST = re.compile(r"[A-Za-z0-9_.-]+")
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]+(%[A-Za-z0-9_.-]+)?")
 
 
+@contextmanager
+def dask_client(workers: int, scheduler: str | None, silence_logs: int, local_env=nullcontext):
+    """A Dask client of the cluster at ``scheduler``, or of a local cluster of ``workers``
+    one-thread processes started with Ctrl-C ignored (see ``sigint_ignored``) inside
+    ``local_env()`` and logging at ``silence_logs`` and above; closed (the local cluster too)
+    when done."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise UserError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+        cluster = None
+    else:
+        with sigint_ignored(), local_env():
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=silence_logs,
+            )
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def check_scheduler(address: str | None, backend: str) -> None:
     """``--scheduler``, checked before anything is played or written: it needs ``--backend
     dask`` (elsewhere nothing would read it), and is ``[SCHEME://]HOST:PORT`` (distributed
