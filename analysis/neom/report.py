@@ -170,20 +170,17 @@ def _flag_finding(frame: pl.DataFrame, what: str, report: Report, effect: str = 
 def _glance_flags(frame: pl.DataFrame, what: str, against: str = "") -> str:
     """A short sentence: how many of ``what`` are flagged each way, naming a few."""
 
-    def few(flag):
+    def few(flag) -> str:
+        """How many are flagged ``flag``, naming a few ("" where none is)."""
         names = frame.filter(pl.col("flag") == flag)["tile_name"].to_list()
+        if not names:
+            return ""
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        return len(names), shown
+        return f"{len(names)} too {flag} ({shown})"
 
-    n_strong, strong = few("strong")
-    n_weak, weak = few("weak")
-    if not n_strong and not n_weak:
+    parts = [part for part in (few("strong"), few("weak")) if part]
+    if not parts:
         return f"{what.capitalize()}: none flagged{against}."
-    parts = []
-    if n_strong:
-        parts.append(f"{n_strong} too strong ({strong})")
-    if n_weak:
-        parts.append(f"{n_weak} too weak ({weak})")
     return f"{what.capitalize()}{against}: " + "; ".join(parts) + "."
 
 
@@ -310,16 +307,22 @@ def _never_built(table: pl.DataFrame) -> tuple[list[str], list[str]]:
     )  # fmt: skip
 
 
+def _flagged_against_median(report, run, kind, table, metric, what, against) -> None:
+    """A table of ``kind`` flagged on its effect against the median item (``vs_median``): its
+    CSV, its items and links, the finding, the glance line and the next steps."""
+    report.table(f"{kind}s", table)
+    report.add_items(kind, table, metric, effect="vs_median")
+    _add_links(report, kind, table, run)
+    report.findings.append(_flag_finding(table, what, report, "vs_median", against))
+    report.glance.append(_glance_flags(table, what, against))
+    next_steps(report, kind, table, run, effect="vs_median")
+
+
 def _cornerstone_section(report: Report, run: Run) -> None:
     args = (report.correction, report.level, report.band, report.min_n)
     table = derived(report, run)["cornerstone"]
-    report.table("cornerstones", table)
-    report.add_items("cornerstone", table, CS_METRIC, effect="vs_median")
-    _add_links(report, "cornerstone", table, run)
     against = " against the median cornerstone"
-    report.findings.append(_flag_finding(table, "cornerstones", report, "vs_median", against))
-    report.glance.append(_glance_flags(table, "cornerstones", against))
-    next_steps(report, "cornerstone", table, run, effect="vs_median")
+    _flagged_against_median(report, run, "cornerstone", table, CS_METRIC, "cornerstones", against)
     never, rare = _never_built(table)
     if never or rare:
         line = (f"Drafted, never built: {', '.join(never)}" if never else "") + (
@@ -397,13 +400,8 @@ def _tile_section(report: Report, run: Run) -> None:
         )
         return
     table = found["tile"]
-    report.table("tiles", table)
-    report.add_items("tile", table, TILE_METRIC, effect="vs_median")
-    _add_links(report, "tile", table, run)
     against = " against the median tile of their generation"
-    report.findings.append(_flag_finding(table, "generation tiles", report, "vs_median", against))
-    report.glance.append(_glance_flags(table, "generation tiles", against))
-    next_steps(report, "tile", table, run, effect="vs_median")
+    _flagged_against_median(report, run, "tile", table, TILE_METRIC, "generation tiles", against)
     tested = table.filter(~pl.col("small") & pl.col("vs_median").is_not_nan())
     shown = pl.concat(
         [
