@@ -15,6 +15,7 @@ from analysis.core.stats import (
     adjust,
     band_p_value,
     interval_from_moments,
+    quantile_from_counts,
     wilson_interval,
 )
 
@@ -51,6 +52,22 @@ def group_table(frame, keys, *aggregations: pl.Expr) -> pl.DataFrame:
     keys = [keys] if isinstance(keys, str) else list(keys)
     table = frame.group_by(*keys).agg(pl.len().alias("n"), *aggregations).sort(*keys)
     return table.collect() if isinstance(table, pl.LazyFrame) else table
+
+
+def histogram_quantiles(histogram: pl.DataFrame, keys, key_schema, quantiles, bound_type):
+    """Per group of ``keys`` of a histogram of totals (columns ``total``, ``count``): the
+    ``quantiles`` (``total_p10`` for 0.1 ...; exact, as polars computes them on the sample) and
+    ``total_min``, ``total_max`` (of ``bound_type``); ``key_schema`` types the keys."""
+    rows = []
+    for key, part in histogram.partition_by(keys, as_dict=True).items():
+        values, counts = part["total"].to_numpy(), part["count"].to_numpy()
+        row = dict(zip(keys, key, strict=True))
+        for q in quantiles:
+            row[f"total_p{round(100 * q)}"] = quantile_from_counts(values, counts, q)
+        row["total_min"], row["total_max"] = int(values.min()), int(values.max())
+        rows.append(row)
+    schema = {k: key_schema[k] for k in keys} | {"total_min": bound_type, "total_max": bound_type}
+    return pl.DataFrame(rows, schema_overrides=schema)
 
 
 def with_win_share(frame: pl.DataFrame, name: str = "share") -> pl.DataFrame:

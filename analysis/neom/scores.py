@@ -5,8 +5,7 @@ import polars as pl
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import Moments, Sums
-from analysis.core.stats import quantile_from_counts
-from analysis.core.tabulate import with_mean_interval, with_wilson
+from analysis.core.tabulate import histogram_quantiles, with_mean_interval, with_wilson
 from analysis.neom.load import SCORE_COLUMNS
 from sim.neom.constants import N_GENERATIONS
 
@@ -59,16 +58,7 @@ def score_summary(run: Run) -> pl.DataFrame:
     sums = stats["categories"].table()
     spread = stats["total"].table().select(*keys, "total_sd")
     histogram = stats["histogram"].table()
-    rows = []
-    for key, part in histogram.partition_by(keys, as_dict=True).items():
-        values, counts = part["total"].to_numpy(), part["count"].to_numpy()
-        row = dict(zip(keys, key, strict=True))
-        for q in QUANTILES:
-            row[f"total_p{round(q * 100)}"] = quantile_from_counts(values, counts, q)
-        row["total_min"], row["total_max"] = int(values.min()), int(values.max())
-        rows.append(row)
-    schema = {k: sums.schema[k] for k in keys} | {"total_min": pl.Int32, "total_max": pl.Int32}
-    quantiles = pl.DataFrame(rows, schema_overrides=schema)
+    quantiles = histogram_quantiles(histogram, keys, sums.schema, QUANTILES, pl.Int32)
     frame = (
         sums.select(*keys, "n", *(pl.col(c) / pl.col("n") for c in SCORE_COLUMNS))
         .join(spread, on=keys, how="left")

@@ -16,10 +16,11 @@ import polars as pl
 
 from analysis.core.batches import Reduction, value
 from analysis.core.reduce import ClusterMoments, Moments, Sums
-from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, Z95, quantile_from_counts
+from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, Z95
 from analysis.core.tabulate import (
     EXPECTED,
     chunk_outcomes,
+    histogram_quantiles,
     with_band_flags,
     with_mean_interval,
     with_wilson,
@@ -229,16 +230,7 @@ def _score_table(stats: dict, by) -> pl.DataFrame:
     sums = stats["sums"].table()
     moments = stats["moments"].table().select(*by, "total", "total_sd")
     histogram = stats["histogram"].table()
-    rows = []
-    for key, part in histogram.partition_by(by, as_dict=True).items():
-        values, counts = part["total"].to_numpy(), part["count"].to_numpy()
-        row = dict(zip(by, key, strict=True))
-        for q in QUANTILES:
-            row[f"total_p{round(100 * q)}"] = quantile_from_counts(values, counts, q)
-        row["total_min"], row["total_max"] = int(values.min()), int(values.max())
-        rows.append(row)
-    schema = {k: sums.schema[k] for k in by} | {"total_min": pl.Int16, "total_max": pl.Int16}
-    quantiles = pl.DataFrame(rows, schema_overrides=schema)
+    quantiles = histogram_quantiles(histogram, by, sums.schema, QUANTILES, pl.Int16)
     means = [pl.col(c) / pl.col("n") for c in ("rounds_total", "planning_bonus", "balance_bonus")]
     return (
         sums.select(*by, "n", *means, "wins")
