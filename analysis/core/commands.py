@@ -170,3 +170,63 @@ def write_report(out: Path, build: Callable[[Path], Path]) -> Path:
                 raise UserError(f"--out {out}: cannot write the report ({reason})") from None
             publish(staging, claim)
     return out / Path(index).relative_to(staging)
+
+
+def claim_json(args, out: Path):
+    """``--json``'s path, checked to lie outside ``out`` and claimed before any game (on
+    ``--resume`` only checked: :func:`play_into_folder` claims it once the result is known not
+    to be complete yet); None without ``--json`` or on ``--resume``."""
+    from sim.core.outputs import check_outside, claim_file
+
+    if not args.json:
+        return None
+    check_outside(args.json, "--json", out)
+    return None if args.resume else claim_file(args.json, "--json", args.overwrite)
+
+
+def play_into_folder(args, out: Path, json_path, command: str, what: str, parameters, runs,
+                     configs, write) -> bool:  # fmt: skip
+    """The result folder ``out`` of ``command``, which plays ``configs`` (its run folders
+    ``runs``, each already checked) and writes what it finds from them: the folder is claimed
+    with ``parameters``, the runs are played or resumed, ``write(staging)`` writes the folder's
+    files and returns ``--json``'s content (written to ``json_path``, from
+    :func:`claim_json`), and the folder is published. False, with a note, where the ``what``
+    is already complete."""
+    import sys
+
+    from sim.core.outputs import (
+        claim_file,
+        claim_folder,
+        publish,
+        staging_folder,
+        write_file,
+        writer_lock,
+    )
+    from sim.core.runner import run_simulation
+
+    def claim():
+        return claim_folder(
+            out,
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            parameters=parameters,
+            runs=runs,
+        )
+
+    with writer_lock(out, command, f"{what} folder", check=claim) as claimed:
+        if claimed.state == "complete":
+            print(
+                f"neom: note: {out}: the {what} is already complete; nothing to do", file=sys.stderr
+            )
+            return False
+        if args.json and args.resume:
+            json_path = claim_file(args.json, "--json")
+        for config in configs:
+            run_simulation(config)
+        with staging_folder(out) as staging:
+            json_text = write(staging)
+            publish(staging, claimed)
+        if json_path is not None:
+            write_file(json_path, json_text, "--json")
+    return True

@@ -743,21 +743,11 @@ def compare_parameters(args, game, side, base_rules: dict, cand_rules: dict, can
 
 
 def run_compare(args) -> int:
-    import sys
-
     from analysis.core.batches import Execution
+    from analysis.core.commands import claim_json, play_into_folder
     from sim.core.commands.options import check_min_n, check_players, refuse_other_parts
-    from sim.core.outputs import (
-        check_outside,
-        claim_file,
-        claim_folder,
-        publish,
-        staging_folder,
-        write_file,
-        writer_lock,
-    )
     from sim.core.registry import get_game
-    from sim.core.runner import make_plan, run_simulation
+    from sim.core.runner import make_plan
 
     game = get_game(args.game)
     side = comparing(game)
@@ -774,14 +764,8 @@ def run_compare(args) -> int:
     base_rules = parse_rules(args.baseline_rules, "--baseline-rules", game, side.rules_tables)
     cand_rules = parse_rules(args.candidate_rules, "--candidate-rules", game, side.rules_tables)
     candidate = args.candidate if args.candidate is not None else args.baseline
-    # Checked before any game; a resumed result's is checked once it is known to be played.
     out = Path(args.out) if args.out else Path("reports") / "compare"
-    json_path = None
-    if args.json:
-        check_outside(args.json, "--json", out)
-    if args.json and not args.resume:
-        json_path = claim_file(args.json, "--json", args.overwrite)
-    command = "neom compare"
+    json_path = claim_json(args, out)
     runs = (f"runs/{BASELINE}", f"runs/{CANDIDATE}")
     configs = [
         _config(args, game, side, args.baseline, base_rules, out / runs[0]),
@@ -791,41 +775,20 @@ def run_compare(args) -> int:
         make_plan(config)  # every option checked before the folder is claimed
     parameters = compare_parameters(args, game, side, base_rules, cand_rules, candidate)
 
-    def claim():
-        return claim_folder(
-            out,
-            command,
-            overwrite=args.overwrite,
-            resume=args.resume,
-            parameters=parameters,
-            runs=runs,
-        )
+    def write(staging: Path) -> bytes:
+        build_comparison(
+            out / runs[0],
+            out / runs[1],
+            staging,
+            level=args.level,
+            band=args.band / 100.0,
+            min_n=args.min_n,
+            execution=Execution(workers=args.workers),
+        )  # fmt: skip
+        return (staging / "findings.json").read_bytes()
 
-    with writer_lock(out, command, "comparison folder", check=claim) as claimed:
-        if claimed.state == "complete":
-            print(
-                f"neom: note: {out}: the comparison is already complete; nothing to do",
-                file=sys.stderr,
-            )
-            print(out / "index.html")
-            return 0
-        if args.json and args.resume:
-            json_path = claim_file(args.json, "--json")
-        for config in configs:
-            run_simulation(config)
-        with staging_folder(out) as staging:
-            build_comparison(
-                out / runs[0],
-                out / runs[1],
-                staging,
-                level=args.level,
-                band=args.band / 100.0,
-                min_n=args.min_n,
-                execution=Execution(workers=args.workers),
-            )  # fmt: skip
-            publish(staging, claimed)
-        if json_path is not None:
-            write_file(json_path, (out / "findings.json").read_bytes(), "--json")
+    what = "comparison"
+    play_into_folder(args, out, json_path, "neom compare", what, parameters, runs, configs, write)
     print(out / "index.html")
     return 0
 

@@ -490,19 +490,9 @@ def _config(args, game, side: Experimenting, data, out: Path, interventions: dic
 
 
 def run_experiment(args) -> int:
-    import sys
-
+    from analysis.core.commands import claim_json, play_into_folder
     from sim.core import runner
     from sim.core.commands.options import check_players, refuse_other_parts
-    from sim.core.outputs import (
-        check_outside,
-        claim_file,
-        claim_folder,
-        publish,
-        staging_folder,
-        write_file,
-        writer_lock,
-    )
     from sim.core.registry import get_game
 
     game = get_game(args.game)
@@ -526,12 +516,7 @@ def run_experiment(args) -> int:
     side.check(data, item, mode, args)
     slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     out = Path(args.out) if args.out else Path("experiments") / f"{kind}-{slug}-{mode}"
-    # Checked before any game; a resumed result's is checked once it is known to be played.
-    json_path = None
-    if args.json:
-        check_outside(args.json, "--json", out)
-    if args.json and not args.resume:
-        json_path = claim_file(args.json, "--json", args.overwrite)
+    json_path = claim_json(args, out)
     intervention = side.interventions(mode, item, args.seat)
     path = Path(data_path) if data_path else None
     configs = [
@@ -540,41 +525,25 @@ def run_experiment(args) -> int:
     ]
     for config in configs:
         runner.make_plan(config)  # every option checked before the folder is claimed
-    command = "neom experiment"
     parameters = experiment_parameters(args, side, data.digest)
+    results = []
 
-    def claim():
-        return claim_folder(
-            out,
-            command,
-            overwrite=args.overwrite,
-            resume=args.resume,
-            parameters=parameters,
-            runs=(BASELINE, INTERVENTION),
-        )
-
-    with writer_lock(out, command, "experiment folder", check=claim) as claimed:
-        if claimed.state == "complete":
-            print(
-                f"neom: note: {out}: the experiment is already complete; nothing to do",
-                file=sys.stderr,
-            )
-            print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
-            return 0
-        if args.json and args.resume:
-            json_path = claim_file(args.json, "--json")
-        for config in configs:
-            runner.run_simulation(config)
+    def write(staging: Path) -> str:
         result = _result(args, game, side, data, item, name, out)
-        with staging_folder(out) as staging:
-            # NaN (an interval from fewer than two pairs) is not JSON: write null.
-            clean = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
-            text = json.dumps(result | {"rows": clean}, indent=2)
-            (staging / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
-            (staging / RESULT_MD).write_text(_markdown(result, game, side), encoding="utf-8")
-            publish(staging, claimed)
-        if json_path is not None:
-            write_file(json_path, json.dumps(findings(result), indent=1) + "\n", "--json")
+        results.append(result)
+        # NaN (an interval from fewer than two pairs) is not JSON: write null.
+        clean = [{k: None if v != v else v for k, v in r.items()} for r in result["rows"]]
+        text = json.dumps(result | {"rows": clean}, indent=2)
+        (staging / RESULT_JSON).write_text(text + "\n", encoding="utf-8")
+        (staging / RESULT_MD).write_text(_markdown(result, game, side), encoding="utf-8")
+        return json.dumps(findings(result), indent=1) + "\n"
+
+    runs = (BASELINE, INTERVENTION)
+    if not play_into_folder(args, out, json_path, "neom experiment", "experiment", parameters,
+                            runs, configs, write):  # fmt: skip
+        print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
+        return 0
+    (result,) = results
     print("\n".join(result_lines(result)))
     print(
         f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
