@@ -62,28 +62,21 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+# The options that are RunConfig fields of the same name, passed on unchanged.
+PASSED_AS_GIVEN = ("out", "players", "games", "seed", "strategy_file", "seats", "workers")
+PASSED_AS_GIVEN += ("batch_size", "events", "backend", "scheduler", "resume", "overwrite")
+
+
 def run(args: argparse.Namespace) -> int:
     game, data, rules = resolve_game_options(args, "simulate")
     config = RunConfig(
-        out=args.out,
         strategies=split_strategies(args.strategies),
         game=game.name,
-        players=args.players,
-        games=args.games,
-        seed=args.seed,
         data=data,
-        strategy_file=args.strategy_file,
-        seats=args.seats,
-        workers=args.workers,
-        batch_size=args.batch_size,
-        events=args.events,
-        backend=args.backend,
-        scheduler=args.scheduler,
-        resume=args.resume,
-        overwrite=args.overwrite,
         command=args.command_line,
         rules=rules,
         data_warnings=True,
+        **{name: getattr(args, name) for name in PASSED_AS_GIVEN},
     )
     result = run_simulation(config)
     if result.already_complete:
