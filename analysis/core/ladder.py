@@ -23,7 +23,12 @@ from analysis.core.batches import Execution, Reduction, analyse
 from analysis.core.load import open_run
 from analysis.core.reduce import Moments, Sums
 from analysis.core.stats import wilson_interval
-from sim.core.commands.options import add_game_options, check_players, resolve_game_options
+from sim.core.commands.options import (
+    add_game_options,
+    add_json_file_option,
+    check_players,
+    resolve_game_options,
+)
 from sim.core.errors import UserError
 from sim.core.game import Game
 from sim.core.outputs import claim_file, write_file
@@ -145,10 +150,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--strategy-file", type=Path, help="named sets usable as rungs")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace the --json file if it exists"
-    )
+    add_json_file_option(parser, "also write the results")
     add_game_options(parser, "ladder")
     parser.set_defaults(func=run)
 

@@ -101,6 +101,14 @@ def check_min_n(min_n: int) -> None:
         raise UserError(f"--min-n {min_n}: must be at least {MIN_SAMPLE}")
 
 
+def add_json_file_option(parser, help: str) -> None:
+    """``--json FILE`` (``help``: what it holds) and ``--overwrite``, which replaces it."""
+    parser.add_argument("--json", metavar="FILE", help=help)
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the --json file if it exists"
+    )
+
+
 def add_part_options(parser, parts) -> None:
     """Each game's own options of a design command (``parts``: (game, its part or None); a
     part has ``options``: (flag, argparse keywords)), in one argument group per game, each flag

@@ -4,7 +4,12 @@ optionally written as JSON."""
 import numpy as np
 
 from sim.core.batch import play_arrays
-from sim.core.commands.options import add_game_options, check_players, resolve_game_options
+from sim.core.commands.options import (
+    add_game_options,
+    add_json_file_option,
+    check_players,
+    resolve_game_options,
+)
 from sim.core.compile_notice import compile_notice
 from sim.core.errors import UserError
 from sim.core.game import resolve
@@ -25,10 +30,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--strategy-file", metavar="FILE", help="named sets usable as strategies")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="master seed")
-    parser.add_argument("--json", metavar="FILE", help="also write the game as JSON events")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace the --json file if it exists"
-    )
+    add_json_file_option(parser, "also write the game as JSON events")
     add_game_options(parser, "play")
     parser.set_defaults(func=run)
 
