@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from sim.core.machine import cpu_model
+from sim.core.machine import cpu_model, write_benchmark
 
 GOAL_PEAK_MB = 2048
 GOAL_GAMES_PER_S = {True: 5000, False: 20000}
@@ -222,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": results,
         "goals": goals(results),
     }  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_benchmark(args.out, report)
     for goal in report["goals"]:
         print(f"{'met    ' if goal['met'] else 'NOT MET'}  {goal['goal']}: {goal['measured']}")
     return 0

@@ -2,6 +2,7 @@
 records, and the environment of a child process that compiles into a cache folder of its own
 (every game's benchmarks and the tools use these)."""
 
+import json
 import os
 import platform
 import subprocess
@@ -17,6 +18,12 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def write_benchmark(path: Path, report: dict) -> None:
+    """Write a benchmark's ``report`` as indented JSON to ``path`` (its folder made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def cache_env(cache, checkout: Path | None = None, **extra: str) -> dict[str, str]:

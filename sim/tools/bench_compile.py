@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sim.core.machine import cache_env, cpu_model, git_output
+from sim.core.machine import cache_env, cpu_model, git_output, write_benchmark
 
 RESULTS = Path("bench") / "compile.json"
 DEFAULT_LINEUP = "greedy,builder,merchant,industrialist"  # make run's (RUN_STRATEGIES)
@@ -295,8 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if any(others):
         print(f"also running: {others}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_benchmark(args.out, report)
     print(f"written: {args.out}")
     return 0
 
@@ -338,8 +337,7 @@ def bench_build(args, checkout: Path, facts: dict) -> int:
             for key in ("process_wall", "process_cpu")
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_benchmark(args.out, report)
     print(f"written: {args.out}")
     return 0
 

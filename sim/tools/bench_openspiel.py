@@ -27,7 +27,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from sim.core.errors import UserError
-from sim.core.machine import cpu_model, source_commit
+from sim.core.machine import cpu_model, source_commit, write_benchmark
 from sim.core.runner import RunConfig, run_simulation
 
 LINEUPS = {"random": ("random",) * 4, "greedy": ("greedy",) * 4}
@@ -141,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "games_per_cpu_s": {job: _summary(values) for job, values in per_s.items()},
         "ratio_to_hearts": {job: _summary(values) for job, values in ratios.items()},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_benchmark(args.out, report)
     print(json.dumps(report, indent=2))
     return 0
 

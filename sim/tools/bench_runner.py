@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 
+from sim.core.machine import write_benchmark
 from sim.core.runner import RunConfig, run_simulation
 
 SAMPLE_EVERY_S = 0.2
@@ -128,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             "samples": len(rss),
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_benchmark(args.out, report)
     print(json.dumps(report, indent=2))
     return 0
 
