@@ -29,6 +29,18 @@ def copy_packages(tmp_path):
     return tmp_path
 
 
+def keys_changed_by_editing(tmp_path, module: str, line: str) -> set[str]:
+    """The module keys that differ after ``line`` is appended to ``module`` (a path under the
+    checkout) in a copy of the checkout."""
+    root = copy_packages(tmp_path)
+    before = sim._module_digests(root)
+    with open(root / module, "a") as f:
+        f.write(f"\n{line}\n")
+    sim._module_digests.cache_clear()
+    after = sim._module_digests(root)
+    return {name for name in before if before[name] != after[name]}
+
+
 def relative(paths):
     return {p.relative_to(ROOT).as_posix() for p in paths}
 
@@ -79,13 +91,7 @@ def test_a_copy_of_the_checkout_elsewhere_has_the_same_keys(tmp_path):
 def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_no_other(
     tmp_path,
 ):
-    root = copy_packages(tmp_path)
-    before = sim._module_digests(root)
-    with open(root / "strategies" / "neom" / "basic.py", "a") as f:
-        f.write("\n# a strategy edited\n")
-    sim._module_digests.cache_clear()
-    after = sim._module_digests(root)
-    changed = {name for name in before if before[name] != after[name]}
+    changed = keys_changed_by_editing(tmp_path, "strategies/neom/basic.py", "# a strategy edited")
     # What compiles the edited strategy into its code: the strategy, its family's piece, the
     # dispatch (Python callers' choose_in and the searches' policy) and the pieces and the
     # search entry built on it, and the whole-checkout key.
@@ -115,13 +121,8 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
 
 
 def test_editing_the_evaluation_keeps_the_game_loops_cache(tmp_path):
-    root = copy_packages(tmp_path)
-    before = sim._module_digests(root)
-    with open(root / "strategies" / "neom" / "evaluate.py", "a") as f:
-        f.write("\n# the archetypes' evaluation edited\n")
-    sim._module_digests.cache_clear()
-    after = sim._module_digests(root)
-    changed = {name for name in before if before[name] != after[name]}
+    edit = "# the archetypes' evaluation edited"
+    changed = keys_changed_by_editing(tmp_path, "strategies/neom/evaluate.py", edit)
     assert "strategies.neom.pieces.evaluated" in changed
     assert "strategies.neom.play" not in changed
     assert "sim.neom.engine" not in changed
