@@ -707,16 +707,22 @@ def _config(args, game, side: Comparing, data, rules: dict, out: Path):
     )
 
 
-def _data_digest(path, noun: str) -> str:
-    """What a comparison's data option stands for in its listing: the file's content."""
+def file_digest(path, refusal: str) -> str | None:
+    """What a data option stands for in a listing: the SHA-256 of the file at ``path`` (None
+    without one); UserError ``refusal (reason)`` when it cannot be read."""
     import hashlib
 
     if path is None:
-        return "built-in"
+        return None
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError as exc:
-        raise UserError(f"{path}: cannot read the {noun} ({exc.strerror})") from None
+        raise UserError(f"{refusal} ({exc.strerror})") from None
+
+
+def _data_digest(path, noun: str) -> str:
+    """A comparison's data file by its content; ``built-in`` without one."""
+    return file_digest(path, f"{path}: cannot read the {noun}") or "built-in"
 
 
 def compare_parameters(args, game, side, base_rules: dict, cand_rules: dict, candidate) -> dict:

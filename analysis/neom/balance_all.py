@@ -46,6 +46,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.core.compare import file_digest
 from analysis.neom import balance as B
 from sim.core.errors import UserError
 
@@ -832,9 +833,10 @@ def run_all(args) -> int:
         raise UserError(f"--per-round {args.per_round}: 0 (every item) or more")
     if args.prune_evals is not None and args.prune_evals < 0:
         raise UserError(f"--prune-evals {args.prune_evals}: 0 (no pruning) or more")
+    unreadable_strategies = f"--strategy-file {setting.strategy_file}: cannot read"
     parameters = {
         "--catalog": data.digest, "--strategies": list(setting.strategies),
-        "--strategy-file": _file_digest(setting.strategy_file),
+        "--strategy-file": file_digest(setting.strategy_file, unreadable_strategies) or "",
         "--players": setting.players, "--games": setting.games, "--seed": setting.seed,
         "--band": args.band, "--min-n": setting.min_n, "--variant": setting.variant,
         "--intended": sorted(intended), "--optimizer": args.optimizer, "--max-evals": budget,
@@ -858,17 +860,6 @@ def run_all(args) -> int:
 
 
 COMMAND = "neom balance --all"
-
-
-def _file_digest(path) -> str:
-    import hashlib
-
-    if path is None:
-        return ""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise UserError(f"--strategy-file {path}: cannot read ({exc.strerror})") from None
 
 
 def _run_pass(args, setting, text, source, data, catalogue, intended, goals, budget, out,
