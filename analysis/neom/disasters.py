@@ -19,7 +19,8 @@ import polars as pl
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
-from analysis.core.tabulate import EXPECTED, MAX_SEATS, game_rows, seat_arrays
+from analysis.core.tabulate import EXPECTED, MAX_SEATS, seat_arrays
+from analysis.neom.load import event_arrays
 from sim.neom import constants as K
 from sim.neom.constants import N_GENERATIONS, TURNS_PER_GENERATION
 from sim.neom.records import EV_DISASTER_PAY, EV_DISASTER_SACRIFICE, EV_DISASTER_SELECT
@@ -49,13 +50,9 @@ def _reduce(chunk) -> dict:
     if events is None or tables is None:
         return {}
     seats = chunk.memo(seat_arrays)
-    g = game_rows(chunk, events["game_id"].to_numpy()).astype(np.int64)
-    kind = events["kind"].to_numpy()
-    turn = events["turn"].to_numpy().astype(np.int64)
-    player = events["player"].to_numpy().astype(np.int64)
-    tile = events["tile"].to_numpy().astype(np.int64)
-    other = events["other"].to_numpy().astype(np.int64)
-    coins = events["coins"].to_numpy().astype(np.int64)
+    ev = event_arrays(chunk)
+    g, kind, turn, player, tile = ev.g, ev.kind, ev.turn, ev.player, ev.tile
+    other, coins = ev.other, ev.coins
     gen = np.clip(turn // TURNS_PER_GENERATION, 0, N_GENERATIONS - 1)
     n_games = chunk.games.height
     # The Disaster of each (game, generation): the one selected, else by its kind.

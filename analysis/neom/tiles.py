@@ -39,6 +39,7 @@ from analysis.core.tabulate import (
     with_median_flags,
     with_wilson,
 )
+from analysis.neom.load import event_arrays
 from sim.neom import constants as K
 from sim.neom.constants import HAND_SIZE, START_MONEY, TURNS_PER_GENERATION
 from sim.neom.records import (
@@ -500,13 +501,9 @@ def _reduce(chunk) -> dict:
 def selected_rows(chunk) -> pl.DataFrame:
     """One row per (seat, tile it selected) of the chunk: ``game_id``, ``seat``, ``tile``,
     ``residual``, ``score_diff`` (its reduction needs EXPECTED)."""
-    events = chunk.events
     seats = chunk.memo(seat_arrays)
-    g = game_rows(chunk, events["game_id"].to_numpy()).astype(np.int64)
-    kind = events["kind"].to_numpy()
-    turn = events["turn"].to_numpy().astype(np.int64)
-    player = events["player"].to_numpy().astype(np.int64)
-    tile = events["tile"].to_numpy().astype(np.int64)
+    ev = event_arrays(chunk)
+    g, kind, turn, player, tile = ev.g, ev.kind, ev.turn, ev.player, ev.tile
     taken = _taken(g, kind, turn, player) & (tile >= 0)
     n_tiles = int(tile.max(initial=0)) + 1
     keys = unique((g[taken] * MAX_SEATS + player[taken]) * n_tiles + tile[taken])
