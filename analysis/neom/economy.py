@@ -369,18 +369,14 @@ def beyond_coins(tables, tile: int) -> str:
     """ "" when the tile's whole value is coins and printed VP (no effects, goods, power,
     protection nor Neighborhoods), else what it has besides."""
     row = tables.tiles[tile]
-    other = []
-    if (tables.effects[tile, :, 0] != K.EF_NONE).any():
-        other.append("effects")
-    if row[K.C_PRODUCES]:
-        other.append("goods")
-    if row[K.C_POWER]:
-        other.append("power")
-    if row[K.C_PROTECTS]:
-        other.append("protection")
-    if row[K.C_TYPES] & K.T_RESIDENTIAL:
-        other.append("Neighborhoods")
-    return ", ".join(other)
+    has = {
+        "effects": (tables.effects[tile, :, 0] != K.EF_NONE).any(),
+        "goods": row[K.C_PRODUCES],
+        "power": row[K.C_POWER],
+        "protection": row[K.C_PROTECTS],
+        "Neighborhoods": row[K.C_TYPES] & K.T_RESIDENTIAL,
+    }
+    return ", ".join(what for what, present in has.items() if present)
 
 
 def dominated_tiles(tables, decks=(K.DECK_GEN1, K.DECK_GEN2, K.DECK_GEN3)) -> pl.DataFrame:
