@@ -9,11 +9,20 @@ from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.grid import city_goods
-from sim.neom.state import Game
+from sim.neom.state import FIELDS, Game
 from sim.neom.tables import make_rules
 from strategies.neom.dispatch import choose_in
 from strategies.neom.evaluate import memo_size
 from strategies.neom.registry import N_PARAMS, SEARCH_IDS, parse_strategy
+
+
+def game_of(tables, state, **fields) -> Game:
+    """The game loop's bundle (``sim.neom.state.Game``) of ``tables``' arrays and, for each
+    other field, ``fields``' entry of its name, else ``state``'s attribute of that name (its
+    arrays, not copies)."""
+    data = tables.arrays
+    rest = FIELDS[len(data) :]
+    return Game(*data, *(fields[f] if f in fields else getattr(state, f) for f in rest))
 
 
 @dataclass
@@ -94,32 +103,27 @@ class Position:
         )
         summaries = np.zeros((self.n_players, E.N_SUMMARY), dtype=np.int64)
         summaries[:, E.SM_OCCUPIED] = -1  # stale: summarized when first read
-        return Game(
-            *self.tables.arrays,
-            self.rules,
-            self.gstate,
-            self.pstate,
-            self.cells,
-            self.hands,
-            self.cs_hands,
-            self.goods_of,
-            np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
-            np.full(n_tiles, -1, dtype=np.int64),
-            decks,
-            sizes,
-            np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
-            np.zeros(E.SOLO_PACKS, dtype=np.int64),
-            np.arange(self.n_players, dtype=np.int32),
-            np.zeros(self.n_players, dtype=np.int32),
-            np.zeros((self.n_players, N_PARAMS), dtype=np.float64),
-            np.zeros(self.n_players + 1, dtype=np.int64),  # strategy_fns: choose_in decides
-            np.zeros((self.n_players, 2), dtype=np.uint64),
-            np.zeros((self.n_players, memo_size(n_tiles)), dtype=np.int64),
-            options,
-            summaries,
-            np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
-            np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
-            np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
+        n = self.n_players
+        return game_of(
+            self.tables,
+            self,
+            cs_pile=np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
+            cs_box=np.full(n_tiles, -1, dtype=np.int64),
+            decks=decks,
+            deck_sizes=sizes,
+            packs=np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
+            pack_sizes=np.zeros(E.SOLO_PACKS, dtype=np.int64),
+            seats=np.arange(n, dtype=np.int32),
+            strategy_ids=np.zeros(n, dtype=np.int32),
+            strategy_params=np.zeros((n, N_PARAMS), dtype=np.float64),
+            strategy_fns=np.zeros(n + 1, dtype=np.int64),  # choose_in decides
+            strat_rng=np.zeros((n, 2), dtype=np.uint64),
+            memos=np.zeros((n, memo_size(n_tiles)), dtype=np.int64),
+            options=options,
+            summaries=summaries,
+            req_costs=np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
+            stats=np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
+            events=np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
         )
 
     def decide(self, name: str, decision: int, options, n: int, seat: int = 0, seed: int = 0):
@@ -176,6 +180,25 @@ def empty_position(tables, n_players: int, turn: int = 0, money: int = 6, boards
     hands = np.full((n_players, E.HAND_SIZE), -1, dtype=np.int64)
     cs_hands = np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int64)
     return Position(tables, n_players, gstate, pstate, cells, hands, cs_hands)
+
+
+# The squares of the broke opponent's Villas in ``disaster_position``.
+VICTIM_CELLS = (7, 11, 13, 17)
+
+
+def disaster_position(tables):
+    """Rules 001 "Resolving a Disaster": turn 9 of a 2-player game; seat 0 (two Row Houses)
+    selects from the Fire and the Pawn Shop against a broke seat 1 whose Villas stand on
+    ``VICTIM_CELLS``. (the position, seat 0's selection options, their count)"""
+    pos = empty_position(tables, 2, turn=9, money=6, boards=[2, 5])
+    pos.place(0, "Row Houses", 11)
+    pos.place(0, "Row Houses", 13)
+    pos.give(0, ["Fire", "Pawn Shop"])
+    options, n = pos.select_options(0)
+    for cell in VICTIM_CELLS:
+        pos.place(1, "Villas", cell)
+    pos.pstate[1, E.PS_MONEY] = 0
+    return pos, options, n
 
 
 def grow_city(tables, city: np.ndarray, n_tiles: int, rng: np.random.Generator) -> None:

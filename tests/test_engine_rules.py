@@ -5,6 +5,7 @@ functions, outcomes checked. Each docstring quotes (or paraphrases) the rule tex
 import numpy as np
 import pytest
 from catalog_fixture import valid_catalog
+from strategy_positions import game_of
 
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE
@@ -13,7 +14,7 @@ from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.catalog import compile_catalog, with_extra_tiles
-from sim.neom.state import Game, view
+from sim.neom.state import view
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom.evaluate import memo_size
@@ -127,32 +128,15 @@ class Scene:
     def game(self):
         """The scene as the game loop's bundle (``sim.neom.state.Game``): its arrays, not
         copies."""
-        return Game(
-            *self.t.arrays,
-            self.rules,
-            self.gstate,
-            self.pstate,
-            self.cells,
-            self.hands,
-            self.cs_hands,
-            self.goods_of,
-            self.cs_pile,
-            self.cs_box,
-            np.full((E.N_GENERATIONS, self.t.n_tiles), -1, dtype=np.int64),
-            np.zeros(E.N_GENERATIONS, dtype=np.int64),
-            np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
-            np.zeros(E.SOLO_PACKS, dtype=np.int64),
-            self.seats,
-            self.strategy_ids,
-            self.strategy_params,
-            addresses(self.strategy_ids),
-            self.strat_rng,
-            self.memos,
-            self.options,
-            self.summaries,
-            np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
-            self.stats,
-            self.events,
+        return game_of(
+            self.t,
+            self,
+            decks=np.full((E.N_GENERATIONS, self.t.n_tiles), -1, dtype=np.int64),
+            deck_sizes=np.zeros(E.N_GENERATIONS, dtype=np.int64),
+            packs=np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
+            pack_sizes=np.zeros(E.SOLO_PACKS, dtype=np.int64),
+            strategy_fns=addresses(self.strategy_ids),
+            req_costs=np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
         )
 
     def refresh(self):

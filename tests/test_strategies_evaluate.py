@@ -3,7 +3,7 @@ decisions on hand-made positions where the right choice is clear."""
 
 import numpy as np
 import pytest
-from strategy_positions import empty_position, grow_city
+from strategy_positions import VICTIM_CELLS, disaster_position, empty_position, grow_city
 
 from sim.core.jit import njit
 from sim.neom import constants as K
@@ -377,16 +377,9 @@ def test_disaster_is_selected_when_it_hurts_the_opponent_most(tables, name):
     other player money or tiles, and you take no action. Against a broke opponent with a
     city full of buildings the Fire is taken; against an opponent it cannot hurt (no
     building to pay for) the Pawn Shop is taken instead."""
-    pos = empty_position(tables, 2, turn=9, money=6, boards=[2, 5])
-    pos.place(0, "Row Houses", 11)
-    pos.place(0, "Row Houses", 13)
-    pos.give(0, ["Fire", "Pawn Shop"])
-    options, n = pos.select_options(0)
-    for cell in (7, 11, 13, 17):
-        pos.place(1, "Villas", cell)
-    pos.pstate[1, E.PS_MONEY] = 0
+    pos, options, n = disaster_position(tables)
     assert tables.tile_names[options[pos.decide(name, E.D_SELECT, options, n), 1]] == "Fire"
-    for cell in (7, 11, 13, 17):
+    for cell in VICTIM_CELLS:
         pos.cells[1, cell] = K.EMPTY
     assert tables.tile_names[options[pos.decide(name, E.D_SELECT, options, n), 1]] == "Pawn Shop"
 

@@ -8,7 +8,7 @@ so its value of a move is the exact final margin (no sampled future)."""
 
 import numpy as np
 import pytest
-from strategy_positions import empty_position
+from strategy_positions import VICTIM_CELLS, disaster_position, empty_position
 
 from sim.neom import constants as K
 from sim.neom import engine as E
@@ -68,18 +68,11 @@ def test_rollout_takes_the_disaster_when_it_hurts_the_opponent_most(tables):
     takes it; against an opponent it cannot hurt, the Pawn Shop is taken instead. 32 playouts:
     since selections are revealed before the actions (issue 18), the playout players react to a
     Disaster passed on and selected later, which narrows the gap below what 8 playouts resolve."""
-    pos = empty_position(tables, 2, turn=9, money=6, boards=[2, 5])
-    pos.place(0, "Row Houses", 11)
-    pos.place(0, "Row Houses", 13)
-    pos.give(0, ["Fire", "Pawn Shop"])
-    options, n = pos.select_options(0)
-    for cell in (7, 11, 13, 17):
-        pos.place(1, "Villas", cell)
-    pos.pstate[1, E.PS_MONEY] = 0
+    pos, options, n = disaster_position(tables)
     for seed in range(3):
         k = pos.decide("rollout:playouts=32", E.D_SELECT, options, n, seed=seed)
         assert tables.tile_names[options[k, E.OPT_TILE]] == "Fire"
-    for cell in (7, 11, 13, 17):
+    for cell in VICTIM_CELLS:
         pos.cells[1, cell] = K.EMPTY
     for seed in range(3):
         k = pos.decide("rollout:playouts=32", E.D_SELECT, options, n, seed=seed)
