@@ -98,20 +98,30 @@ def test_a_scheduler_without_the_dask_backend_is_refused(runs, tmp_path, capsys,
 # --- --players and --min-n on every command (J4, m7) --------------------------------------------
 
 
+# The commands that take both --players and --min-n ({out}: a folder that must stay unwritten).
+PLAYERS_AND_MIN_N = [
+    ["balance", "Treasury"],
+    ["balance", "--all", "--out", "{out}"],
+    ["compare", "--strategies", RANDOM4, "--out", "{out}"],
+]
+
+
+def command_id(argv) -> str:
+    return " ".join(argv[:2])
+
+
 @pytest.mark.parametrize("players", ["0", "9", "-1"])
 @pytest.mark.parametrize(
     "argv",
     [
-        ["balance", "Treasury"],
-        ["balance", "--all", "--out", "{out}"],
-        ["compare", "--strategies", RANDOM4, "--out", "{out}"],
+        *PLAYERS_AND_MIN_N,
         ["experiment", "cornerstone", "Treasury", "--mode", "force", "--strategies", RANDOM4],
         ["simulate", "--strategies", RANDOM4, "--out", "{out}"],
         ["play", "--strategies", "random"],
         ["tune", "--base", "builder", "--opponents", "greedy"],
         ["ladder"],
     ],
-    ids=lambda argv: " ".join(argv[:2]),
+    ids=command_id,
 )
 def test_players_outside_what_the_game_allows_is_one_line(tmp_path, capsys, argv, players):
     """balance --players 0 was a ZeroDivisionError; --players 9 a games-multiple message."""
@@ -124,14 +134,7 @@ def test_players_outside_what_the_game_allows_is_one_line(tmp_path, capsys, argv
 
 @pytest.mark.parametrize("min_n", ["0", "-5", "1"])
 @pytest.mark.parametrize(
-    "argv",
-    [
-        ["balance", "Treasury"],
-        ["balance", "--all", "--out", "{out}"],
-        ["compare", "--strategies", RANDOM4, "--out", "{out}"],
-        ["report", "{run}", "--out", "{out}"],
-    ],
-    ids=lambda argv: " ".join(argv[:2]),
+    "argv", [*PLAYERS_AND_MIN_N, ["report", "{run}", "--out", "{out}"]], ids=command_id
 )
 def test_min_n_below_two_is_refused_everywhere(runs, tmp_path, capsys, argv, min_n):
     out = tmp_path / "out"
