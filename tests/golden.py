@@ -87,37 +87,44 @@ def table_digests(frame: pl.DataFrame, order: list[str]) -> dict[str, str]:
     return {name: _column_digest(frame[name]) for name in frame.columns}
 
 
-def run_case(case: dict, out: Path) -> dict[str, dict[str, str]]:
-    """Play one case into ``out`` and digest its tables."""
+def golden_run(out: Path, game: str, strategies, players: int, deals: int, seed: int, rules):
+    """Play a golden run into ``out`` (``deals`` deals, seats rotated, one worker, batches of
+    three, events recorded) and digest its tables."""
     from sim.core.runner import RunConfig, run_simulation
     from sim.core.store import read_run
-    from sim.neom.catalog import load_catalog
-    from sim.neom.constants import VARIANT_NAMES
 
-    options = _rules_options(case["rules"], load_catalog(None))
     config = RunConfig(
         out=out,
-        strategies=tuple(case["strategies"]),
-        players=case["players"],
-        games=case["deals"] * case["players"],
-        seed=20261201,
+        strategies=tuple(strategies),
+        game=game,
+        players=players,
+        games=deals * players,
+        seed=seed,
         seats="rotate",
         workers=1,
         batch_size=3,
         events=True,
         progress=False,
-        rules={"variant": VARIANT_NAMES[case["variant"]], **options},
+        rules=rules,
     )
     run_simulation(config)
     tables = read_run(out)
-    games = tables.games.collect()
-    players = tables.players.collect()
-    events = tables.events.collect()
     return {
-        "games": table_digests(games, ["game_id"]),
-        "players": table_digests(players, ["game_id", "seat"]),
-        "events": table_digests(events, ["game_id"]),
+        "games": table_digests(tables.games.collect(), ["game_id"]),
+        "players": table_digests(tables.players.collect(), ["game_id", "seat"]),
+        "events": table_digests(tables.events.collect(), ["game_id"]),
     }
+
+
+def run_case(case: dict, out: Path) -> dict[str, dict[str, str]]:
+    """Play one case into ``out`` and digest its tables."""
+    from sim.neom.catalog import load_catalog
+    from sim.neom.constants import VARIANT_NAMES
+
+    rules = {"variant": VARIANT_NAMES[case["variant"]]}
+    rules |= _rules_options(case["rules"], load_catalog(None))
+    strategies, players = case["strategies"], case["players"]
+    return golden_run(out, "neom", strategies, players, case["deals"], 20261201, rules)
 
 
 def compute_all(names: list[str] | None = None) -> dict:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from golden import table_digests
+from golden import golden_run
 
 GOLDEN_FILE = Path(__file__).with_name("golden_tangram.json")
 # name -> (players, strategies, rules options, deals): every seat's strategy meets every player
@@ -31,31 +31,8 @@ CASES = {
 
 
 def run_case(name: str, out: Path) -> dict[str, dict[str, str]]:
-    from sim.core.runner import RunConfig, run_simulation
-    from sim.core.store import read_run
-
     players, strategies, rules, deals = CASES[name]
-    config = RunConfig(
-        out=out,
-        strategies=tuple(strategies),
-        game="tangram",
-        players=players,
-        games=deals * players,
-        seed=20261202,
-        seats="rotate",
-        workers=1,
-        batch_size=3,
-        events=True,
-        progress=False,
-        rules=rules,
-    )
-    run_simulation(config)
-    tables = read_run(out)
-    return {
-        "games": table_digests(tables.games.collect(), ["game_id"]),
-        "players": table_digests(tables.players.collect(), ["game_id", "seat"]),
-        "events": table_digests(tables.events.collect(), ["game_id"]),
-    }
+    return golden_run(out, "tangram", strategies, players, deals, 20261202, rules)
 
 
 GOLDEN = json.loads(GOLDEN_FILE.read_text()) if GOLDEN_FILE.exists() else {}
