@@ -223,14 +223,7 @@ def test_colour_of_a_square():
     Tile on a square, that square counts for the corresponding color. If there are two
     Fountain Tiles on one square, it does not correspond to any color"; a half-built square
     counts for nothing."""
-    rows = ["rrgg rrff ffgg ffff rrrr gggg rr..",
-            ".... .... .... .... .... .... ....",
-            ".... .... .... .... .... .... ....",
-            ".... .... .... .... .... .... ....",
-            ".... .... .... .... .... .... ....",
-            ".... .... .... .... .... .... ....",
-            ".... .... .... .... .... .... ...."]  # fmt: skip
-    board = engine_board(board_from_text(rows))
+    board = engine_board(board_from_text(["rrgg rrff ffgg ffff rrrr gggg rr.."]))
     assert E.colour_counts(board) == (2, 2)  # rrff + rrrr red; ffgg + gggg green
     # Two fountains: fully built (counts for the rectangle) but no colour.
     assert E.largest_rectangle(np.uint64(E.full_squares(board))) == 6

@@ -113,30 +113,26 @@ def write(tmp_path, obj, name="board.json"):
 EMPTY = [["."] * 7 for _ in range(7)]
 
 
+SCORE_KEYS = ("rectangle", "red", "green", "balance_bonus", "planning_bonus")
+
+
+def scored(path) -> tuple:
+    """The board file's score: its keys exactly SCORE_KEYS, their values in that order."""
+    result = score_file(path)
+    assert set(result) == set(SCORE_KEYS)
+    return tuple(result[key] for key in SCORE_KEYS)
+
+
 def test_score_a_board(tmp_path):
     """The issue's BOARD.json: "." empty, "R"/"G" full, two halves "a|b" of R, G, F, "."; the
     result holds rectangle, red, green, balance_bonus, planning_bonus."""
     rows = [row[:] for row in EMPTY]
     rows[0][:4] = ["R", "R|G", "G|F", "F|F"]
     rows[1][:4] = ["G", "R|F", "G", "G|."]
-    result = score_file(write(tmp_path, {"rows": rows}))
-    assert result == {
-        "rectangle": 6,
-        "red": 2,
-        "green": 3,
-        "balance_bonus": 10,
-        "planning_bonus": 0,
-    }
+    assert scored(write(tmp_path, {"rows": rows})) == (6, 2, 3, 10, 0)
     full = [["R" if (r + c) % 2 else "G" for c in range(7)] for r in range(7)]
     full[0][0] = "F|F"
-    result = score_file(write(tmp_path, {"rows": full}))
-    assert result == {
-        "rectangle": 49,
-        "red": 24,
-        "green": 24,
-        "balance_bonus": 20,
-        "planning_bonus": 15,
-    }
+    assert scored(write(tmp_path, {"rows": full})) == (49, 24, 24, 20, 15)
     capped = score_file(write(tmp_path, {"rows": full}), None, make_rules(balance_cap="10"))
     assert (capped["red"], capped["green"]) == (10, 10)
 

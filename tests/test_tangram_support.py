@@ -61,7 +61,8 @@ def plain_balance_bonus(red: int, green: int) -> int:
 
 
 def board_from_text(rows: list[str]) -> dict:
-    """A board from 7 rows of 7 squares, each 4 letters N E S W: r, g, f or . (empty)."""
+    """A board from its top rows (up to 7; the rows below are empty) of 7 squares, each 4
+    letters N E S W: r, g, f or . (empty)."""
     colours = {"r": K.RED, "g": K.GREEN, "f": K.FOUNTAIN}
     board = {}
     for r, row in enumerate(rows):
