@@ -128,15 +128,11 @@ def _squares_json(cells: set) -> list:
 
 
 def final_json(player) -> dict:
+    counts = ("planning_bonus", "balance_bonus", "red", "green", "total", "rank")
     return {
         "player": int(player["seat"]),
         "rounds": [int(player[f"round_{r}"]) for r in range(1, K.N_ROUNDS + 1)],
-        "planning_bonus": int(player["planning_bonus"]),
-        "balance_bonus": int(player["balance_bonus"]),
-        "red": int(player["red"]),
-        "green": int(player["green"]),
-        "total": int(player["total"]),
-        "rank": int(player["rank"]),
+        **{name: int(player[name]) for name in counts},
         "win": bool(player["win"]),
     }
 
@@ -166,6 +162,25 @@ def record_json(record: GameRecord, data: GameData) -> dict:
     }
 
 
+# The one-line events: kind -> its line from (the event, its seat, the tile set).
+_EVENT_TEXT = {
+    R.EV_START_MARKER: lambda e, s, ts: f"  start marker -> seat {s}",
+    R.EV_DECLINE: lambda e, s, ts: (
+        f"  seat {s} declines {ts.tile_names[int(e['tile'])]} (gone for good)"
+    ),
+    R.EV_FOUNTAIN: lambda e, s, ts: (
+        f"  seat {s} places a fountain on {int(e['row'])},{int(e['col'])} "
+        f"{K.HALF_NAMES[int(e['orientation'])]}"
+    ),
+    R.EV_ROUND_SCORE: lambda e, s, ts: (
+        f"  seat {s} scores {int(e['points'])} (largest rectangle), total {int(e['total'])}"
+    ),
+    R.EV_BALANCE: lambda e, s, ts: (
+        f"  seat {s} balance: red {int(e['points'])}, green {int(e['total'])}"
+    ),
+}
+
+
 def record_lines(record: GameRecord, data: GameData) -> list[str]:
     """The game told turn by turn, then each seat's board and score."""
     ts: TileSet = data.content
@@ -182,8 +197,6 @@ def record_lines(record: GameRecord, data: GameData) -> list[str]:
                 f"seat {s} plays board {boards_of[s]}, start piece "
                 f"{K.COLOUR_NAMES[int(e['colour'])]}"
             )
-        elif kind == R.EV_START_MARKER:
-            lines.append(f"  start marker -> seat {s}")
         elif kind == R.EV_CARD:
             if int(e["turn"]) in K.ROUND_FIRST_CARD:
                 lines.append(f"--- round {int(e['round'])} ---")
@@ -200,19 +213,8 @@ def record_lines(record: GameRecord, data: GameData) -> list[str]:
                 f"  seat {s} places {ts.tile_names[tile]} {K.COLOUR_NAMES[int(e['colour'])]} "
                 f"({side}, {int(e['orientation']) % 4} quarter turns) on {squares}"
             )
-        elif kind == R.EV_DECLINE:
-            lines.append(f"  seat {s} declines {ts.tile_names[tile]} (gone for good)")
-        elif kind == R.EV_FOUNTAIN:
-            lines.append(
-                f"  seat {s} places a fountain on {int(e['row'])},{int(e['col'])} "
-                f"{K.HALF_NAMES[int(e['orientation'])]}"
-            )
-        elif kind == R.EV_ROUND_SCORE:
-            lines.append(
-                f"  seat {s} scores {int(e['points'])} (largest rectangle), total {int(e['total'])}"
-            )
-        elif kind == R.EV_BALANCE:
-            lines.append(f"  seat {s} balance: red {int(e['points'])}, green {int(e['total'])}")
+        elif kind in _EVENT_TEXT:
+            lines.append(_EVENT_TEXT[kind](e, s, ts))
     lines.append("--- end ---")
     for s, board in enumerate(final_boards(record, data)):
         p = record.players[s]
