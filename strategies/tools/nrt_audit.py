@@ -41,32 +41,31 @@ def _install_counting() -> None:
         slot = builder.inttoptr(ir.Constant(i64, base + 8 * k), i64.as_pointer())
         builder.store(builder.add(builder.load(slot), ir.Constant(i64, 1)), slot)
 
-    def incref(module, atomic_incr):
-        fn = cgutils.get_or_insert_function(module, nrtdynmod.incref_decref_ty, "NRT_incref")
+    def counted(module, name, first):
+        """``name`` (NRT_incref or NRT_decref) rebuilt to bump COUNTS[first] on every call and
+        COUNTS[first + 1] on a non-null meminfo: its builder and pointer, past that check."""
+        fn = cgutils.get_or_insert_function(module, nrtdynmod.incref_decref_ty, name)
         fn.attributes.add("noinline")
         builder = ir.IRBuilder(fn.append_basic_block())
         [ptr] = fn.args
-        bump(builder, 0)
+        bump(builder, first)
         with cgutils.if_unlikely(builder, cgutils.is_null(builder, ptr)):
             builder.ret_void()
-        bump(builder, 1)
+        bump(builder, first + 1)
+        return builder, ptr
+
+    def incref(module, atomic_incr):
+        builder, ptr = counted(module, "NRT_incref", 0)
         builder.call(atomic_incr, [builder.bitcast(ptr, atomic_incr.args[0].type)])
         builder.ret_void()
 
     def decref(module, atomic_decr):
-        fn = cgutils.get_or_insert_function(module, nrtdynmod.incref_decref_ty, "NRT_decref")
-        fn.attributes.add("noinline")
+        builder, ptr = counted(module, "NRT_decref", 2)
         calldtor = ir.Function(
             module,
             ir.FunctionType(ir.VoidType(), [nrtdynmod._pointer_type]),
             name="NRT_MemInfo_call_dtor",
         )
-        builder = ir.IRBuilder(fn.append_basic_block())
-        [ptr] = fn.args
-        bump(builder, 2)
-        with cgutils.if_unlikely(builder, cgutils.is_null(builder, ptr)):
-            builder.ret_void()
-        bump(builder, 3)
         builder.fence("release")
         new = builder.call(atomic_decr, [builder.bitcast(ptr, atomic_decr.args[0].type)])
         with cgutils.if_unlikely(builder, builder.icmp_unsigned("==", new, new.type(0))):
