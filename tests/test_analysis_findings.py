@@ -21,7 +21,7 @@ from analysis.core.stats import (
     spearman_interval,
     t_quantile,
 )
-from analysis.core.tabulate import effect_table, sign_disagreements, with_band_flags
+from analysis.core.tabulate import Flagging, effect_table, sign_disagreements, with_band_flags
 from analysis.neom import tiles
 from analysis.neom.synthetic import write_run
 
@@ -53,7 +53,7 @@ def test_a_planted_strong_tile_is_flagged_and_nothing_else(planted):
 def test_a_tile_below_the_minimum_sample_is_never_flagged(planted):
     """The same planted tile with a minimum sample above its seat count: shown, not flagged."""
     run, target = planted
-    table = tiles.tile_table(run, min_n=100_000)
+    table = tiles.tile_table(run, Flagging(min_n=100_000))
     assert (table["flag"] == "").all() and table["small"].all()
     assert table.filter(pl.col("tile") == target)["effect"][0] > 0.05
     # A tiny group that always wins: huge effect, still greyed and never flagged, and its

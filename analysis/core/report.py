@@ -24,7 +24,7 @@ from analysis.core.inputs import (
 from analysis.core.load import Run, open_run
 from analysis.core.robustness import mark_words
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
-from analysis.core.tabulate import EXPECTED, with_band_flags
+from analysis.core.tabulate import EXPECTED, Flagging, with_band_flags
 from sim.core.errors import UserError
 from sim.core.game import resolve
 
@@ -250,6 +250,11 @@ class Report:
     # (a game's sections read it; {} = no probe).
     probe: dict = field(default_factory=dict)
 
+    @property
+    def flagging(self) -> Flagging:
+        """How this report flags its tables' items."""
+        return Flagging(self.correction, self.level, self.band, self.min_n)
+
     def run_label(self, run: Run) -> str:
         """How ``run`` is named beside the report's other runs."""
         return self.labels.get(run.path, run_label(run))
@@ -391,9 +396,7 @@ def _fair_share_effects(report: Report, run: Run, key: str):
     like every other effect."""
     source = strategies.STRATEGIES if key == "strategy_name" else seats.SEATS
     table = value(run, source)["fair"].effect_table()
-    return with_band_flags(table, report.correction, report.level, report.band, report.min_n).sort(
-        "n_players", key
-    )
+    return with_band_flags(table, *report.flagging).sort("n_players", key)
 
 
 def strategy_effects(report: Report, run: Run) -> pl.DataFrame:

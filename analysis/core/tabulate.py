@@ -1,6 +1,7 @@
 """Polars helpers shared by the analysis modules: interval columns on result tables."""
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -246,6 +247,21 @@ def effect_table(
     frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     moments = ClusterMoments.of(frame, keys, value, expected, cluster)
     return moments.effect_table(name, level)
+
+
+class Flagging(NamedTuple):
+    """How a table's items are flagged (the arguments of :func:`with_band_flags` and
+    :func:`with_median_flags` after the frame): the multiple-comparison correction ``method``
+    ("bh" Benjamini-Hochberg, "holm" Holm) at ``level``, the practical ``band`` the whole
+    interval must lie outside, and the ``min_n`` seats below which an item is not tested."""
+
+    method: str = "bh"
+    level: float = 0.05
+    band: float = DEFAULT_BAND
+    min_n: int = DEFAULT_MIN_N
+
+
+DEFAULT_FLAGGING = Flagging()
 
 
 def with_band_flags(

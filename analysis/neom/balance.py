@@ -48,6 +48,7 @@ from analysis.core.balance import (  # noqa: F401 (also NEOM balance's API: B.se
     search_lever,
     slope_of,
 )
+from analysis.core.tabulate import Flagging
 from analysis.neom.levers import (  # noqa: F401 (also NEOM balance's API: B.item_levers, ...)
     COUNT_FIELDS,
     MAX_AMOUNT,
@@ -309,12 +310,12 @@ def report_usage(run, item: str, kind: str, setting: Setting) -> dict:
     from analysis.neom import cornerstones, tiles
     from analysis.neom.usage import usage_table
 
-    args = _report_args(setting)
+    flagging = _report_flagging(setting)
     floors = setting.floors or USAGE_FLOORS
     if kind == "cornerstone":
-        table = usage_table(run.tables, cornerstones.cornerstone_table(run, *args), None, floors)
+        table = usage_table(run.tables, cornerstones.cornerstone_table(run, flagging), None, floors)
     else:
-        table = usage_table(run.tables, None, tiles.tile_table(run, *args), floors)
+        table = usage_table(run.tables, None, tiles.tile_table(run, flagging), floors)
     row = table.filter(pl.col("tile_name") == item)
     if not row.height or row["offered"][0] == 0:
         return {"kept": (0.0, 0.0, 0.0), "built": (math.nan,) * 3, "n": 0}
@@ -436,8 +437,8 @@ def _meet_floor(search: Search) -> None:
         search.reached = False
 
 
-def _report_args(setting: Setting):
-    return ("bh", 0.05, setting.band, setting.min_n)
+def _report_flagging(setting: Setting) -> Flagging:
+    return Flagging(band=setting.band, min_n=setting.min_n)
 
 
 def item_row(run, item: str, kind: str, setting: Setting) -> dict:
@@ -447,9 +448,9 @@ def item_row(run, item: str, kind: str, setting: Setting) -> dict:
     from analysis.neom import cornerstones, tiles
 
     if kind == "cornerstone":
-        table = cornerstones.cornerstone_table(run, *_report_args(setting))
+        table = cornerstones.cornerstone_table(run, _report_flagging(setting))
     else:
-        table = tiles.tile_table(run, *_report_args(setting))
+        table = tiles.tile_table(run, _report_flagging(setting))
     row = table.filter(pl.col("tile_name") == item) if table is not None else None
     return row.row(0, named=True) if row is not None and row.height else {}
 

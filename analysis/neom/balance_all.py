@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.core.compare import file_digest
+from analysis.core.tabulate import Flagging
 from analysis.neom import balance as B
 from sim.core.errors import UserError
 
@@ -112,9 +113,9 @@ def assess(measurement, setting: B.Setting, intended: set[str],
     from analysis.neom.usage import usage_table
 
     run = measurement.run
-    args = ("bh", 0.05, setting.band, setting.min_n)
-    cs = cornerstones.cornerstone_table(run, *args)
-    tt = tiles.tile_table(run, *args)
+    flagging = Flagging(band=setting.band, min_n=setting.min_n)
+    cs = cornerstones.cornerstone_table(run, flagging)
+    tt = tiles.tile_table(run, flagging)
     # The usage goal reads the report's usage table and its floor rule (one definition).
     usage = usage_table(run.tables, cs, tt, setting.floors or B.USAGE_FLOORS)
     below_floor = dict(zip(usage["tile_name"].to_list(), usage["below_floor"].to_list(),

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from analysis.core.stats import adjust, band_p_value
+from analysis.core.tabulate import Flagging
 from sim.core.errors import UserError
 
 BAND = 0.02
@@ -71,8 +72,9 @@ def figures(run, band: float = BAND, min_n: int = MIN_N) -> dict:
     """Every figure of the table for one run (shares as fractions)."""
     from analysis.neom import cornerstones, tiles
 
-    cs = cornerstone_flags(cornerstones.cornerstone_table(run, "bh", 0.05, band, min_n), band)
-    tt = tiles.tile_table(run, "bh", 0.05, band, min_n)
+    flagging = Flagging(band=band, min_n=min_n)
+    cs = cornerstone_flags(cornerstones.cornerstone_table(run, flagging), band)
+    tt = tiles.tile_table(run, flagging)
     dead = tiles.dead_tiles(run, tt)
     never = dead.filter(pl.col("dead") & ~pl.col("why").str.starts_with("never dealt"))
     n_games = run.games.select(pl.len()).collect().item()

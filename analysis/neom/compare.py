@@ -138,10 +138,10 @@ def comparison_items(base, cand, report, changed_names: set[str], execution=None
 
     stats = _paired_stats(base, cand, execution)
     n_games, n_deals = stats["games"], stats["deals"].value("deals")
-    args = (report.correction, report.level, report.band, report.min_n)
-    tables = {"cornerstone": (cornerstones.cornerstone_table(base, *args),
-                              cornerstones.cornerstone_table(cand, *args))}  # fmt: skip
-    base_tiles, cand_tiles = tiles.tile_table(base, *args), tiles.tile_table(cand, *args)
+    flagging = report.flagging
+    tables = {"cornerstone": (cornerstones.cornerstone_table(base, flagging),
+                              cornerstones.cornerstone_table(cand, flagging))}  # fmt: skip
+    base_tiles, cand_tiles = tiles.tile_table(base, flagging), tiles.tile_table(cand, flagging)
     if base_tiles is not None and cand_tiles is not None:
         tables["tile"] = (base_tiles, cand_tiles)
     metric = {"cornerstone": "win_share_above_expected_drafted",

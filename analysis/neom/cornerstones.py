@@ -23,9 +23,10 @@ import polars as pl
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
-from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import (
+    DEFAULT_FLAGGING,
     EXPECTED,
+    Flagging,
     chunk_outcomes,
     seat_outcomes,
     with_median_flags,
@@ -35,7 +36,6 @@ from analysis.neom.load import CS_GEN_COLUMNS, DISCARDED_CS_COLUMNS, DRAFTED_COL
 from sim.neom.constants import N_GENERATIONS
 from sim.neom.records import CS_SWAPPED_AWAY, EV_DRAFT_PICK
 
-FDR_LEVEL = 0.05
 COLUMN_ORDER = (
     "tile", "tile_name", "flag", "drafted", "drafted_rate", "kept", "kept_lo", "kept_hi",
     "left_in_draft", "mean_pick", "placed", "placed_rate", "placed_rate_lo", "placed_rate_hi",
@@ -119,22 +119,16 @@ def _reduce(chunk) -> dict:
 CORNERSTONES = Reduction("neom.cornerstones", _reduce, needs=(EXPECTED,))
 
 
-def cornerstone_table(
-    run: Run,
-    method: str = "bh",
-    level: float = FDR_LEVEL,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-) -> pl.DataFrame:
+def cornerstone_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame:
     """One row per cornerstone drafted in the run; see docs/reports.md for every column.
 
     ``effect`` is the drafters' mean win share above their expected share with a 95%
     cluster-robust interval (clusters: deals); ``vs_median`` the same against the median
     cornerstone. ``flag`` is "strong" or "weak" where the p-value for "``vs_median`` lies
-    within +-``band``", adjusted across cornerstones by ``method`` ("bh" Benjamini-Hochberg,
-    "holm" Holm), is below ``level``: its whole interval then lies outside the band
-    (``flag_vs_expected``: the same test on ``effect``). Cornerstones drafted by fewer than
-    ``min_n`` seats are not tested (``small``).
+    within +-band", adjusted across cornerstones by ``flagging``'s method, is below its level:
+    its whole interval then lies outside the band (``flag_vs_expected``: the same test on
+    ``effect``). Cornerstones drafted by fewer than its ``min_n`` seats are not tested
+    (``small``).
     """
     stats = value(run, CORNERSTONES)
     n_games = stats["games"].value("games")
@@ -169,24 +163,18 @@ def cornerstone_table(
         .select("tile", "score_diff", "score_diff_lo", "score_diff_hi")
     )
     frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
-    frame = with_median_flags(frame, method, level, band, min_n).drop("wins_drafted")
+    frame = with_median_flags(frame, *flagging).drop("wins_drafted")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
 
 
-def by_strategy(
-    run: Run,
-    method: str = "bh",
-    level: float = FDR_LEVEL,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-) -> pl.DataFrame:
+def by_strategy(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame:
     """The drafted effect of every cornerstone for each strategy on its own (the expected share
     is already the strategy's own), flagged against that strategy's median cornerstone and
     corrected across all (cornerstone, strategy) cells; see
     :func:`analysis.core.tabulate.sign_disagreements` for the sign test."""
     table = value(run, CORNERSTONES)["by_strategy"].effect_table()
-    table = with_median_flags(table, method, level, band, min_n, by=("strategy_name",))
+    table = with_median_flags(table, *flagging, by=("strategy_name",))
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 

@@ -84,12 +84,12 @@ def split_disasters(table: pl.DataFrame, run: Run, report: Report):
     (the correction runs across the tiles, and across the Disasters): a tile against the
     median tile of its generation (``tiles.with_generation_median_flags``; ``flag_vs_expected``
     beside it), a Disaster against its chooser's expected share."""
-    args = (report.correction, report.level, report.band, report.min_n)
+    flagging = report.flagging
     chosen = pl.Series([disasters.is_disaster(run.tables, int(t)) for t in table["tile"]],
                        dtype=pl.Boolean)  # fmt: skip
     return (
-        tiles.with_generation_median_flags(table.filter(~chosen), run.tables, *args),
-        with_band_flags(table.filter(chosen), *args),
+        tiles.with_generation_median_flags(table.filter(~chosen), run.tables, *flagging),
+        with_band_flags(table.filter(chosen), *flagging),
     )
 
 
@@ -100,9 +100,9 @@ def derived(report: Report, run: Run) -> dict:
     key = ("neom", id(run))
     if key in report.cache:
         return report.cache[key]
-    args = (report.correction, report.level, report.band, report.min_n)
-    out = {"cornerstone": cornerstones.cornerstone_table(run, *args)}
-    table = tiles.tile_table(run, *args)
+    flagging = report.flagging
+    out = {"cornerstone": cornerstones.cornerstone_table(run, flagging)}
+    table = tiles.tile_table(run, flagging)
     if table is not None:
         out["tile_all"] = table
         out["tile"], out["disaster"] = split_disasters(table, run, report)
@@ -319,7 +319,7 @@ def _flagged_against_median(report, run, kind, table, metric, what, against) -> 
 
 
 def _cornerstone_section(report: Report, run: Run) -> None:
-    args = (report.correction, report.level, report.band, report.min_n)
+    flagging = report.flagging
     table = derived(report, run)["cornerstone"]
     against = " against the median cornerstone"
     _flagged_against_median(report, run, "cornerstone", table, CS_METRIC, "cornerstones", against)
@@ -379,7 +379,7 @@ def _cornerstone_section(report: Report, run: Run) -> None:
     ]
     if not has_pick:
         parts.append('<p class="note">No event log: draft pick numbers not available.</p>')
-    per_strategy = cornerstones.by_strategy(run, *args)
+    per_strategy = cornerstones.by_strategy(run, flagging)
     if per_strategy["strategy_name"].n_unique() > 1:
         parts += _strategy_breakdown(report, "cornerstones", per_strategy, "cornerstone",
                                      "cornerstone", CS_METRIC, effect="vs_median")  # fmt: skip
@@ -387,7 +387,7 @@ def _cornerstone_section(report: Report, run: Run) -> None:
 
 
 def _tile_section(report: Report, run: Run) -> None:
-    args = (report.correction, report.level, report.band, report.min_n)
+    flagging = report.flagging
     found = derived(report, run)
     if "tile" not in found:
         report.section(
@@ -484,12 +484,12 @@ def _tile_section(report: Report, run: Run) -> None:
             ],
         ),
     ]
-    per_strategy = tiles.by_strategy(run, *args)
+    per_strategy = tiles.by_strategy(run, flagging)
     if per_strategy is not None and per_strategy["strategy_name"].n_unique() > 1:
         chosen = pl.Series([disasters.is_disaster(run.tables, int(t))
                             for t in per_strategy["tile"]], dtype=pl.Boolean)  # fmt: skip
         per_strategy = tiles.with_generation_median_flags(
-            per_strategy.filter(~chosen), run.tables, *args, by=("strategy_name",)
+            per_strategy.filter(~chosen), run.tables, *flagging, by=("strategy_name",)
         )
         parts += _strategy_breakdown(report, "tiles", per_strategy, "tile", "tile", TILE_METRIC,
                                      effect="vs_median")  # fmt: skip

@@ -28,8 +28,10 @@ from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import (
+    DEFAULT_FLAGGING,
     EXPECTED,
     MAX_SEATS,
+    Flagging,
     SeatArrays,
     effect_table,
     game_rows,
@@ -541,18 +543,12 @@ def _largest_index(frame: pl.DataFrame | None, *columns: str) -> int:
     return max(int(frame[c].max()) for c in columns)
 
 
-def tile_table(
-    run: Run,
-    method: str = "bh",
-    level: float = FDR_LEVEL,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-) -> pl.DataFrame | None:
+def tile_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame | None:
     """One row per generation tile selected in the run (None without events); see
     docs/reports.md. ``effect`` (flagged) is the win share above expected of the seats that
-    selected the tile, with a cluster-robust interval; ``flag`` needs at least ``min_n``
-    selecting seats and the whole interval outside +-``band`` after the ``method``
-    correction across tiles. ``placed_effect`` and ``passed_effect`` are shown, not flagged."""
+    selected the tile, with a cluster-robust interval; ``flag`` needs at least ``flagging``'s
+    ``min_n`` selecting seats and the whole interval outside its band after its correction
+    across tiles. ``placed_effect`` and ``passed_effect`` are shown, not flagged."""
     if run.events is None:
         return None
     stats = value(run, TILES)
@@ -614,7 +610,7 @@ def tile_table(
     frame = with_wilson(frame, "placed", "selected", "placed_rate")
     frame = with_wilson(frame, "sold", "selected", "sell_rate")
 
-    effects = with_band_flags(stats["effects"].effect_table(), method, level, band, min_n)
+    effects = with_band_flags(stats["effects"].effect_table(), *flagging)
     wins = stats["wins_selected"].table()
     frame = frame.join(effects, on="tile", how="left").join(wins, on="tile", how="left")
     frame = with_wilson(frame.with_columns(pl.col("wins_selected").fill_null(0.0)),
@@ -641,19 +637,13 @@ def tile_table(
     return frame.select(*first, pl.exclude(first)).sort("effect", descending=True, nulls_last=True)
 
 
-def by_strategy(
-    run: Run,
-    method: str = "bh",
-    level: float = FDR_LEVEL,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-) -> pl.DataFrame | None:
+def by_strategy(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame | None:
     """The selected effect of every tile for each strategy on its own, flags corrected across
     all (tile, strategy) cells."""
     if run.events is None:
         return None
     table = value(run, TILES)["by_strategy"].effect_table()
-    table = with_band_flags(table, method, level, band, min_n)
+    table = with_band_flags(table, *flagging)
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
