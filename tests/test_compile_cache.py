@@ -164,6 +164,21 @@ def test_only_the_most_recently_used_caches_of_other_versions_are_kept(tmp_path)
     ]
 
 
+def test_a_folder_pruned_by_another_process_meanwhile_is_passed_over(tmp_path, monkeypatch):
+    """Two processes starting at once prune the same base: a folder listed by one and deleted
+    by the other before it is read must not fail the start (it did: FileNotFoundError)."""
+    for age, digest in enumerate(["a" * 16, "b" * 16]):
+        (tmp_path / f"play-{digest}").mkdir()
+        os.utime(tmp_path / f"play-{digest}", (1000 - age, 1000 - age))
+    gone = tmp_path / f"play-{'c' * 16}"  # listed, then removed by the other process
+    listing, is_dir = Path.iterdir, Path.is_dir
+    monkeypatch.setattr(Path, "iterdir", lambda self: [*listing(self), gone])
+    monkeypatch.setattr(Path, "is_dir", lambda self: self == gone or is_dir(self))  # still there
+    sim._prune_stale_caches(tmp_path, f"play-{'f' * 16}", keep=1, prefix="play-")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"play-{'a' * 16}"]
+
+
 # Two compiled modules of the package, one calling the other, and a third on its own.
 PROBES = {
     "probe_a.py": """

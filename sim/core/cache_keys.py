@@ -177,19 +177,22 @@ def _prune_stale_caches(
     with no prefix, the whole-checkout folders of the layout before ``CACHE_LAYOUT`` 2)."""
     if not base.is_dir():
         return
-    others = []
+    used = []  # (last used, folder)
     for p in base.iterdir():
         digest = p.name[len(prefix) :]
         if (
-            p.is_dir()
-            and p.name != current
+            p.name != current
             and p.name.startswith(prefix)
             and len(digest) == 16
             and all(c in "0123456789abcdef" for c in digest)
         ):
-            others.append(p)
-    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    for stale in others[keep:]:
+            try:  # another process may prune the same folder between the listing and here
+                if p.is_dir():
+                    used.append((p.stat().st_mtime, p))
+            except FileNotFoundError:
+                continue
+    used.sort(key=lambda pair: pair[0], reverse=True)
+    for _, stale in used[keep:]:
         shutil.rmtree(stale, ignore_errors=True)
 
 
