@@ -126,7 +126,11 @@ def test_balancing_even_rules_changes_nothing(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--lever", "tiles"], "--lever 'tiles': not a lever of Tangram City; its levers: "),
+        (
+            ["--lever", "tiles"],
+            "--lever 'tiles': not a lever of a strategy of Tangram City; its "
+            "levers: planning_bonus, balance_bonus[0], ",
+        ),
         (["--catalog", "x.toml"], "--catalog is not an option of --game tangram"),
         (["--rules", "planning_bonus=-1"], "--rules 'planning_bonus=-1': expected a whole"),
     ],
@@ -141,4 +145,5 @@ def test_balance_bad_options_are_one_line_errors(tmp_path, capsys, args, message
 def test_balance_names_the_field_when_the_item_is_not_in_it(capsys):
     assert main(["balance", "planner", "--game", "tangram", *DUEL]) == 1
     err = capsys.readouterr().err
-    assert "'planner': not a strategy of the field" in err and SCALE in err
+    assert "'planner': neither a tile of tile set" in err and "nor a strategy of the field" in err
+    assert SCALE in err
