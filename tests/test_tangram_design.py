@@ -4,6 +4,8 @@ strategies (greedy, random); the planner is too slow for a test's budget. ``neom
 --game tangram``: tests/test_tangram_experiment.py."""
 
 import json
+import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -147,3 +149,39 @@ def test_balance_names_the_field_when_the_item_is_not_in_it(capsys):
     err = capsys.readouterr().err
     assert "'planner': neither a tile of tile set" in err and "nor a strategy of the field" in err
     assert SCALE in err
+
+
+# --- every command of the README's table: --game tangram, or one line why not -----------------
+
+
+def readme_commands() -> list[str]:
+    """The commands of the README's command table (its first column: `neom NAME ...`)."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    table = text.split("## The command line", 1)[1].split("\n\n", 2)[1]
+    return list(dict.fromkeys(re.findall(r"^\| `neom ([a-z]+)", table, re.MULTILINE)))
+
+
+def test_the_readme_table_names_the_commands():
+    assert {"simulate", "report", "compare", "experiment", "balance", "verify", "tune",
+            "tileset", "catalog"} <= set(readme_commands())  # fmt: skip
+
+
+@pytest.mark.parametrize("command", readme_commands())
+def test_every_readme_command_takes_game_tangram_or_says_why_not(command, capsys):
+    """Issue 40's "Done when": a command that takes --game tangram shows it in its help (the
+    experiment's after its KIND); one that does not says why in one line, and Tangram City's
+    own commands need no --game."""
+    from sim.core.registry import get_game
+
+    own = command in {name for name, _ in get_game("tangram").commands}
+    argv = [command, "tile"] if command == "experiment" else [command]
+    try:
+        code = main([*argv, *([] if own else ["--game", "tangram"]), "--help"])
+    except SystemExit as stop:  # argparse's --help
+        code = stop.code
+    out, err = capsys.readouterr()
+    if code == 0:
+        assert own or "--game {neom,tangram}" in out, out
+    else:
+        assert code == 1 and err.count("\n") == 1, err
+        assert f"neom {command}: --game" in err and "does not apply: " in err
