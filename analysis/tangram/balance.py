@@ -110,7 +110,21 @@ def with_values(rules: dict, values: dict) -> dict:
 
 
 def area_words(value: int) -> str:
-    return f"{value} halves ({value / 2:g} squares)"
+    return f"{value} halves ({value / 2:g} square{'' if value == 2 else 's'})"
+
+
+# The generic search counts an item's sample in seats; a tile's is games in which some seats
+# placed it and others declined it (too few: every seat places it, or none does).
+TILE_SAMPLE_WORDS = (
+    (" seats held it,", " games had both placers and decliners,"),
+    (" seats hold it (it is no longer played)", " games have both placers and decliners"),
+)
+
+
+def tile_words(stop: str) -> str:
+    for seats, games in TILE_SAMPLE_WORDS:
+        stop = stop.replace(seats, games)
+    return stop
 
 
 # --- measuring --------------------------------------------------------------------------------
@@ -149,8 +163,7 @@ class Evaluator:
             return self.setting.config.data
         (tile, value), = areas  # fmt: skip
         path = self.work / f"tileset-area-{value}.toml"
-        if not path.exists():
-            path.write_text(with_tile_shape(self.setting.text, tile, self.shapes[value]))
+        path.write_text(with_tile_shape(self.setting.text, tile, self.shapes[value]))
         return path
 
     def measure(self, values: dict, seed: int | None = None, games: int | None = None,
@@ -297,6 +310,22 @@ def signed(lever: Lever, probes: list[Point]) -> Lever:
         return replace(lever, inert=why)
     best = max(moved, key=lambda p: abs(p.shift))
     return replace(lever, sign=1 if best.shift * (best.value - lever.current) > 0 else -1)
+
+
+def nearer_probe(search: Search, probes: list[Point], band: float, min_n: int) -> None:
+    """The suggestion is the measured value nearest zero (``search_lever``'s rule), and the
+    direction probes were measured too, on the same deals, before the search began: a probe
+    nearer zero than the search's suggestion becomes the suggestion (said in ``stop``)."""
+    found = search.points.get(search.suggested)
+    usable = [p for p in probes if p.n >= min_n and math.isfinite(p.effect)]
+    if found is None or not usable:
+        return
+    best = min(usable, key=lambda p: abs(p.effect))
+    if abs(best.effect) < abs(found.effect):
+        search.stop += (f"; the direction probe at {best.value} is nearer zero "
+                        f"({100 * best.effect:+.1f} pct-pts): suggested instead")  # fmt: skip
+        search.suggested = best.value
+        search.reached = abs(best.effect) <= band
 
 
 # --- the item ---------------------------------------------------------------------------------
@@ -488,12 +517,15 @@ def _balance(evaluator: Evaluator, item: Item, chosen: list[Lever], max_evals: i
             search = search_lever(measure, lever, start, s.band, max_evals, False, s.min_n)
             for p in probes:
                 search.points.setdefault(p.value, p)
+            nearer_probe(search, probes, s.band, s.min_n)
         suggested_run = evaluator.measure(
             {lever.key: search.suggested}, fresh, verify_games,
             f"{item.name}: {lever.path} = {search.suggested}, fresh deals",
         )  # fmt: skip
         verified = item.effect(suggested_run)
         p = search.points.get(search.suggested)
+        if item.kind == "tile":
+            search.stop = tile_words(search.stop)
         print(f"balance: {item.name}: {lever.path} -> {search.suggested} ({search.stop})",
               file=sys.stderr)  # fmt: skip
         record = {
@@ -596,7 +628,7 @@ def summary_lines(doc: dict) -> list[str]:
 BALANCING = Balancing(
     run=run,
     item_help="a tile of the tile set (its lever: its area) or a strategy of the field (the "
-    "bonus tables), e.g. Square or greedy:balance_weight=10",
+    "bonus tables), e.g. House or greedy:balance_weight=10",
     options=(
         *tileset_and_rules_options("the rules to start from"),
         (
