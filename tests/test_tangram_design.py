@@ -4,6 +4,8 @@ strategies (greedy, random); the planner is too slow for a test's budget. ``neom
 --game tangram``: tests/test_tangram_experiment.py."""
 
 import json
+import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -126,7 +128,11 @@ def test_balancing_even_rules_changes_nothing(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--lever", "tiles"], "--lever 'tiles': not a lever of Tangram City; its levers: "),
+        (
+            ["--lever", "tiles"],
+            "--lever 'tiles': not a lever of a strategy of Tangram City; its "
+            "levers: planning_bonus, balance_bonus[0], ",
+        ),
         (["--catalog", "x.toml"], "--catalog is not an option of --game tangram"),
         (["--rules", "planning_bonus=-1"], "--rules 'planning_bonus=-1': expected a whole"),
     ],
@@ -141,4 +147,41 @@ def test_balance_bad_options_are_one_line_errors(tmp_path, capsys, args, message
 def test_balance_names_the_field_when_the_item_is_not_in_it(capsys):
     assert main(["balance", "planner", "--game", "tangram", *DUEL]) == 1
     err = capsys.readouterr().err
-    assert "'planner': not a strategy of the field" in err and SCALE in err
+    assert "'planner': neither a tile of tile set" in err and "nor a strategy of the field" in err
+    assert SCALE in err
+
+
+# --- every command of the README's table: --game tangram, or one line why not -----------------
+
+
+def readme_commands() -> list[str]:
+    """The commands of the README's command table (its first column: `neom NAME ...`)."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    table = text.split("## The command line", 1)[1].split("\n\n", 2)[1]
+    return list(dict.fromkeys(re.findall(r"^\| `neom ([a-z]+)", table, re.MULTILINE)))
+
+
+def test_the_readme_table_names_the_commands():
+    assert {"simulate", "report", "compare", "experiment", "balance", "verify", "tune",
+            "tileset", "catalog"} <= set(readme_commands())  # fmt: skip
+
+
+@pytest.mark.parametrize("command", readme_commands())
+def test_every_readme_command_takes_game_tangram_or_says_why_not(command, capsys):
+    """Issue 40's "Done when": a command that takes --game tangram shows it in its help (the
+    experiment's after its KIND); one that does not says why in one line, and Tangram City's
+    own commands need no --game."""
+    from sim.core.registry import get_game
+
+    own = command in {name for name, _ in get_game("tangram").commands}
+    argv = [command, "tile"] if command == "experiment" else [command]
+    try:
+        code = main([*argv, *([] if own else ["--game", "tangram"]), "--help"])
+    except SystemExit as stop:  # argparse's --help
+        code = stop.code
+    out, err = capsys.readouterr()
+    if code == 0:
+        assert own or "--game {neom,tangram}" in out, out
+    else:
+        assert code == 1 and err.count("\n") == 1, err
+        assert f"neom {command}: --game" in err and "does not apply: " in err

@@ -2,14 +2,15 @@
 for every game that names its levers.
 
 A *lever* is one number of the game's data file or rules tables (NEOM: a tile's VP, cost,
-income, ...; Tangram City: a bonus table's value) that moves an item's effect. Every candidate
-plays the same deals as the baseline (``neom compare``'s twins), so the candidates differ from
-each other by the lever and not by luck. The effect moves almost monotonically with a lever, so
-the search is an ordered integer search for the value where it crosses zero: a secant step from
-the points measured so far (the first step is one unit), growing at most fourfold while the sign
-has not changed, then regula falsi inside the bracket until the bracket is two adjacent values;
-the suggested value is the measured one nearest zero (a value already inside the band is kept).
-The suggestion is then measured again on fresh deals (another master seed).
+income, ...; Tangram City: a bonus table's value, a tile's area) that moves an item's effect.
+Every candidate plays the same deals as the baseline (``neom compare``'s twins), so the
+candidates differ from each other by the lever and not by luck. The effect moves almost
+monotonically with a lever, so the search is an ordered integer search for the value where it
+crosses zero: a secant step from the points measured so far (the first step is one unit),
+growing at most fourfold while the sign has not changed, then regula falsi inside the bracket
+until the bracket is two adjacent values; the suggested value is the measured one nearest zero
+(a value already inside the band is kept). The suggestion is then measured again on fresh deals
+(another master seed).
 
 What is generic lives here: the command, the lever, the search, the fresh deals' seed and the
 progress lines. A game supplies a :class:`Balancing` (``Game.balance_ref``): its own options and
@@ -304,6 +305,20 @@ def paired_slope(shift, lo, hi, delta: int) -> tuple[float, float, float]:
     return 100 * shift / delta, min(a, b), max(a, b)
 
 
+def print_result(lines: list[str], document: dict, json_path, shown: str) -> int:
+    """Print a result's lines and, given ``--json`` (``json_path``, claimed before any game
+    was played; ``shown`` as the user wrote it), write its document there; exit code 0."""
+    import json
+
+    from sim.core.outputs import write_file
+
+    print("\n".join(lines))
+    if json_path is not None:
+        write_file(json_path, json.dumps(document, indent=1) + "\n", "--json")
+        print(f"written: {shown}")
+    return 0
+
+
 # --- the command ------------------------------------------------------------------------------
 
 
@@ -338,9 +353,9 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "balance",
-        help="the lever value (NEOM: VP, cost, ...; Tangram City: a bonus) that brings an "
-        "item's effect into the band, measured on paired deals and re-measured on fresh ones; "
-        "NEOM --all: a whole-catalogue pass",
+        help="the lever value (NEOM: VP, cost, ...; Tangram City: a tile's area, a bonus) that "
+        "brings an item's effect into the band, measured on paired deals and re-measured on "
+        "fresh ones; NEOM --all: a whole-catalogue pass",
         description="Search an item's numeric levers for the value that brings its effect (the "
         "report's definition) into the practical band. Every candidate plays the same deals as "
         "the game as it is; each suggestion is measured again on fresh deals.",
@@ -369,7 +384,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=1, help="master seed of the search deals")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--lever", default=None, help="search only this lever (NEOM: vp, cost, "
-                        "effects[0].vp, ...; Tangram City: planning_bonus, ...)")  # fmt: skip
+                        "effects[0].vp, ...; Tangram City: area, planning_bonus, ...)")  # fmt: skip
     parser.add_argument("--band", type=float, default=2.0, help="practical band, pct-pts (2)")
     parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
     parser.add_argument(

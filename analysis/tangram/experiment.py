@@ -46,6 +46,19 @@ def holdings_of(players, events, deals, tile: int, kind: str):
     )
 
 
+def tileset_and_rules_options(rules_are: str) -> tuple[tuple[str, dict], ...]:
+    """``--tileset`` and ``--rules``, Tangram City's options of a design command (``neom
+    experiment``, ``neom balance``); ``rules_are``: what the rules given are for."""
+    rules_help = (
+        f"{rules_are}: readings and the bonus tables, e.g. "
+        "balance_bonus=20/10/10/5/5/0,planning_bonus=15 (default: as printed)"
+    )
+    return (
+        ("--tileset", {"default": None, "help": "tile set file (default: built-in)"}),
+        ("--rules", {"default": None, "metavar": "NAME=VALUE,...", "help": rules_help}),
+    )
+
+
 def _shared_rules(args) -> dict:
     """The rules both runs play with: ``--rules`` (readings and bonus tables), checked."""
     from analysis.core.compare import parse_rules
@@ -88,18 +101,7 @@ EXPERIMENTING = Experimenting(
     "offered every card; holding it is placing it, so both columns agree; a banned tile's "
     "card is taken out of the deck).",
     item_noun="tile",
-    options=(
-        ("--tileset", {"default": None, "help": "tile set file (default: built-in)"}),
-        (
-            "--rules",
-            {
-                "default": None,
-                "metavar": "NAME=VALUE,...",
-                "help": "the rules both runs play with: readings and the bonus tables, e.g. "
-                "balance_bonus=20/10/10/5/5/0,planning_bonus=15 (default: as printed)",
-            },
-        ),
-    ),  # fmt: skip
+    options=tileset_and_rules_options("the rules both runs play with"),
     shared_rules=_shared_rules,
     parameters=lambda args, digest: {"--tileset": digest, "--rules": _rules_entry(args)},
     result_entries=lambda args: {"rules": _rules_entry(args)},

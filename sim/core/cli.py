@@ -37,6 +37,49 @@ def all_commands() -> tuple[tuple[str, str], ...]:
     return COMMANDS + own
 
 
+def _given_game(argv: list[str]) -> str | None:
+    """The value of ``--game`` in ``argv`` (``--game X`` or ``--game=X``), if any."""
+    for i, arg in enumerate(argv):
+        if arg == "--game" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--game="):
+            return arg.partition("=")[2]
+    return None
+
+
+# Shared commands without --game, and why: the game comes with their input.
+GAME_FROM_INPUT = {"report": "a run folder records its game, and report reads it from there"}
+
+
+def refuse_other_games(argv: list[str]) -> None:
+    """``--game`` where it does not apply, in one line saying why: on a command whose input
+    names the game (:data:`GAME_FROM_INPUT`), and on a game's own command (``Game.commands``:
+    NEOM's catalog, tune and verify, Tangram City's tileset) given another game, rather than
+    argparse's reading of ``--game`` as an abbreviation (``verify --game tangram`` was
+    ``--games tangram``) or an unknown argument."""
+    if not argv:
+        return
+    name = _given_game(argv[1:])
+    if name is not None and argv[0] in GAME_FROM_INPUT:
+        raise UserError(f"neom {argv[0]}: --game does not apply: {GAME_FROM_INPUT[argv[0]]}")
+    if name not in game_names():
+        return
+    owners = {g: m for g in game_names() for c, m in get_game(g).commands if c == argv[0]}
+    if not owners or name in owners:
+        return
+    parser = argparse.ArgumentParser(prog="neom")
+    sub = parser.add_subparsers()
+    importlib.import_module(next(iter(owners.values()))).register(sub)
+    what = sub._choices_actions[0].help  # the command's one-line help, as `neom --help` shows
+    titles = " and ".join(get_game(g).title for g in owners)
+    game = get_game(name)
+    own = ", ".join(c for c, _ in game.commands) or "none"
+    raise UserError(
+        f"neom {argv[0]}: --game {name} does not apply: {argv[0]} is {titles}'s own command "
+        f"({what}), built on its data and strategies; {game.title}'s own commands: {own}"
+    )
+
+
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neom",
@@ -58,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
 
     def command() -> int:
+        refuse_other_games(argv)
         args = build_parser(argv).parse_args(argv)
         # What a run folder records as its command: the arguments this call was given, not
         # the process's own (a test, a tool or a pytest worker calls main() with its own list).

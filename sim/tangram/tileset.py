@@ -659,3 +659,107 @@ def fill_problem(tileset: TileSet) -> str:
 
 def template() -> str:
     return TEMPLATE.read_text(encoding="utf-8")
+
+
+# --- a tile's area as a number (neom balance --game tangram TILE) --------------------------------
+
+# The area lever's upper bound, in halves: a quarter of the board (12 squares). A tile larger
+# than that is no longer a piece of a tangram-like set but a second board.
+MAX_TILE_HALVES = 24
+QUARTERS_PER_HALF = 2
+BEAM = 8  # shapes kept per area on the walk from a tile's own shape
+
+
+def halves(shape: frozenset) -> int:
+    """A shape's area in half-squares (the area lever's unit)."""
+    return len(shape) // QUARTERS_PER_HALF
+
+
+def _open_edges(shape: frozenset) -> int:
+    """Quarter edges of the shape that face no quarter of it: its outline, for compactness."""
+    return sum(1 for quarter in shape for n in G.neighbours(*quarter) if n not in shape)
+
+
+def _one_half_more(shape: frozenset):
+    """Every shape of one more half: a half on an empty square beside the shape (the board's
+    squares around its box), or a half square completed."""
+    cells = G.squares(shape)
+    for r in range(-1, G.height(shape) + 1):
+        for c in range(-1, G.width(shape) + 1):
+            nibble = cells.get((r, c), 0)
+            if nibble == K.FULL:
+                continue
+            added = [K.FULL ^ nibble] if nibble else list(K.HALVES.values())
+            for more in added:
+                yield G.normalize(shape | {(r, c, q) for q in range(4) if more >> q & 1})
+
+
+def _one_half_less(shape: frozenset):
+    """Every shape of one less half: a full square cut to one of its halves, or a half
+    square taken away."""
+    for (r, c), nibble in G.squares(shape).items():
+        removed = list(K.HALVES.values()) if nibble == K.FULL else [nibble]
+        for less in removed:
+            yield G.normalize(shape - {(r, c, q) for q in range(4) if less >> q & 1})
+
+
+def _fits(shape: frozenset) -> bool:
+    return bool(shape) and G.height(shape) <= K.SIZE and G.width(shape) <= K.SIZE
+
+
+def _ranked(shapes) -> list[tuple[tuple, frozenset]]:
+    """(canonical form, shape) of each distinct tile among ``shapes`` (connected, within the
+    board), the most compact first: the shortest outline, then the smallest box, then the
+    first canonical form (so every choice is reproducible)."""
+    kept = {}
+    for shape in set(shapes):
+        if _fits(shape) and G.connected(shape):
+            kept.setdefault(G.canonical(shape), shape)
+    key = {c: (_open_edges(s), G.height(s) * G.width(s), c) for c, s in kept.items()}
+    return sorted(kept.items(), key=lambda item: key[item[0]])
+
+
+def resized_shapes(shapes: tuple, tile: int, low: int = 1, high: int = MAX_TILE_HALVES) -> dict:
+    """Tile ``tile`` of ``shapes`` at every area its card allows: area in halves -> shape,
+    from its own area down towards ``low`` and up towards ``high``, one half at a time. Each
+    step keeps the :data:`BEAM` most compact shapes one half larger (or smaller) than the last
+    step's, whether or not another tile has them, and offers the most compact that is no other
+    tile's shape (up to rotation and flip), else the most compact such shape with one half of
+    those moved. An area where none is left (every shape of it near the tile is another card's:
+    a set that has every tile of 1.5 squares) ends the walk on that side, so the areas offered
+    are one unbroken range."""
+    taken = {G.canonical(s) for t, s in enumerate(shapes) if t != tile}
+    own = shapes[tile]
+    out = {halves(own): own}
+    for step, bound in ((-1, low), (+1, high)):
+        change = _one_half_more if step > 0 else _one_half_less
+        beam, area = [own], halves(own)
+        while (area - bound) * step < 0:
+            ranked = _ranked(s for shape in beam for s in change(shape))
+            offered = next((s for c, s in ranked if c not in taken), None)
+            beam = [s for _, s in ranked[:BEAM]]
+            if offered is None:
+                moved = (
+                    m for s in beam for less in _one_half_less(s) for m in _one_half_more(less)
+                )
+                offered = next((s for c, s in _ranked(moved) if c not in taken), None)
+            if offered is None:
+                break
+            area += step
+            out[area] = offered
+    return out
+
+
+def with_tile_shape(text: str, tile: str, shape: frozenset) -> str:
+    """A tile-set file's text with tile ``tile``'s shape redrawn (every other entry and the
+    comments kept); the boards' witnesses are dropped, since they tile the board with the old
+    shape (a tile set without them is valid, with a warning)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    for entry in doc["tiles"]:
+        if entry["name"] == tile:
+            entry["shape"] = G.render(shape)
+    for board in doc["boards"]:
+        board.pop("witness", None)
+    return tomlkit.dumps(doc)
