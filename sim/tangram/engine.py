@@ -256,6 +256,24 @@ def footprints(place_mask, out):
 
 
 @njit(_nrt=False)
+def square_parts(place_mask, out):
+    """Into ``out[p, 0]``: the squares placement p covers whole (all 4 quarters), into
+    ``out[p, 1]``: those it covers part of (49-bit masks, bit r * 7 + c). A legal placement
+    makes its whole squares fully built and can complete no other square but a partly built
+    one of ``out[p, 1]`` (greedy's option values: basic.option_key)."""
+    for p in range(place_mask.shape[0]):
+        whole = U0
+        part = U0
+        for w in range(K.N_WORDS):
+            m = place_mask[p, w]
+            f = full_flags(m)
+            whole |= compress(f) << WORD_SHIFT[w]
+            part |= compress(any_flags(m) & ~f) << WORD_SHIFT[w]
+        out[p, 0] = whole
+        out[p, 1] = part
+
+
+@njit(_nrt=False)
 def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, options, n):
     """:func:`legal_placements` (the same rows in the same order), first dropping the
     placements over a fully built square (``full``: the board's :func:`full_squares`) by one

@@ -19,6 +19,7 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import engine as E
+from sim.tangram.engine import U0
 from sim.tangram.tileset import M_COLOUR, M_EDGES
 
 K_VALUE = 0
@@ -48,61 +49,102 @@ def board_value(board, rules, balance_weight):
 
 
 @njit(inline="always")
-def option_key(board, p, place_mask, place_meta, place_near, rules, balance_weight, before):
-    """(value, builds, balance bonus, full squares, contact) after placement p (p < 0:
-    nothing placed); ``before``: the board's (full squares, value, red, green, full count)."""
-    full, value, red, green, n_full = before
+def board_before(board, rules, balance_weight):
+    """What every option of a decision starts from: the board's (full squares, value, red,
+    green, full count, partly built squares, balance bonus)."""
+    full, value, red, green = board_value(board, rules, balance_weight)
+    built = U0
+    for w in range(K.N_WORDS):
+        built |= E.compress(E.any_flags(board[E.OCC, w])) << E.WORD_SHIFT[w]
+    bonus = E.balance_bonus(red, green, rules)
+    return full, value, red, green, E.popcount(full), built & ~full, bonus
+
+
+@njit(inline="always")
+def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weight, before):
+    """The key's first four fields (value, builds, balance bonus, full squares) after
+    placement p (p < 0: nothing placed); ``before``: board_before; ``squares``:
+    engine.square_parts."""
+    full, value, red, green, n_full, partial, bonus = before
     if p < 0:
-        return value, 0, E.balance_bonus(red, green, rules), n_full, -1
+        return value, 0, bonus, n_full
+    whole = squares[p, 0]
     colour = place_meta[p, M_COLOUR]
-    new_full = full
-    d_red = 0
-    d_green = 0
-    contact = place_meta[p, M_EDGES]
-    for w in range(4):
-        m = place_mask[p, w]
-        occ = board[E.OCC, w]
-        contact += E.popcount(place_near[p, w] & occ)
-        if m == E.U0:
-            continue
-        before = E.word_full(occ)
-        after = E.word_full(occ | m)
-        if after != before:
-            new_full |= after << E.WORD_SHIFT[w]
-            r = board[E.RED, w]
-            g = board[E.GREEN, w]
-            r0, g0 = E.word_colours(occ, r, g)
-            if colour == K.RED:
-                r = r | m
-            elif colour == K.GREEN:
-                g = g | m
-            r1, g1 = E.word_colours(occ | m, r, g)
-            d_red += r1 - r0
-            d_green += g1 - g0
-    if new_full == full:
-        return value, 1, E.balance_bonus(red, green, rules), n_full, contact
-    bonus = E.balance_bonus(red + d_red, green + d_green, rules)
+    if squares[p, 1] & partial == U0:
+        # The usual case: it completes no partly built square, so exactly its whole squares
+        # become fully built, all in its own colour (no per-word test).
+        if whole == U0:
+            return value, 1, bonus, n_full
+        new_full = full | whole
+        k = E.popcount(whole)
+        d_red = k if colour == K.RED else 0
+        d_green = k if colour == K.GREEN else 0
+    else:
+        new_full = full
+        d_red = 0
+        d_green = 0
+        for w in range(4):
+            m = place_mask[p, w]
+            if m == U0:
+                continue
+            occ = board[E.OCC, w]
+            after = E.word_full(occ | m)
+            if after != E.word_full(occ):
+                new_full |= after << E.WORD_SHIFT[w]
+                r = board[E.RED, w]
+                g = board[E.GREEN, w]
+                r0, g0 = E.word_colours(occ, r, g)
+                if colour == K.RED:
+                    r = r | m
+                elif colour == K.GREEN:
+                    g = g | m
+                r1, g1 = E.word_colours(occ | m, r, g)
+                d_red += r1 - r0
+                d_green += g1 - g0
+        if new_full == full:
+            return value, 1, bonus, n_full
+    new_bonus = E.balance_bonus(red + d_red, green + d_green, rules)
     new_value = (
-        E.largest_rectangle(new_full) + balance_weight * bonus + E.planning_bonus(new_full, rules)
+        E.largest_rectangle(new_full)
+        + balance_weight * new_bonus
+        + E.planning_bonus(new_full, rules)
     )
-    return new_value, 1, bonus, E.popcount(new_full), contact
+    return new_value, 1, new_bonus, E.popcount(new_full)
+
+
+@njit(inline="always")
+def option_contact(board, p, place_meta, place_near):
+    """The key's last field: edges of placement p touching built quarters or the border
+    (-1 for nothing placed)."""
+    if p < 0:
+        return -1
+    contact = place_meta[p, M_EDGES]
+    for w in range(K.N_WORDS):
+        contact += E.popcount(place_near[p, w] & board[E.OCC, w])
+    return contact
 
 
 @njit(_nrt=False)
-def greedy_keys(board, options, n, data, rules, balance_weight, keys):
-    """Every option's key into ``keys[:n]``."""
+def greedy_keys(board, options, n, data, squares, rules, balance_weight, keys):
+    """Every option's key into ``keys[:n]`` (``squares``: engine.square_parts of the
+    placements)."""
     place_mask, place_meta, place_near, _, _ = data
-    full, value, red, green = board_value(board, rules, balance_weight)
-    before = (full, value, red, green, E.popcount(full))
+    before = board_before(board, rules, balance_weight)
     for i in range(n):
-        v, u, b, f, c = option_key(
-            board, options[i, 0], place_mask, place_meta, place_near, rules, balance_weight, before
+        p = options[i, 0]
+        v, u, b, f = option_prefix(
+            board, p, place_mask, place_meta, squares, rules, balance_weight, before
         )
         keys[i, K_VALUE] = v
         keys[i, K_BUILD] = u
         keys[i, K_BALANCE] = b
         keys[i, K_FULL] = f
-        keys[i, K_CONTACT] = c
+        keys[i, K_CONTACT] = option_contact(board, p, place_meta, place_near)
+
+
+@njit(inline="always")
+def _order(a, b):
+    return 1 if a > b else (0 if a == b else -1)
 
 
 @njit(inline="always")
@@ -115,15 +157,40 @@ def compare(keys, i, j):
 
 
 @njit(_nrt=False)
-def pick_best(keys, n, state):
-    """The option with the best key among ``keys[:n]``, ties at random from ``state``."""
+def greedy_index(board, options, n, data, squares, rules, balance_weight, state):
+    """Greedy's option among ``options[:n]``: pick_best of greedy_keys, without the key
+    array. An option whose first four fields already lose to the best so far loses without
+    a tie-break draw, so its contact is not counted."""
+    place_mask, place_meta, place_near, _, _ = data
+    before = board_before(board, rules, balance_weight)
+    p = options[0, 0]
+    bv, bu, bb, bf = option_prefix(
+        board, p, place_mask, place_meta, squares, rules, balance_weight, before
+    )
+    bc = option_contact(board, p, place_meta, place_near)
     best = 0
     ties = 1
     for i in range(1, n):
-        k = compare(keys, i, best)
+        p = options[i, 0]
+        v, u, b, f = option_prefix(
+            board, p, place_mask, place_meta, squares, rules, balance_weight, before
+        )
+        k = _order(v, bv)
+        if k == 0:
+            k = _order(u, bu)
+            if k == 0:
+                k = _order(b, bb)
+                if k == 0:
+                    k = _order(f, bf)
+        if k < 0:
+            continue
+        c = option_contact(board, p, place_meta, place_near)
+        if k == 0:
+            k = _order(c, bc)
         if k > 0:
             best = i
             ties = 1
+            bv, bu, bb, bf, bc = v, u, b, f, c
         elif k == 0:
             ties += 1
             if rng.randint(state, ties) == 0:
@@ -132,12 +199,5 @@ def pick_best(keys, n, state):
 
 
 @njit(_nrt=False)
-def greedy_index(board, options, n, data, rules, balance_weight, state, keys):
-    """Greedy's option among ``options[:n]`` (``keys``: float64[>= n, N_KEY] scratch)."""
-    greedy_keys(board, options, n, data, rules, balance_weight, keys)
-    return pick_best(keys, n, state)
-
-
-@njit(_nrt=False)
-def choose_greedy(params, state, options, n, board, data, rules, keys):
-    return greedy_index(board, options, n, data, rules, params[0], state, keys)
+def choose_greedy(params, state, options, n, board, data, squares, rules):
+    return greedy_index(board, options, n, data, squares, rules, params[0], state)
