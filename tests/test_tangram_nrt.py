@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiled code 
 # Every Tangram City function compiled _nrt=False, by module. Adding one: list it here.
 NO_NRT = {
     "sim.tangram.engine": "put_start full_squares largest_rectangle colour_counts "
-    "quarters_built legal_placements footprints square_parts legal_placements_on next_start "
+    "quarters_built legal_placements square_parts legal_placements_on next_start "
     "rank_players round_holders seat_knowledge deal",
     "strategies.tangram.basic": "choose_random greedy_keys greedy_index choose_greedy",
     "strategies.tangram.planner": "play_out _sample_completions choose_planner",

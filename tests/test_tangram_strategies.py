@@ -31,7 +31,7 @@ def data():
 @pytest.fixture(scope="module")
 def squares(data):
     out = np.zeros((data.arrays[0].shape[0], 2), dtype=np.uint64)
-    E.square_parts(data.arrays[0], out)
+    E.square_parts(data.arrays[0], np.zeros(data.arrays[0].shape[0], dtype=np.uint64), out)
     return out
 
 

@@ -64,7 +64,7 @@ def board_before(board, rules, balance_weight):
 def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weight, before):
     """The key's first four fields (value, builds, balance bonus, full squares) after
     placement p (p < 0: nothing placed); ``before``: board_before; ``squares``:
-    engine.square_parts."""
+    engine.square_parts' parts."""
     full, value, red, green, n_full, partial, bonus = before
     if p < 0:
         return value, 0, bonus, n_full
@@ -126,7 +126,7 @@ def option_contact(board, p, place_meta, place_near):
 
 @njit(_nrt=False)
 def greedy_keys(board, options, n, data, squares, rules, balance_weight, keys):
-    """Every option's key into ``keys[:n]`` (``squares``: engine.square_parts of the
+    """Every option's key into ``keys[:n]`` (``squares``: engine.square_parts' parts of the
     placements)."""
     place_mask, place_meta, place_near, _, _ = data
     before = board_before(board, rules, balance_weight)

@@ -44,9 +44,8 @@ STAGE_SCORE = 2  # the round's scoring
 def make_scratch(max_options, place_mask):
     """The planner's work arrays, allocated once per batch."""
     footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
-    E.footprints(place_mask, footprint)
     squares = np.zeros((place_mask.shape[0], 2), dtype=np.uint64)
-    E.square_parts(place_mask, squares)
+    E.square_parts(place_mask, footprint, squares)
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -57,7 +56,7 @@ def make_scratch(max_options, place_mask):
         np.zeros((max_options, 2), dtype=np.int64),  # rollout options
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
         np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
-        footprint,  # each placement's squares (engine.footprints)
+        footprint,  # each placement's squares (engine.square_parts)
         squares,  # its whole and partly covered squares (engine.square_parts): keep it last
     )
 
