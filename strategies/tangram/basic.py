@@ -11,8 +11,12 @@ balance bonus of the current counts, then the number of fully built squares, the
 (the seat's own stream). Declining (or placing no fountain) keeps the current value and builds
 nothing, so greedy declines only when every placement lowers the value.
 
-Each option is evaluated incrementally: only the words the placement touches are recomputed,
-and the rectangle and colours only when a square becomes fully built.
+Each option is evaluated incrementally from its placement's squares (engine.square_parts): a
+placement that meets no partly built square completes exactly the squares it covers whole, so
+only the others test the words they touch, and the rectangle is measured only when a square
+becomes fully built. greedy_index picks without storing the keys and counts an option's contact
+only when the rest of its key does not already lose (the planner's rollouts: about 50 options a
+decision, 12,000 decisions a game of the default field).
 """
 
 from sim.core import rng
@@ -158,9 +162,11 @@ def compare(keys, i, j):
 
 @njit(_nrt=False)
 def greedy_index(board, options, n, data, squares, rules, balance_weight, state):
-    """Greedy's option among ``options[:n]``: pick_best of greedy_keys, without the key
-    array. An option whose first four fields already lose to the best so far loses without
-    a tie-break draw, so its contact is not counted."""
+    """Greedy's option among ``options[:n]``: the best key of greedy_keys, ties drawn from
+    ``state`` as the options are listed (each option equal to the best so far draws once).
+    An option whose first four fields already lose to the best so far can neither win nor
+    draw, so its contact is not counted: the same choice and the same draws as with every
+    key (tests/test_tangram_strategies.py)."""
     place_mask, place_meta, place_near, _, _ = data
     before = board_before(board, rules, balance_weight)
     p = options[0, 0]
