@@ -64,6 +64,36 @@ def board_before(board, rules, balance_weight):
     return full, value, red, green, E.popcount(full), built & ~full, bonus
 
 
+@njit(_nrt=False)
+def completed_squares(board, place_mask, p, colour):
+    """(squares placement p completes, red squares gained, green squares gained), each word
+    it touches tested: the option values' rarer case, a placement meeting a partly built
+    square (not inlined: option_prefix is inlined twice, and this would double its compile)."""
+    new = U0
+    d_red = 0
+    d_green = 0
+    for w in range(K.N_WORDS):
+        m = place_mask[p, w]
+        if m == U0:
+            continue
+        occ = board[E.OCC, w]
+        after = E.word_full(occ | m)
+        before = E.word_full(occ)
+        if after != before:
+            new |= (after & ~before) << E.WORD_SHIFT[w]
+            r = board[E.RED, w]
+            g = board[E.GREEN, w]
+            r0, g0 = E.word_colours(occ, r, g)
+            if colour == K.RED:
+                r = r | m
+            elif colour == K.GREEN:
+                g = g | m
+            r1, g1 = E.word_colours(occ | m, r, g)
+            d_red += r1 - r0
+            d_green += g1 - g0
+    return new, d_red, d_green
+
+
 @njit(inline="always")
 def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weight, before):
     """The key's first four fields (value, builds, balance bonus, full squares) after
@@ -84,29 +114,10 @@ def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weig
         d_red = k if colour == K.RED else 0
         d_green = k if colour == K.GREEN else 0
     else:
-        new_full = full
-        d_red = 0
-        d_green = 0
-        for w in range(4):
-            m = place_mask[p, w]
-            if m == U0:
-                continue
-            occ = board[E.OCC, w]
-            after = E.word_full(occ | m)
-            if after != E.word_full(occ):
-                new_full |= after << E.WORD_SHIFT[w]
-                r = board[E.RED, w]
-                g = board[E.GREEN, w]
-                r0, g0 = E.word_colours(occ, r, g)
-                if colour == K.RED:
-                    r = r | m
-                elif colour == K.GREEN:
-                    g = g | m
-                r1, g1 = E.word_colours(occ | m, r, g)
-                d_red += r1 - r0
-                d_green += g1 - g0
-        if new_full == full:
+        new, d_red, d_green = completed_squares(board, place_mask, p, colour)
+        if new == U0:
             return value, 1, bonus, n_full
+        new_full = full | new
     new_bonus = E.balance_bonus(red + d_red, green + d_green, rules)
     new_value = (
         E.largest_rectangle(new_full)
@@ -169,19 +180,17 @@ def greedy_index(board, options, n, data, squares, rules, balance_weight, state)
     key (tests/test_tangram_strategies.py)."""
     place_mask, place_meta, place_near, _, _ = data
     before = board_before(board, rules, balance_weight)
-    p = options[0, 0]
-    bv, bu, bb, bf = option_prefix(
-        board, p, place_mask, place_meta, squares, rules, balance_weight, before
-    )
-    bc = option_contact(board, p, place_meta, place_near)
-    best = 0
-    ties = 1
-    for i in range(1, n):
+    best = -1
+    ties = 0
+    bv = 0.0
+    bu = bb = bf = bc = 0
+    for i in range(n):
         p = options[i, 0]
+        # One call site of each part of the key (each is inlined: its copies cost compile time).
         v, u, b, f = option_prefix(
             board, p, place_mask, place_meta, squares, rules, balance_weight, before
         )
-        k = _order(v, bv)
+        k = 1 if best < 0 else _order(v, bv)
         if k == 0:
             k = _order(u, bu)
             if k == 0:
