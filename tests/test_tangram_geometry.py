@@ -132,13 +132,21 @@ def test_flipped_placements_are_green_mirror_images(data):
 def test_the_footprint_scan_lists_the_same_placements(data):
     """engine.legal_placements_on (the planner's rollouts) drops placements over a fully built
     square before the mask test: on boards from empty to nearly full it lists exactly the rows
-    of legal_placements, in the same order, and each footprint is its placement's squares."""
+    of legal_placements, in the same order, and each footprint is its placement's squares,
+    split into those it covers whole and those it covers part of (greedy's option values)."""
     place_mask, place_meta, _, tile_first, start_mask = data.arrays
     footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
-    E.footprints(place_mask, footprint)
-    for p in (0, place_mask.shape[0] // 2, place_mask.shape[0] - 1):
-        squares = {K.SIZE * r + c for r, c, _ in G.from_words(place_mask[p])}
-        assert int(footprint[p]) == sum(1 << s for s in squares)
+    parts = np.zeros((place_mask.shape[0], 2), dtype=np.uint64)
+    E.square_parts(place_mask, footprint, parts)
+    with_whole = 0
+    for p in range(0, place_mask.shape[0], 7):
+        quarters = [K.SIZE * r + c for r, c, _ in G.from_words(place_mask[p])]
+        assert int(footprint[p]) == sum(1 << s for s in set(quarters))
+        whole = {s for s in quarters if quarters.count(s) == 4}
+        assert int(parts[p, 0]) == sum(1 << s for s in whole)
+        assert int(parts[p, 1]) == sum(1 << s for s in set(quarters) - whole)
+        with_whole += bool(whole)
+    assert with_whole > 100  # both kinds of square were checked
     rng = random.Random(5)
     n_tiles = tile_first.shape[0] - 1
     plain = np.zeros((1000, 2), dtype=np.int64)

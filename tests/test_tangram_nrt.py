@@ -26,9 +26,10 @@ pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiled code 
 # Every Tangram City function compiled _nrt=False, by module. Adding one: list it here.
 NO_NRT = {
     "sim.tangram.engine": "put_start full_squares largest_rectangle colour_counts "
-    "quarters_built legal_placements footprints legal_placements_on next_start rank_players "
-    "round_holders seat_knowledge deal",
-    "strategies.tangram.basic": "choose_random greedy_keys pick_best greedy_index choose_greedy",
+    "quarters_built legal_placements square_parts legal_placements_on next_start "
+    "rank_players round_holders seat_knowledge deal",
+    "strategies.tangram.basic": "choose_random completed_squares greedy_keys greedy_index "
+    "choose_greedy",
     "strategies.tangram.planner": "play_out _sample_completions choose_planner",
     "strategies.tangram.dispatch": "choose",
     # The game loop: everything under play_batch, which allocates the batch's work arrays.

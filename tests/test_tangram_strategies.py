@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from test_tangram_support import board_from_text, engine_board, run_batch
 
+from sim.core import rng
 from sim.core.errors import UserError
 from sim.core.game import StrategyRegistry
 from sim.tangram import constants as K
@@ -15,7 +16,7 @@ from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
 from sim.tangram.tileset import M_TILE, load_tileset
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import N_KEY, greedy_index
+from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -25,6 +26,13 @@ from strategies.tangram.view import D_PLACE, N_VIEW, V_KNOWN, V_UNSEEN, fill_vie
 @pytest.fixture(scope="module")
 def data():
     return load_tileset()
+
+
+@pytest.fixture(scope="module")
+def squares(data):
+    out = np.zeros((data.arrays[0].shape[0], 2), dtype=np.uint64)
+    E.square_parts(data.arrays[0], np.zeros(data.arrays[0].shape[0], dtype=np.uint64), out)
+    return out
 
 
 def test_registry_lists_every_strategy_with_valid_defaults():
@@ -109,7 +117,7 @@ def options_of(data, board, tile):
     return options, n + 1
 
 
-def test_greedy_completes_the_largest_rectangle(data):
+def test_greedy_completes_the_largest_rectangle(data, squares):
     """Greedy takes the best immediate value: with a 2x3 block missing its right column, the
     Domino (1x2) placed upright there makes a 2x3 rectangle (score 6, up from 4)."""
     rows = ["rrrr rrrr .... .... .... .... ....",
@@ -118,24 +126,63 @@ def test_greedy_completes_the_largest_rectangle(data):
     domino = data.content.tile_names.index("Domino")
     options, n = options_of(data, board, domino)
     state = np.array([1, 2], dtype=np.uint64)
-    keys = np.zeros((n, N_KEY))
     for _ in range(5):
-        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
+        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         after = board.copy()
         E.put(after, data.arrays[0], data.arrays[1], options[k, 0])
         assert E.largest_rectangle(np.uint64(E.full_squares(after))) == 6
 
 
-def test_greedy_builds_rather_than_declines(data):
+def test_greedy_builds_rather_than_declines(data, squares):
     """Declining keeps the value but builds nothing: greedy declines only when every placement
     lowers the value; on an empty board it always builds."""
     board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
     state = np.array([3, 4], dtype=np.uint64)
-    keys = np.zeros((2000, N_KEY))
     for tile in range(data.content.n_tiles):
         options, n = options_of(data, board, tile)
-        k = greedy_index(board, options, n, data.arrays, make_rules(), 0.0, state, keys)
+        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         assert options[k, 0] >= 0 and data.arrays[1][options[k, 0], M_TILE] == tile
+
+
+def reference_pick(keys, n, state):
+    """Greedy's rule spelled out: the best key, ties drawn one at a time in listed order."""
+    best, ties = 0, 1
+    for i in range(1, n):
+        a, b = tuple(keys[i]), tuple(keys[best])
+        if a > b:
+            best, ties = i, 1
+        elif a == b:
+            ties += 1
+            if rng.randint(state, ties) == 0:
+                best = i
+    return best
+
+
+@pytest.mark.parametrize("balance_weight", [0.0, 1.0])
+def test_greedy_index_is_the_best_key_with_the_same_tie_draws(data, squares, balance_weight):
+    """greedy_index skips the contact of options already beaten and keeps no key array: on
+    boards of random play it must pick what the full keys pick and draw the same numbers."""
+    place_mask, place_meta, _, _, _ = data.arrays
+    rules = make_rules()
+    play = np.random.default_rng(5)
+    keys = np.zeros((2000, N_KEY))
+    checked = completing = 0
+    for game in range(6):
+        board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+        E.put_start(board, data.arrays[4], game % K.N_BOARDS, K.RED)
+        for _ in range(20):
+            tile = int(play.integers(data.content.n_tiles + 1))
+            options, n = options_of(data, board, tile)
+            greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
+            completing += int((keys[: n - 1, 3] > keys[n - 1, 3]).sum())
+            ours = np.array([7, game], dtype=np.uint64)
+            theirs = ours.copy()
+            k = greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
+            assert k == reference_pick(keys, n, theirs) and (ours == theirs).all()
+            checked += 1
+            if n > 1:
+                E.put(board, place_mask, place_meta, options[int(play.integers(n - 1)), 0])
+    assert checked == 120 and completing > 100  # options completing squares were compared
 
 
 def test_planner_is_deterministic_given_its_stream(data):

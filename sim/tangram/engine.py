@@ -223,61 +223,65 @@ def planning_bonus(full, rules):
     return rules[K.RO_PLANNING_BONUS] if full == ALL_SQUARES else 0
 
 
-@njit(_nrt=False)
-def legal_placements(board, place_mask, tile_first, tile, options, n):
-    """Append the legal placements of ``tile`` (n_tiles: the fountain) to ``options`` (column
-    0: placement, column 1: tile) from row n; return the new row count."""
-    o0 = board[OCC, 0]  # held in registers: options may alias the board as far as the
-    o1 = board[OCC, 1]  # compiler knows
-    o2 = board[OCC, 2]
-    o3 = board[OCC, 3]
-    for p in range(tile_first[tile], tile_first[tile + 1]):
-        if (
-            (o0 & place_mask[p, 0])
-            | (o1 & place_mask[p, 1])
-            | (o2 & place_mask[p, 2])
-            | (o3 & place_mask[p, 3])
-        ) == U0:
-            options[n, 0] = p
-            options[n, 1] = tile
-            n += 1
+@njit(inline="always")
+def add_if_legal(occupancy, place_mask, p, tile, options, n):
+    """Row n of ``options`` becomes (p, tile) and the count grows if placement p misses the
+    board's 4 occupancy words (read once a scan into ``occupancy``: held in registers, since
+    options may alias the board as far as the compiler knows)."""
+    o0, o1, o2, o3 = occupancy
+    if (
+        (o0 & place_mask[p, 0])
+        | (o1 & place_mask[p, 1])
+        | (o2 & place_mask[p, 2])
+        | (o3 & place_mask[p, 3])
+    ) == U0:
+        options[n, 0] = p
+        options[n, 1] = tile
+        n += 1
     return n
 
 
 @njit(_nrt=False)
-def footprints(place_mask, out):
-    """Into ``out[p]``: the squares placement p covers a quarter of (49-bit mask, bit
-    r * 7 + c). A placement over a fully built square cannot be legal."""
+def legal_placements(board, place_mask, tile_first, tile, options, n):
+    """Append the legal placements of ``tile`` (n_tiles: the fountain) to ``options`` (column
+    0: placement, column 1: tile) from row n; return the new row count."""
+    occupancy = (board[OCC, 0], board[OCC, 1], board[OCC, 2], board[OCC, 3])
+    for p in range(tile_first[tile], tile_first[tile + 1]):
+        n = add_if_legal(occupancy, place_mask, p, tile, options, n)
+    return n
+
+
+@njit(_nrt=False)
+def square_parts(place_mask, footprint, parts):
+    """Into ``footprint[p]``: the squares placement p covers a quarter of (49-bit mask, bit
+    r * 7 + c; a placement over a fully built square cannot be legal); into ``parts[p, 0]``
+    those it covers whole (all 4 quarters), into ``parts[p, 1]`` those it covers part of. A
+    legal placement makes its whole squares fully built and can complete no other square
+    but a partly built one of ``parts[p, 1]`` (greedy's option values: basic.option_prefix)."""
     for p in range(place_mask.shape[0]):
-        f = U0
+        whole = U0
+        part = U0
         for w in range(K.N_WORDS):
-            f |= compress(any_flags(place_mask[p, w])) << WORD_SHIFT[w]
-        out[p] = f
+            m = place_mask[p, w]
+            f = full_flags(m)
+            whole |= compress(f) << WORD_SHIFT[w]
+            part |= compress(any_flags(m) & ~f) << WORD_SHIFT[w]
+        footprint[p] = whole | part
+        parts[p, 0] = whole
+        parts[p, 1] = part
 
 
 @njit(_nrt=False)
 def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, options, n):
     """:func:`legal_placements` (the same rows in the same order), first dropping the
     placements over a fully built square (``full``: the board's :func:`full_squares`) by one
-    word of ``footprint`` (:func:`footprints`): its 8 bytes a placement are a quarter of the
-    mask's 32, so late in a game, when most placements meet a full square, the scan reads
-    far less memory (the planner's rollouts scan the placements of every card)."""
-    o0 = board[OCC, 0]
-    o1 = board[OCC, 1]
-    o2 = board[OCC, 2]
-    o3 = board[OCC, 3]
+    word of ``footprint`` (:func:`square_parts`): its 8 bytes a placement are a quarter of
+    the mask's 32, so late in a game, when most placements meet a full square, the scan
+    reads far less memory (the planner's rollouts scan the placements of every card)."""
+    occupancy = (board[OCC, 0], board[OCC, 1], board[OCC, 2], board[OCC, 3])
     for p in range(tile_first[tile], tile_first[tile + 1]):
-        if footprint[p] & full != U0:
-            continue
-        if (
-            (o0 & place_mask[p, 0])
-            | (o1 & place_mask[p, 1])
-            | (o2 & place_mask[p, 2])
-            | (o3 & place_mask[p, 3])
-        ) == U0:
-            options[n, 0] = p
-            options[n, 1] = tile
-            n += 1
+        if footprint[p] & full == U0:
+            n = add_if_legal(occupancy, place_mask, p, tile, options, n)
     return n
 
 

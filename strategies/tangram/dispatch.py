@@ -17,7 +17,7 @@ def choose(strategy_id, params, state, options, n, board, view, data, rules, scr
     if strategy_id == RANDOM_ID:
         return choose_random(state, n)
     elif strategy_id == GREEDY_ID:
-        return choose_greedy(params, state, options, n, board, data, rules, scratch[0])
+        return choose_greedy(params, state, options, n, board, data, scratch[-1], rules)
     elif strategy_id == PLANNER_ID:
         return choose_planner(params, state, options, n, board, view, data, rules, scratch)
     return -1

@@ -44,7 +44,8 @@ STAGE_SCORE = 2  # the round's scoring
 def make_scratch(max_options, place_mask):
     """The planner's work arrays, allocated once per batch."""
     footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
-    E.footprints(place_mask, footprint)
+    squares = np.zeros((place_mask.shape[0], 2), dtype=np.uint64)
+    E.square_parts(place_mask, footprint, squares)
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -55,14 +56,27 @@ def make_scratch(max_options, place_mask):
         np.zeros((max_options, 2), dtype=np.int64),  # rollout options
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
         np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
-        np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys in the rollouts
-        footprint,  # each placement's squares (engine.footprints)
+        footprint,  # each placement's squares (engine.square_parts)
+        squares,  # its whole and partly covered squares (engine.square_parts): keep it last
     )
 
 
 @njit(_nrt=False)
 def play_out(
-    board, rnd, stage, pos, final_left, supply, seq, data, rules, bw, state, opts, keys, footprint
+    board,
+    rnd,
+    stage,
+    pos,
+    final_left,
+    supply,
+    seq,
+    data,
+    rules,
+    bw,
+    state,
+    opts,
+    footprint,
+    squares,
 ):
     """Points ``board`` still scores from the given point of round ``rnd`` when greedy plays
     the cards ``seq`` (tile at each deck position) to the end: round scores and bonuses."""
@@ -83,7 +97,7 @@ def play_out(
                         continue
                     opts[n, 0] = -1
                     opts[n, 1] = seq[p]
-                    i = greedy_index(board, opts, n + 1, data, rules, bw, state, keys)
+                    i = greedy_index(board, opts, n + 1, data, squares, rules, bw, state)
                     if opts[i, 0] >= 0:
                         E.put(board, place_mask, place_meta, opts[i, 0])
             else:
@@ -108,7 +122,7 @@ def play_out(
                             opts[n, 0] = -1
                             opts[n, 1] = seq[K.ROUND_FIRST_CARD[5] + k]
                             n += 1
-                    i = greedy_index(board, opts, np.int64(n), data, rules, bw, state, keys)
+                    i = greedy_index(board, opts, np.int64(n), data, squares, rules, bw, state)
                     if opts[i, 0] >= 0:
                         E.put(board, place_mask, place_meta, opts[i, 0])
                     for k in range(K.FINAL_CARDS):
@@ -125,7 +139,7 @@ def play_out(
                 )
                 opts[n, 0] = -1
                 opts[n, 1] = fountain
-                i = greedy_index(board, opts, n + 1, data, rules, bw, state, keys)
+                i = greedy_index(board, opts, n + 1, data, squares, rules, bw, state)
                 if opts[i, 0] < 0:
                     break
                 E.put(board, place_mask, place_meta, opts[i, 0])
@@ -176,17 +190,17 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, roll_keys, footprint = scratch
+    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, footprint, squares = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
     bw = params[2]
     decision = view[V_DECISION]
     if decision != D_PLACE and decision != D_FINAL and decision != D_FOUNTAIN:
-        return greedy_index(board, options, n, data, rules, bw, state, keys)
+        return greedy_index(board, options, n, data, squares, rules, bw, state)
 
     # Candidates: the best options by greedy key (ties: first listed), then declining.
-    greedy_keys(board, options, n, data, rules, bw, keys)
+    greedy_keys(board, options, n, data, squares, rules, bw, keys)
     c = 0
     while c < wanted and c < n:
         best = -1
@@ -253,8 +267,8 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 bw,
                 roll,
                 opts,
-                roll_keys,
                 footprint,
+                squares,
             )
     best = 0
     for j in range(1, c):
