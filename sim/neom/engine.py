@@ -122,7 +122,9 @@ N_OPT_COLS = 8
 MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
 
 
-@njit(_nrt=False)
+# One signature (integers widened at the call): the listings pass literal constants, int16
+# tiles and int32 requirement indices, and each mix compiled a body of its own (16 of them).
+@njit("void(int64[:, ::1], " + ", ".join(["int64"] * 9) + ")", _nrt=False)
 def set_option(options, n, kind, tile, cell, req, slot, seat, good, cost):
     """Write row ``n`` of ``options``, every column (no row keeps what an earlier listing left
     there): the one writer of option rows."""
@@ -216,7 +218,7 @@ def build_deck(deck, n_players, tiles, rules, out):
             continue
         replaced = tiles[t, K.C_REPLACES]
         if replaced >= 0:
-            keep = taken_out(replaced, tiles, variant)
+            keep = taken_out(np.int64(replaced), tiles, variant)  # int64 like t below
         else:
             keep = not taken_out(t, tiles, variant)
         if keep:
@@ -241,7 +243,7 @@ def draw_random_turn(deal, gen, rules, gstate):
     the deal stream at setup into the visible ``GS_RANDOM_TURN`` fields (-1 otherwise)."""
     turn = -1
     if rules[K.RO_VARIANT] == K.V_RANDOM_DISASTERS:
-        turn = rng.randint(deal, TURNS_PER_GENERATION)
+        turn = rng.randint(deal, np.int64(TURNS_PER_GENERATION))  # not a literal: one randint
     gstate[GS_RANDOM_TURN + gen - 1] = turn
 
 
@@ -457,7 +459,7 @@ def ban_generation_tile(deal, tile, n_players, tiles, rules, deck, n_deck):
     if pos < 0:
         return
     full_deck = np.empty(tiles.shape[0], dtype=np.int64)
-    n_full = build_deck(tiles[tile, K.C_DECK], R.MAX_PLAYERS, tiles, rules, full_deck)
+    n_full = build_deck(np.int64(tiles[tile, K.C_DECK]), R.MAX_PLAYERS, tiles, rules, full_deck)
     limit = icon_limit(n_players, rules)
     n_left_out = 0
     for k in range(n_full):
@@ -536,7 +538,7 @@ def flood_from_center(summary, removed):
     keep = ~removed
     if not summary[SM_OCCUPIED] & keep & CENTER_BIT:
         return 0
-    return G.road_flood(summary, CENTER_BIT, keep)
+    return G.road_flood(summary, np.int64(CENTER_BIT), keep)  # int64 like scoring's calls
 
 
 @njit(_nrt=False)
@@ -563,7 +565,7 @@ def reach_masks(summary, component, out, at):
 def summarize_city(cells, tiles, summary):
     G.city_masks(cells, tiles, summary)
     summary[SM_FLOOD_KNOWN] = 0
-    component = flood_from_center(summary, 0)
+    component = flood_from_center(summary, np.int64(0))  # int64 like placement_mask's calls
     summary[SM_COMPONENT] = component
     reach_masks(summary, component, summary, SM_REACH)
 
@@ -599,7 +601,7 @@ def trade_routes(cells, tiles):
 def replaceable_cells(types, summary):
     """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
     one) and tiles sharing one of its types."""
-    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, types)
+    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, np.int64(types))
 
 
 @njit(_nrt=False)

@@ -53,7 +53,8 @@ def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     the turn, and a seat that sold or paid keeps its context and every square it valued, with
     only the money brought up to date."""
     ctx = memo_context(memo)
-    if not memo_holds(memo, GREEDY_ID, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
+    strategy_id = np.int64(GREEDY_ID)  # not a literal: one memo_holds for every strategy
+    if not memo_holds(memo, strategy_id, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
         build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
     else:
         set_context_money(ctx, money)

@@ -127,15 +127,17 @@ MEMO_DISASTERS = 2
 # The strategy's parameters (float64 bits): the first N_WEIGHTS, all that greedy and the
 # evaluation read (a search's own parameters come after them).
 MEMO_PARAMS = 3
+# The key's city, int16 cells packed four to a word like the game's (``memo_city``): greedy tries
+# its moves on it, so the functions it calls see the same city type as everyone else's.
+CITY_WORDS = (K.N_CELLS + 3) // 4
 MEMO_CITY = MEMO_PARAMS + N_WEIGHTS
-MEMO_CTX = MEMO_CITY + K.N_CELLS
+MEMO_CTX = MEMO_CITY + CITY_WORDS
 # Scratch for the values of one decision's options (float64 bits), so choosing allocates nothing.
 MEMO_VALUES = MEMO_CTX + N_CTX
 # Scratch of the evaluation's decisions (choose_evaluated, compiled without reference counts,
 # allocates nothing): the copy of the seat's city it tries moves on and its left neighbour's
 # (int16 cells packed four to a word), that neighbour's context, and the cornerstone actions a
 # selection weighs with their values.
-CITY_WORDS = (K.N_CELLS + 3) // 4
 MEMO_OWN_CITY = MEMO_VALUES + E.MAX_OPTIONS
 MEMO_LEFT_CITY = MEMO_OWN_CITY + CITY_WORDS
 MEMO_LEFT_CTX = MEMO_LEFT_CITY + CITY_WORDS
@@ -161,6 +163,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     context (``memo_context``). A strategy whose values do not depend on the generation or the
     disasters passes ``ANY_STATE`` for them, so its memo outlives their changes."""
     stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_WEIGHTS].view(np.float64)
+    stored_city = memo_city(memo)
     same = (
         memo[MEMO_STRATEGY] == strategy_id + 1
         and memo[MEMO_GEN] == gen
@@ -173,7 +176,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     for cell in range(K.N_CELLS):
         if not same:
             break
-        same = memo[MEMO_CITY + cell] == city[cell]
+        same = stored_city[cell] == city[cell]
     if not same:
         memo[MEMO_STRATEGY] = strategy_id + 1
         memo[MEMO_GEN] = gen
@@ -181,7 +184,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
         for k in range(N_WEIGHTS):
             stored_params[k] = params[k]
         for cell in range(K.N_CELLS):
-            memo[MEMO_CITY + cell] = city[cell]
+            stored_city[cell] = city[cell]
         memo[MEMO_TRIED : MEMO_TRIED + n_tiles] = 0
     return same
 
@@ -196,8 +199,8 @@ def set_context_money(ctx, money):
 @njit(inline="always")  # returns a view: no call layer
 def memo_city(memo):
     """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
-    city that a strategy may try moves on, as long as it undoes them."""
-    return memo[MEMO_CITY : MEMO_CITY + K.N_CELLS]
+    city that a strategy may try moves on, as long as it undoes them (int16[N_CELLS])."""
+    return memo[MEMO_CITY : MEMO_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
 
 
 @njit(inline="always")  # returns a view: no call layer
@@ -389,7 +392,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     coin_holders = 0
     for cell in range(K.N_CELLS):
         ctx[CX_INCOME + cell] = 0
-        tile = city[cell]
+        tile = np.int64(city[cell])  # int64 like the game loop's tiles: one has_effect
         if tile == K.EMPTY:
             continue
         bit = 1 << cell
@@ -536,7 +539,7 @@ def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
 @njit(inline="always")
 def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
-    old = city[cell]
+    old = np.int64(city[cell])  # int64 like ``new``: one signature of each function it meets
     bit = 1 << cell
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
     residential = ctx[CX_RESIDENTIAL] & ~bit
@@ -692,7 +695,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     the share of the game left), and the disaster cost the move adds and covers. Options that
     differ only in their cost (the requirement options of one square) share them, and so do
     later turns while the city stays the same (``memo_holds``)."""
-    old = city[cell]
+    old = np.int64(city[cell])  # int64 like ``new``: one signature of each function it meets
     bit = 1 << cell
     placing = 0
     if new != K.EMPTY:
@@ -765,8 +768,9 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
             if new_fire != fire or new_police != police:
                 for other in range(K.N_CELLS):
                     if other != cell and (around >> other) & 1:
-                        covered += charge(city[other], other, kinds, fire, police, tiles)
-                        covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
+                        neighbour_tile = np.int64(city[other])
+                        covered += charge(neighbour_tile, other, kinds, fire, police, tiles)
+                        covered -= charge(neighbour_tile, other, kinds, new_fire, new_police, tiles)
         added -= charge(old, cell, kinds, fire, police, tiles)
     return (
         float(delta),
@@ -919,6 +923,12 @@ def action_values(
             values[k] += params[W_CORNERSTONE] * progress(ctx)
 
 
+# ``free`` for best_placement and denied_value as a run-time bool, not the literal True or
+# False: one body each serves both uses (the literals compiled one per value).
+FREE = np.bool_(True)
+PRICED = np.bool_(False)
+
+
 @njit(_nrt=False)
 def best_placement(
     params, seat, tile, city, money, free, goods_of, n_players, tiles, req, effects, goods_tier,
@@ -1062,7 +1072,8 @@ def disaster_select_value(params, seat, disaster, game):
     own = 0.0
     for s in range(game.gstate[E.GS_N_PLAYERS]):
         money = seat_money(game.pstate, s)
-        loss = disaster_loss(game.cells[s], money, game.tiles, game.effects, disaster)
+        # int64 (not the tile table's int32) like the action's: one signature down the chain
+        loss = disaster_loss(game.cells[s], money, game.tiles, game.effects, np.int64(disaster))
         if s == seat:
             own = loss
         else:
@@ -1111,7 +1122,7 @@ def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_t
     ctx = memo_context(memo)
     if not memo_holds(
         memo,
-        EVALUATED_ID,
+        np.int64(EVALUATED_ID),  # not a literal: one memo_holds for every strategy
         params,
         city,
         gstate[E.GS_GEN],
@@ -1172,14 +1183,14 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
         left_ctx = memo_left_context(memo)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
-            values[k] = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            values[k] = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
             if deny:
-                values[k] += denied_value(params, left, tile, True, game, left_city, left_ctx)
+                values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
         values[0] = 0.0
         for k in range(1, n_options):
             tile = options[k, E.OPT_TILE]
-            value = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            value = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
             values[k] = -max(value, WORST_CORNERSTONE)
     elif decision == E.D_BUY:
         for k in range(n_options):
@@ -1231,10 +1242,10 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
         if disaster != K.DIS_NONE:
             values[k] = disaster_select_value(params, seat, disaster, game)
             continue
-        place = game_best_placement(params, seat, tile, city, money, False, game, ctx, memo)
+        place = game_best_placement(params, seat, tile, city, money, PRICED, game, ctx, memo)
         values[k] = max(fallback, place)
         if deny:
-            values[k] += denied_value(params, left, tile, False, game, left_city, left_ctx)
+            values[k] += denied_value(params, left, tile, PRICED, game, left_city, left_ctx)
 
 
 @njit(_nrt=False)

@@ -236,7 +236,7 @@ def swap_pair(seat, game, stream):
         return
     low = min(x, y)
     high = max(x, y)
-    if rng.randint(stream, 2) == 0:
+    if rng.randint(stream, np.int64(2)) == 0:  # not a literal: the one randint body
         game.cs_hands[first, slot_x] = low
         game.cs_hands[second, slot_y] = high
     else:
