@@ -196,47 +196,47 @@ def set_context_money(ctx, money):
     ctx[CX_MONEY] = money
 
 
-@njit(inline="always")  # returns a view: no call layer
+# The memo's parts: views at fixed words of it (inlined: no call layer). Cities are int16
+# cells packed four to a word, values float64 bits.
+@njit(inline="always")
+def memo_cells(memo, at):
+    """The int16[N_CELLS] city packed from word ``at`` of the memo: MEMO_CITY (the key's, see
+    ``memo_city``), MEMO_OWN_CITY or MEMO_LEFT_CITY (scratch copies of the deciding seat's and
+    its left neighbour's cities)."""
+    return memo[at : at + CITY_WORDS].view(np.int16)[: K.N_CELLS]
+
+
+@njit(inline="always")
+def memo_floats(memo, at, n):
+    """``n`` float64 from word ``at`` of the memo: MEMO_VALUES (``memo_values``) or
+    MEMO_CS_VALUES (the values of the cornerstone actions a selection weighs)."""
+    return memo[at : at + n].view(np.float64)
+
+
+@njit(inline="always")
+def memo_ctx(memo, at):
+    """The context at word ``at`` of the memo: MEMO_CTX (``memo_context``) or MEMO_LEFT_CTX
+    (scratch for the left neighbour's)."""
+    return memo[at : at + N_CTX]
+
+
+@njit(inline="always")
 def memo_city(memo):
-    """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
-    city that a strategy may try moves on, as long as it undoes them (int16[N_CELLS])."""
-    return memo[MEMO_CITY : MEMO_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
+    """The city the memo is keyed to: after ``memo_holds``, a copy of the decision's city that
+    a strategy may try moves on, as long as it undoes them."""
+    return memo_cells(memo, MEMO_CITY)
 
 
-@njit(inline="always")  # returns a view: no call layer
+@njit(inline="always")
 def memo_context(memo):
-    """The memo's context (a view)."""
-    return memo[MEMO_CTX : MEMO_CTX + N_CTX]
+    """The context the memo keeps for its city (``memo_holds``)."""
+    return memo_ctx(memo, MEMO_CTX)
 
 
-@njit(inline="always")  # returns a view: no call layer
+@njit(inline="always")
 def memo_values(memo, n):
-    """Scratch for the values of ``n`` options (float64[n], n <= MAX_OPTIONS) in the memo."""
-    return memo[MEMO_VALUES : MEMO_VALUES + n].view(np.float64)
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_own_city(memo):
-    """Scratch for a copy of the deciding seat's city (int16[N_CELLS], a view)."""
-    return memo[MEMO_OWN_CITY : MEMO_OWN_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_left_city(memo):
-    """Scratch for a copy of the left neighbour's city (int16[N_CELLS], a view)."""
-    return memo[MEMO_LEFT_CITY : MEMO_LEFT_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_left_context(memo):
-    """Scratch for the left neighbour's context (a view)."""
-    return memo[MEMO_LEFT_CTX : MEMO_LEFT_CTX + N_CTX]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_cs_values(memo, n):
-    """Scratch for the values of ``n`` cornerstone actions (float64[n], a view)."""
-    return memo[MEMO_CS_VALUES : MEMO_CS_VALUES + n].view(np.float64)
+    """Scratch for the values of ``n`` options (n <= MAX_OPTIONS)."""
+    return memo_floats(memo, MEMO_VALUES, n)
 
 
 @njit(inline="always")  # returns a view: no call layer
@@ -338,6 +338,17 @@ def context_req_costs(ctx):
 def context_summary(ctx):
     """The city summary held in ``ctx`` (a view, no copy)."""
     return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
+
+
+@njit(inline="always")
+def context_placements(seat, tile, city, ctx, goods_of, n_players, money, tiles, req, goods_tier):
+    """``sim.neom.engine.tile_placements`` of ``tile`` in ``city``, whose context is ``ctx``
+    (its summary and Trade Routes; the requirement options' costs go to its scratch,
+    ``context_req_costs``)."""
+    return E.tile_placements(
+        seat, tile, city, context_summary(ctx), goods_of, ctx[CX_ROUTES], n_players, money,
+        tiles, req, goods_tier, context_req_costs(ctx),
+    )  # fmt: skip
 
 
 @njit(_nrt=False)
@@ -948,19 +959,8 @@ def best_placement(
             if cost < 0 or req[tile, o, K.R_COST] < cost:
                 cost = req[tile, o, K.R_COST]
     else:
-        mask = E.tile_placements(
-            seat,
-            tile,
-            city,
-            summary,
-            goods_of,
-            ctx[CX_ROUTES],
-            n_players,
-            money,
-            tiles,
-            req,
-            goods_tier,
-            req_costs,
+        mask = context_placements(
+            seat, tile, city, ctx, goods_of, n_players, money, tiles, req, goods_tier
         )
         for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
             if mask != 0 and req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
@@ -987,12 +987,12 @@ def game_best_placement(params, seat, tile, city, money, free, game, ctx, memo):
 @njit(_nrt=False)
 def left_neighbour(seat, deny, game, memo):
     """The seat to the left (who gets the hand next), with a copy of its city in the memo
-    (``memo_left_city``) and, when the strategy weighs what it would pass them (``deny``),
-    that city's context (``memo_left_context``)."""
+    (MEMO_LEFT_CITY) and, when the strategy weighs what it would pass them (``deny``), that
+    city's context (MEMO_LEFT_CTX)."""
     left = (seat + 1) % game.gstate[E.GS_N_PLAYERS]
-    city = memo_left_city(memo)
+    city = memo_cells(memo, MEMO_LEFT_CITY)
     copy_cells(game.cells[left], city)
-    ctx = memo_left_context(memo)
+    ctx = memo_ctx(memo, MEMO_LEFT_CTX)
     if deny:
         build_context(
             city,
@@ -1158,7 +1158,7 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
     goods_tier = game.goods_tier
     rules = game.rules
     options = game.options
-    city = memo_own_city(memo)
+    city = memo_cells(memo, MEMO_OWN_CITY)
     copy_cells(game.cells[seat], city)
     money = seat_money(game.pstate, seat)
     evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
@@ -1179,8 +1179,8 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
         deny = decision == E.D_DRAFT and params[W_DENY] != 0 and gstate[E.GS_N_PLAYERS] > 1
         left = left_neighbour(seat, deny, game, memo)
-        left_city = memo_left_city(memo)
-        left_ctx = memo_left_context(memo)
+        left_city = memo_cells(memo, MEMO_LEFT_CITY)
+        left_ctx = memo_ctx(memo, MEMO_LEFT_CTX)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
             values[k] = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
@@ -1234,8 +1234,8 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
     )
     deny = params[W_DENY] != 0 and game.gstate[E.GS_N_PLAYERS] > 1
     left = left_neighbour(seat, deny, game, memo)
-    left_city = memo_left_city(memo)
-    left_ctx = memo_left_context(memo)
+    left_city = memo_cells(memo, MEMO_LEFT_CITY)
+    left_ctx = memo_ctx(memo, MEMO_LEFT_CTX)
     for k in range(n_options):
         tile = options[k, E.OPT_TILE]
         disaster = game.tiles[tile, K.C_DISASTER]
@@ -1282,7 +1282,7 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         context_summary(ctx),
         context_req_costs(ctx),
     )
-    values = memo_cs_values(memo, n)
+    values = memo_floats(memo, MEMO_CS_VALUES, n)
     action_values(
         params, actions, n, city, tiles, game.effects, game.goods_tier, game.rules, ctx, values,
         memo,

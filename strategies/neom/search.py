@@ -183,41 +183,42 @@ def determinize(seat, acting, game, pool, stream):
         game.decks[g, :n] = pool[:n]
     # Cornerstones.
     beginner = game.rules[K.RO_VARIANT] == K.V_BEGINNER
-    n = 0
-    for other in range(n_players):
-        if other == seat:
-            continue
-        for slot in range(pstate[other, E.PS_N_CS]):
-            tile = game.cs_hands[other, slot]
-            pick = drafted_pick(game, other, tile)
-            if beginner or (
-                pick >= 0
-                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
-            ):
-                pool[n] = tile
-                n += 1
+    n = unseen_cornerstones(seat, game, beginner, pool, True)
     for k in range(gstate[E.GS_CS_BOX_TOP], gstate[E.GS_CS_BOX_SIZE]):
         pool[n] = game.cs_box[k]
         n += 1
     redraw(pool, n, stream)
-    n = 0
-    for other in range(n_players):
-        if other == seat:
-            continue
-        for slot in range(pstate[other, E.PS_N_CS]):
-            tile = game.cs_hands[other, slot]
-            pick = drafted_pick(game, other, tile)
-            if beginner or (
-                pick >= 0
-                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
-            ):
-                game.cs_hands[other, slot] = pool[n]
-                n += 1
+    n = unseen_cornerstones(seat, game, beginner, pool, False)
     for k in range(gstate[E.GS_CS_BOX_TOP], gstate[E.GS_CS_BOX_SIZE]):
         game.cs_box[k] = pool[n]
         n += 1
     if n_players >= 3 and not beginner:
         swap_pair(seat, game, stream)
+
+
+@njit(inline="always")
+def unseen_cornerstones(seat, game, beginner, pool, gather):
+    """The other seats' cornerstones that ``seat`` has not seen (all of them in the beginner
+    variant), in seat and slot order: copied to the start of ``pool`` (``gather``), or written
+    back from it in the same order; returns how many."""
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    n = 0
+    for other in range(n_players):
+        if other == seat:
+            continue
+        for slot in range(game.pstate[other, E.PS_N_CS]):
+            tile = game.cs_hands[other, slot]
+            pick = drafted_pick(game, other, tile)
+            if beginner or (
+                pick >= 0
+                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
+            ):
+                if gather:
+                    pool[n] = tile
+                else:
+                    game.cs_hands[other, slot] = pool[n]
+                n += 1
+    return n
 
 
 @njit
