@@ -482,7 +482,8 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
     stack; the generation's hand of a generation tile), then RO_BAN_TILE. Generation tiles need
     2+ players (solo packs are not hands; checked before a run). The game loop then makes the
     forced tile the seat's first pick or first selection (``forced_choice``)."""
-    force = rules[K.RO_FORCE_TILE]
+    # The rules' tiles as int64, like the dealt ones: one position_of for both.
+    force = np.int64(rules[K.RO_FORCE_TILE])
     if force >= 0:
         seat = rules[K.RO_FORCE_SEAT]
         gen = tiles[force, K.C_DECK]
@@ -495,7 +496,7 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
             start = seat * HAND_SIZE
             size = min(HAND_SIZE, deck_sizes[gen - 1] - start)
             force_into_hand(deal, decks[gen - 1], deck_sizes[gen - 1], force, start, size)
-    ban = rules[K.RO_BAN_TILE]
+    ban = np.int64(rules[K.RO_BAN_TILE])
     if ban >= 0:
         gen = tiles[ban, K.C_DECK]
         if gen == K.DECK_CORNERSTONE:

@@ -52,7 +52,9 @@ from strategies.neom.registry import (
 
 # A playout's value: 0.5 + 0.5 tanh(margin / MARGIN_SCALE) mixed with the win (expert).
 MARGIN_SCALE = 20.0
-DETERMINIZE_STREAM = 0  # playout j's streams: its determinization; seat s's is 1 + s
+# Playout j's streams: its determinization; seat s's is 1 + s. An np.int64, not a Python int:
+# a compiled call passing a module-level int passes a Literal (one more body of the callee).
+DETERMINIZE_STREAM = np.int64(0)
 
 # What a seat knows of another seat's drafted cornerstone (``cornerstone_knowledge``).
 CS_KNOWN = 0
@@ -141,15 +143,17 @@ def determinize(seat, acting, game, pool, stream):
             pstate[j, E.PS_SELECTED] = -1
             hands[j, : size + 1] = np.sort(hands[j, : size + 1])
         gstate[E.GS_STEP] = 0
-    # This generation's unseen tiles.
-    n = 0
+    # This generation's unseen tiles. Counters start as np.int64(0): from a literal 0, Numba's
+    # type inference first types a call passing the counter with Literal[int](0), and compiles
+    # the callee (redraw) for it too, before the loop's n + 1 widens it to int64.
+    n = np.int64(0)
     if n_players == 1:
         for p in range(t + 1, E.SOLO_PACKS):
             for k in range(game.pack_sizes[p]):
                 pool[n] = game.packs[p, k]
                 n += 1
         redraw(pool, n, stream)
-        n = 0
+        n = np.int64(0)
         for p in range(t + 1, E.SOLO_PACKS):
             for k in range(game.pack_sizes[p]):
                 game.packs[p, k] = pool[n]
@@ -166,7 +170,7 @@ def determinize(seat, acting, game, pool, stream):
             pool[n] = deck[k]
             n += 1
         redraw(pool, n, stream)
-        n = 0
+        n = np.int64(0)
         for k in range(known + 1, n_players):
             other = (seat + k) % n_players
             for h in range(pstate[other, E.PS_HAND_SIZE]):
@@ -202,7 +206,7 @@ def unseen_cornerstones(seat, game, beginner, pool, gather):
     variant), in seat and slot order: copied to the start of ``pool`` (``gather``), or written
     back from it in the same order; returns how many."""
     n_players = game.gstate[E.GS_N_PLAYERS]
-    n = 0
+    n = np.int64(0)
     for other in range(n_players):
         if other == seat:
             continue
