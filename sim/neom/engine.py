@@ -122,9 +122,10 @@ N_OPT_COLS = 8
 MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
 
 
-# One signature (integers widened at the call): the listings pass literal constants, int16
-# tiles and int32 requirement indices, and each mix compiled a body of its own (16 of them).
-@njit("void(int64[:, ::1], " + ", ".join(["int64"] * 9) + ")", _nrt=False)
+# Inlined, so no body of its own: the listings pass literal constants, int16 tiles and int32
+# requirement indices, and each mix compiled one (16 of them); one explicit int64 signature
+# instead cost random games 2% (sim.bench_ab, docs/performance-log.md).
+@njit(inline="always", _nrt=False)
 def set_option(options, n, kind, tile, cell, req, slot, seat, good, cost):
     """Write row ``n`` of ``options``, every column (no row keeps what an earlier listing left
     there): the one writer of option rows."""
