@@ -63,10 +63,15 @@ def compiled_signatures(game: str, lineup: str, cache: Path) -> dict[str, list[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow  # a cold compile of the default lineup's entry: one to three minutes
+@pytest.mark.slow  # a cold compile of a lineup's entry each: one to three minutes
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiles on purpose")
 @pytest.mark.parametrize(
-    "game, lineup", [("neom", "greedy,builder,merchant,industrialist"), ("tangram", "greedy")]
+    "game, lineup",
+    [
+        ("neom", "greedy,builder,merchant,industrialist"),
+        ("neom", "expert,random,miser,denier"),  # the search entry, the basic family
+        ("tangram", "greedy"),
+    ],
 )
 def test_each_compiled_function_has_one_signature_but_the_known_repeats(game, lineup, tmp_path):
     signatures = compiled_signatures(game, lineup, tmp_path / "cache")

@@ -18,6 +18,8 @@ Kinds without a compiled meaning here are the engine's: ``EF_TAKE_DISCARDED_CORN
 ``EF_SWAP_CORNERSTONE`` act once at placement on the draft state.
 """
 
+import numpy as np
+
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom.grid import (
@@ -38,7 +40,8 @@ from sim.neom.grid import (
 def count_tiles_of_types(masks, cell_mask, type_mask):
     """Tiles on the cells of ``cell_mask`` with at least one type of ``type_mask`` (a two-type
     tile matching both types counts once)."""
-    return popcount(cell_mask & cells_of_types(masks, type_mask))
+    # int64, not the effect table's int32: one cells_of_types for every caller
+    return popcount(cell_mask & cells_of_types(masks, np.int64(type_mask)))
 
 
 # --- VP effects ---------------------------------------------------------------------------
@@ -185,7 +188,7 @@ def vp_reads_change(holder, holder_cell, cell, changed_types, goods_may_change, 
 def income_per_type(type_mask, coins, masks):
     """EF_INCOME_PER_TYPE: ``coins`` per tile of these types in the city (the owner included
     when it matches) at each income."""
-    return coins * count_tiles_of_types(masks, ALL_CELLS, type_mask)
+    return coins * count_tiles_of_types(masks, np.int64(ALL_CELLS), type_mask)  # not a literal
 
 
 @njit(_nrt=False)

@@ -122,7 +122,10 @@ N_OPT_COLS = 8
 MAX_OPTIONS = K.N_CELLS * K.MAX_REQ_OPTIONS * (1 + MAX_CS_HAND) + 1
 
 
-@njit(_nrt=False)
+# Inlined, so no body of its own: the listings pass literal constants, int16 tiles and int32
+# requirement indices, and each mix compiled one (16 of them); one explicit int64 signature
+# instead cost random games 2% (sim.bench_ab, docs/performance-log.md).
+@njit(inline="always", _nrt=False)
 def set_option(options, n, kind, tile, cell, req, slot, seat, good, cost):
     """Write row ``n`` of ``options``, every column (no row keeps what an earlier listing left
     there): the one writer of option rows."""
@@ -216,7 +219,7 @@ def build_deck(deck, n_players, tiles, rules, out):
             continue
         replaced = tiles[t, K.C_REPLACES]
         if replaced >= 0:
-            keep = taken_out(replaced, tiles, variant)
+            keep = taken_out(np.int64(replaced), tiles, variant)  # int64 like t below
         else:
             keep = not taken_out(t, tiles, variant)
         if keep:
@@ -241,7 +244,7 @@ def draw_random_turn(deal, gen, rules, gstate):
     the deal stream at setup into the visible ``GS_RANDOM_TURN`` fields (-1 otherwise)."""
     turn = -1
     if rules[K.RO_VARIANT] == K.V_RANDOM_DISASTERS:
-        turn = rng.randint(deal, TURNS_PER_GENERATION)
+        turn = rng.randint(deal, np.int64(TURNS_PER_GENERATION))  # not a literal: one randint
     gstate[GS_RANDOM_TURN + gen - 1] = turn
 
 
@@ -457,7 +460,7 @@ def ban_generation_tile(deal, tile, n_players, tiles, rules, deck, n_deck):
     if pos < 0:
         return
     full_deck = np.empty(tiles.shape[0], dtype=np.int64)
-    n_full = build_deck(tiles[tile, K.C_DECK], R.MAX_PLAYERS, tiles, rules, full_deck)
+    n_full = build_deck(np.int64(tiles[tile, K.C_DECK]), R.MAX_PLAYERS, tiles, rules, full_deck)
     limit = icon_limit(n_players, rules)
     n_left_out = 0
     for k in range(n_full):
@@ -480,7 +483,8 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
     stack; the generation's hand of a generation tile), then RO_BAN_TILE. Generation tiles need
     2+ players (solo packs are not hands; checked before a run). The game loop then makes the
     forced tile the seat's first pick or first selection (``forced_choice``)."""
-    force = rules[K.RO_FORCE_TILE]
+    # The rules' tiles as int64, like the dealt ones: one position_of for both.
+    force = np.int64(rules[K.RO_FORCE_TILE])
     if force >= 0:
         seat = rules[K.RO_FORCE_SEAT]
         gen = tiles[force, K.C_DECK]
@@ -493,7 +497,7 @@ def apply_interventions(deal, n_players, tiles, rules, cs_box, gstate, decks, de
             start = seat * HAND_SIZE
             size = min(HAND_SIZE, deck_sizes[gen - 1] - start)
             force_into_hand(deal, decks[gen - 1], deck_sizes[gen - 1], force, start, size)
-    ban = rules[K.RO_BAN_TILE]
+    ban = np.int64(rules[K.RO_BAN_TILE])
     if ban >= 0:
         gen = tiles[ban, K.C_DECK]
         if gen == K.DECK_CORNERSTONE:
@@ -536,7 +540,7 @@ def flood_from_center(summary, removed):
     keep = ~removed
     if not summary[SM_OCCUPIED] & keep & CENTER_BIT:
         return 0
-    return G.road_flood(summary, CENTER_BIT, keep)
+    return G.road_flood(summary, np.int64(CENTER_BIT), keep)  # int64 like scoring's calls
 
 
 @njit(_nrt=False)
@@ -563,7 +567,7 @@ def reach_masks(summary, component, out, at):
 def summarize_city(cells, tiles, summary):
     G.city_masks(cells, tiles, summary)
     summary[SM_FLOOD_KNOWN] = 0
-    component = flood_from_center(summary, 0)
+    component = flood_from_center(summary, np.int64(0))  # int64 like placement_mask's calls
     summary[SM_COMPONENT] = component
     reach_masks(summary, component, summary, SM_REACH)
 
@@ -599,7 +603,7 @@ def trade_routes(cells, tiles):
 def replaceable_cells(types, summary):
     """Occupied squares a tile of ``types`` may replace: Resource tiles (the City Center is
     one) and tiles sharing one of its types."""
-    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, types)
+    return summary[SM_TYPE + RESOURCE_BIT] | G.cells_of_types(summary, np.int64(types))
 
 
 @njit(_nrt=False)

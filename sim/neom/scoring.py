@@ -29,7 +29,9 @@ from sim.neom.grid import (
     road_flood,
 )
 
-VP_TYPES = K.T_RESIDENTIAL | K.T_PUBLIC  # only these tiles' VP values score
+# Only these tiles' VP values score. An int64, not a Python int: a compiled call passing a
+# module-level int passes a Literal, and a callee then compiles once more for it.
+VP_TYPES = np.int64(K.T_RESIDENTIAL | K.T_PUBLIC)
 GHOST_TOWN_NONE = -10
 GHOST_TOWN_ONE = -4
 NO_POWER = -5
@@ -62,7 +64,8 @@ def money_vp(money):
     return money // 2
 
 
-@njit(_nrt=False)
+# One signature: greedy and the evaluation pass a literal 0 for "no coins" at many call sites.
+@njit("int64(int64, int64)", _nrt=False)
 def money_vp_change(money, coins):
     """Change of ``money_vp`` when ``money`` changes by ``coins`` (negative: paid)."""
     return money_vp(money + coins) - money_vp(money)
@@ -143,7 +146,8 @@ def score_masks(cells, masks, money, tiles, effects, goods_tier, rules, out):
     while scored:
         cell = lowest_cell(scored)
         scored &= scored - 1
-        tiles_vp += printed_vp(cells[cell], tiles, no_disasters)
+        # int64 like the strategies' tiles: one printed_vp
+        tiles_vp += printed_vp(np.int64(cells[cell]), tiles, no_disasters)
         tiles_vp += tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier)
     residential_cells = cells_of_types(masks, K.T_RESIDENTIAL)
     n_residential = popcount(residential_cells)

@@ -21,12 +21,11 @@ from sim.neom.scoring import money_vp, money_vp_change, score_city
 from strategies.neom.evaluate import (
     ANY_STATE,
     CX_MONEY,
-    CX_ROUTES,
     CX_SCORE,
     MEMO_TRIED,
     build_score_context,
+    context_placements,
     context_req_costs,
-    context_summary,
     memo_city,
     memo_context,
     memo_holds,
@@ -53,7 +52,8 @@ def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     the turn, and a seat that sold or paid keeps its context and every square it valued, with
     only the money brought up to date."""
     ctx = memo_context(memo)
-    if not memo_holds(memo, GREEDY_ID, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
+    strategy_id = np.int64(GREEDY_ID)  # not a literal: one memo_holds for every strategy
+    if not memo_holds(memo, strategy_id, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
         build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
     else:
         set_context_money(ctx, money)
@@ -110,38 +110,15 @@ def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rul
 
 @njit(_nrt=False)
 def best_placement_value(
-    params,
-    seat,
-    tile,
-    city,
-    money,
-    goods_of,
-    n_players,
-    tiles,
-    req,
-    effects,
-    goods_tier,
-    rules,
-    ctx,
-    req_costs,
-    memo,
-):
+    params, seat, tile, city, money, goods_of, n_players, tiles, req, effects, goods_tier, rules,
+    ctx, memo,
+):  # fmt: skip
     """Best value of placing ``tile`` anywhere legal at its cheapest requirement option, or
-    NO_VALUE when it cannot be placed. ``req_costs``: scratch of MAX_REQ_OPTIONS."""
-    mask = E.tile_placements(
-        seat,
-        tile,
-        city,
-        context_summary(ctx),
-        goods_of,
-        ctx[CX_ROUTES],
-        n_players,
-        money,
-        tiles,
-        req,
-        goods_tier,
-        req_costs,
+    NO_VALUE when it cannot be placed (``ctx``: the city's context, from ``greedy_context``)."""
+    mask = context_placements(
+        seat, tile, city, ctx, goods_of, n_players, money, tiles, req, goods_tier
     )
+    req_costs = context_req_costs(ctx)  # the costs context_placements found
     if mask == 0:
         return NO_VALUE
     cost = -1
@@ -234,52 +211,22 @@ def greedy_values(
     greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     ctx = memo_context(memo)
     city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
-    req_costs = context_req_costs(ctx)
     n_players = gstate[E.GS_N_PLAYERS]
-    if decision == E.D_SELECT:
+    if decision == E.D_SELECT or decision == E.D_DRAFT or decision == E.D_TAKE_CS:
+        # A selected tile is worth the better of placing and selling it (the Disaster: the
+        # coins as they are); a cornerstone, placing it.
+        selecting = decision == E.D_SELECT
         sell = coins_value(params, E.SELL_COINS, ctx)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
-            if tiles[tile, K.C_DISASTER] != K.DIS_NONE:
+            if selecting and tiles[tile, K.C_DISASTER] != K.DIS_NONE:
                 values[k] = coins_value(params, 0, ctx)
                 continue
             place = best_placement_value(
-                params,
-                seat,
-                tile,
-                city,
-                money,
-                goods_of,
-                n_players,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
-                req_costs,
-                memo,
-            )
-            values[k] = max(sell, place)
-    elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
-        for k in range(n_options):
-            values[k] = best_placement_value(
-                params,
-                seat,
-                options[k, E.OPT_TILE],
-                city,
-                money,
-                goods_of,
-                n_players,
-                tiles,
-                req,
-                effects,
-                goods_tier,
-                rules,
-                ctx,
-                req_costs,
-                memo,
-            )
+                params, seat, tile, city, money, goods_of, n_players, tiles, req, effects,
+                goods_tier, rules, ctx, memo,
+            )  # fmt: skip
+            values[k] = max(sell, place) if selecting else place
     elif decision == E.D_ACTION:
         # The requirement options of one tile on one square differ only in cost: their score
         # change without money is computed once.

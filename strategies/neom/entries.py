@@ -55,34 +55,14 @@ class LineupEntry:
         return [self.batch, *(pieces.piece(family) for family in self.families)]
 
     def __call__(
-        self,
-        key,
-        game_ids,
-        deal_indices,
-        seat_strategy,
-        strategy_ids,
-        strategy_params,
-        data,
-        rules,
-        games_out,
-        players_out,
-        events_out,
+        self, key, game_ids, deal_indices, seat_strategy, strategy_ids, strategy_params, *rest
     ):
-        return self.batch(
-            key,
-            game_ids,
-            deal_indices,
-            seat_strategy,
-            strategy_ids,
-            strategy_params,
-            pieces.addresses(np.asarray(strategy_ids)),
-            pieces.new_memos(data[0].shape[0]),
-            data,
-            rules,
-            games_out,
-            players_out,
-            events_out,
-        )
+        """``play_batch`` of the Game interface (``rest``: data, rules, games_out, players_out,
+        events_out), the loop entry given the lineup's addresses and fresh memos."""
+        addresses = pieces.addresses(np.asarray(strategy_ids))
+        memos = pieces.new_memos(rest[0][0].shape[0])  # data[0]: the tiles
+        lineup = (key, game_ids, deal_indices, seat_strategy, strategy_ids, strategy_params)
+        return self.batch(*lineup, addresses, memos, *rest)
 
 
 def play_batch_for(strategy_ids: Iterable[int]) -> LineupEntry:
@@ -148,31 +128,8 @@ def compile_piece(name: str) -> None:
     )
 
 
-def play_batch(
-    key,
-    game_ids,
-    deal_indices,
-    seat_strategy,
-    strategy_ids,
-    strategy_params,
-    data,
-    rules,
-    games_out,
-    players_out,
-    events_out,
-):
+def play_batch(key, game_ids, deal_indices, seat_strategy, strategy_ids, *rest):
     """The Game interface's default ``play_batch`` (``GAME.play_batch``): any lineup, through
-    its entry."""
-    return play_batch_for(np.asarray(strategy_ids))(
-        key,
-        game_ids,
-        deal_indices,
-        seat_strategy,
-        strategy_ids,
-        strategy_params,
-        data,
-        rules,
-        games_out,
-        players_out,
-        events_out,
-    )
+    its entry (``rest``: strategy_params, data, rules, games_out, players_out, events_out)."""
+    entry = play_batch_for(np.asarray(strategy_ids))
+    return entry(key, game_ids, deal_indices, seat_strategy, strategy_ids, *rest)

@@ -127,15 +127,17 @@ MEMO_DISASTERS = 2
 # The strategy's parameters (float64 bits): the first N_WEIGHTS, all that greedy and the
 # evaluation read (a search's own parameters come after them).
 MEMO_PARAMS = 3
+# The key's city, int16 cells packed four to a word like the game's (``memo_city``): greedy tries
+# its moves on it, so the functions it calls see the same city type as everyone else's.
+CITY_WORDS = (K.N_CELLS + 3) // 4
 MEMO_CITY = MEMO_PARAMS + N_WEIGHTS
-MEMO_CTX = MEMO_CITY + K.N_CELLS
+MEMO_CTX = MEMO_CITY + CITY_WORDS
 # Scratch for the values of one decision's options (float64 bits), so choosing allocates nothing.
 MEMO_VALUES = MEMO_CTX + N_CTX
 # Scratch of the evaluation's decisions (choose_evaluated, compiled without reference counts,
 # allocates nothing): the copy of the seat's city it tries moves on and its left neighbour's
 # (int16 cells packed four to a word), that neighbour's context, and the cornerstone actions a
 # selection weighs with their values.
-CITY_WORDS = (K.N_CELLS + 3) // 4
 MEMO_OWN_CITY = MEMO_VALUES + E.MAX_OPTIONS
 MEMO_LEFT_CITY = MEMO_OWN_CITY + CITY_WORDS
 MEMO_LEFT_CTX = MEMO_LEFT_CITY + CITY_WORDS
@@ -161,6 +163,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     context (``memo_context``). A strategy whose values do not depend on the generation or the
     disasters passes ``ANY_STATE`` for them, so its memo outlives their changes."""
     stored_params = memo[MEMO_PARAMS : MEMO_PARAMS + N_WEIGHTS].view(np.float64)
+    stored_city = memo_city(memo)
     same = (
         memo[MEMO_STRATEGY] == strategy_id + 1
         and memo[MEMO_GEN] == gen
@@ -173,7 +176,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
     for cell in range(K.N_CELLS):
         if not same:
             break
-        same = memo[MEMO_CITY + cell] == city[cell]
+        same = stored_city[cell] == city[cell]
     if not same:
         memo[MEMO_STRATEGY] = strategy_id + 1
         memo[MEMO_GEN] = gen
@@ -181,7 +184,7 @@ def memo_holds(memo, strategy_id, params, city, gen, disasters, n_tiles):
         for k in range(N_WEIGHTS):
             stored_params[k] = params[k]
         for cell in range(K.N_CELLS):
-            memo[MEMO_CITY + cell] = city[cell]
+            stored_city[cell] = city[cell]
         memo[MEMO_TRIED : MEMO_TRIED + n_tiles] = 0
     return same
 
@@ -193,47 +196,47 @@ def set_context_money(ctx, money):
     ctx[CX_MONEY] = money
 
 
-@njit(inline="always")  # returns a view: no call layer
+# The memo's parts: views at fixed words of it (inlined: no call layer). Cities are int16
+# cells packed four to a word, values float64 bits.
+@njit(inline="always")
+def memo_cells(memo, at):
+    """The int16[N_CELLS] city packed from word ``at`` of the memo: MEMO_CITY (the key's, see
+    ``memo_city``), MEMO_OWN_CITY or MEMO_LEFT_CITY (scratch copies of the deciding seat's and
+    its left neighbour's cities)."""
+    return memo[at : at + CITY_WORDS].view(np.int16)[: K.N_CELLS]
+
+
+@njit(inline="always")
+def memo_floats(memo, at, n):
+    """``n`` float64 from word ``at`` of the memo: MEMO_VALUES (``memo_values``) or
+    MEMO_CS_VALUES (the values of the cornerstone actions a selection weighs)."""
+    return memo[at : at + n].view(np.float64)
+
+
+@njit(inline="always")
+def memo_ctx(memo, at):
+    """The context at word ``at`` of the memo: MEMO_CTX (``memo_context``) or MEMO_LEFT_CTX
+    (scratch for the left neighbour's)."""
+    return memo[at : at + N_CTX]
+
+
+@njit(inline="always")
 def memo_city(memo):
-    """The city the memo is keyed to (a view): after ``memo_holds``, a copy of the decision's
-    city that a strategy may try moves on, as long as it undoes them."""
-    return memo[MEMO_CITY : MEMO_CITY + K.N_CELLS]
+    """The city the memo is keyed to: after ``memo_holds``, a copy of the decision's city that
+    a strategy may try moves on, as long as it undoes them."""
+    return memo_cells(memo, MEMO_CITY)
 
 
-@njit(inline="always")  # returns a view: no call layer
+@njit(inline="always")
 def memo_context(memo):
-    """The memo's context (a view)."""
-    return memo[MEMO_CTX : MEMO_CTX + N_CTX]
+    """The context the memo keeps for its city (``memo_holds``)."""
+    return memo_ctx(memo, MEMO_CTX)
 
 
-@njit(inline="always")  # returns a view: no call layer
+@njit(inline="always")
 def memo_values(memo, n):
-    """Scratch for the values of ``n`` options (float64[n], n <= MAX_OPTIONS) in the memo."""
-    return memo[MEMO_VALUES : MEMO_VALUES + n].view(np.float64)
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_own_city(memo):
-    """Scratch for a copy of the deciding seat's city (int16[N_CELLS], a view)."""
-    return memo[MEMO_OWN_CITY : MEMO_OWN_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_left_city(memo):
-    """Scratch for a copy of the left neighbour's city (int16[N_CELLS], a view)."""
-    return memo[MEMO_LEFT_CITY : MEMO_LEFT_CITY + CITY_WORDS].view(np.int16)[: K.N_CELLS]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_left_context(memo):
-    """Scratch for the left neighbour's context (a view)."""
-    return memo[MEMO_LEFT_CTX : MEMO_LEFT_CTX + N_CTX]
-
-
-@njit(inline="always")  # returns a view: no call layer
-def memo_cs_values(memo, n):
-    """Scratch for the values of ``n`` cornerstone actions (float64[n], a view)."""
-    return memo[MEMO_CS_VALUES : MEMO_CS_VALUES + n].view(np.float64)
+    """Scratch for the values of ``n`` options (n <= MAX_OPTIONS)."""
+    return memo_floats(memo, MEMO_VALUES, n)
 
 
 @njit(inline="always")  # returns a view: no call layer
@@ -337,6 +340,17 @@ def context_summary(ctx):
     return ctx[CX_SUMMARY : CX_SUMMARY + E.N_SUMMARY]
 
 
+@njit(inline="always")
+def context_placements(seat, tile, city, ctx, goods_of, n_players, money, tiles, req, goods_tier):
+    """``sim.neom.engine.tile_placements`` of ``tile`` in ``city``, whose context is ``ctx``
+    (its summary and Trade Routes; the requirement options' costs go to its scratch,
+    ``context_req_costs``)."""
+    return E.tile_placements(
+        seat, tile, city, context_summary(ctx), goods_of, ctx[CX_ROUTES], n_players, money,
+        tiles, req, goods_tier, context_req_costs(ctx),
+    )  # fmt: skip
+
+
 @njit(_nrt=False)
 def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
@@ -389,7 +403,7 @@ def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     coin_holders = 0
     for cell in range(K.N_CELLS):
         ctx[CX_INCOME + cell] = 0
-        tile = city[cell]
+        tile = np.int64(city[cell])  # int64 like the game loop's tiles: one has_effect
         if tile == K.EMPTY:
             continue
         bit = 1 << cell
@@ -536,7 +550,7 @@ def score_delta(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
 @njit(inline="always")
 def score_delta_and_neighborhoods(new, cell, coins, city, tiles, effects, goods_tier, rules, ctx):
     """``score_delta`` and the city's Neighborhood VP after the move (move_value weighs both)."""
-    old = city[cell]
+    old = np.int64(city[cell])  # int64 like ``new``: one signature of each function it meets
     bit = 1 << cell
     no_disasters = rules[K.RO_VARIANT] == K.V_NO_DISASTERS
     residential = ctx[CX_RESIDENTIAL] & ~bit
@@ -692,7 +706,7 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
     the share of the game left), and the disaster cost the move adds and covers. Options that
     differ only in their cost (the requirement options of one square) share them, and so do
     later turns while the city stays the same (``memo_holds``)."""
-    old = city[cell]
+    old = np.int64(city[cell])  # int64 like ``new``: one signature of each function it meets
     bit = 1 << cell
     placing = 0
     if new != K.EMPTY:
@@ -765,8 +779,9 @@ def move_terms(params, new, cell, city, tiles, effects, goods_tier, rules, ctx):
             if new_fire != fire or new_police != police:
                 for other in range(K.N_CELLS):
                     if other != cell and (around >> other) & 1:
-                        covered += charge(city[other], other, kinds, fire, police, tiles)
-                        covered -= charge(city[other], other, kinds, new_fire, new_police, tiles)
+                        neighbour_tile = np.int64(city[other])
+                        covered += charge(neighbour_tile, other, kinds, fire, police, tiles)
+                        covered -= charge(neighbour_tile, other, kinds, new_fire, new_police, tiles)
         added -= charge(old, cell, kinds, fire, police, tiles)
     return (
         float(delta),
@@ -919,6 +934,12 @@ def action_values(
             values[k] += params[W_CORNERSTONE] * progress(ctx)
 
 
+# ``free`` for best_placement and denied_value as a run-time bool, not the literal True or
+# False: one body each serves both uses (the literals compiled one per value).
+FREE = np.bool_(True)
+PRICED = np.bool_(False)
+
+
 @njit(_nrt=False)
 def best_placement(
     params, seat, tile, city, money, free, goods_of, n_players, tiles, req, effects, goods_tier,
@@ -938,19 +959,8 @@ def best_placement(
             if cost < 0 or req[tile, o, K.R_COST] < cost:
                 cost = req[tile, o, K.R_COST]
     else:
-        mask = E.tile_placements(
-            seat,
-            tile,
-            city,
-            summary,
-            goods_of,
-            ctx[CX_ROUTES],
-            n_players,
-            money,
-            tiles,
-            req,
-            goods_tier,
-            req_costs,
+        mask = context_placements(
+            seat, tile, city, ctx, goods_of, n_players, money, tiles, req, goods_tier
         )
         for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
             if mask != 0 and req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
@@ -977,12 +987,12 @@ def game_best_placement(params, seat, tile, city, money, free, game, ctx, memo):
 @njit(_nrt=False)
 def left_neighbour(seat, deny, game, memo):
     """The seat to the left (who gets the hand next), with a copy of its city in the memo
-    (``memo_left_city``) and, when the strategy weighs what it would pass them (``deny``),
-    that city's context (``memo_left_context``)."""
+    (MEMO_LEFT_CITY) and, when the strategy weighs what it would pass them (``deny``), that
+    city's context (MEMO_LEFT_CTX)."""
     left = (seat + 1) % game.gstate[E.GS_N_PLAYERS]
-    city = memo_left_city(memo)
+    city = memo_cells(memo, MEMO_LEFT_CITY)
     copy_cells(game.cells[left], city)
-    ctx = memo_left_context(memo)
+    ctx = memo_ctx(memo, MEMO_LEFT_CTX)
     if deny:
         build_context(
             city,
@@ -1062,7 +1072,8 @@ def disaster_select_value(params, seat, disaster, game):
     own = 0.0
     for s in range(game.gstate[E.GS_N_PLAYERS]):
         money = seat_money(game.pstate, s)
-        loss = disaster_loss(game.cells[s], money, game.tiles, game.effects, disaster)
+        # int64 (not the tile table's int32) like the action's: one signature down the chain
+        loss = disaster_loss(game.cells[s], money, game.tiles, game.effects, np.int64(disaster))
         if s == seat:
             own = loss
         else:
@@ -1111,7 +1122,7 @@ def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_t
     ctx = memo_context(memo)
     if not memo_holds(
         memo,
-        EVALUATED_ID,
+        np.int64(EVALUATED_ID),  # not a literal: one memo_holds for every strategy
         params,
         city,
         gstate[E.GS_GEN],
@@ -1147,7 +1158,7 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
     goods_tier = game.goods_tier
     rules = game.rules
     options = game.options
-    city = memo_own_city(memo)
+    city = memo_cells(memo, MEMO_OWN_CITY)
     copy_cells(game.cells[seat], city)
     money = seat_money(game.pstate, seat)
     evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
@@ -1168,18 +1179,18 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
     elif decision == E.D_DRAFT or decision == E.D_TAKE_CS:
         deny = decision == E.D_DRAFT and params[W_DENY] != 0 and gstate[E.GS_N_PLAYERS] > 1
         left = left_neighbour(seat, deny, game, memo)
-        left_city = memo_left_city(memo)
-        left_ctx = memo_left_context(memo)
+        left_city = memo_cells(memo, MEMO_LEFT_CITY)
+        left_ctx = memo_ctx(memo, MEMO_LEFT_CTX)
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
-            values[k] = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            values[k] = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
             if deny:
-                values[k] += denied_value(params, left, tile, True, game, left_city, left_ctx)
+                values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
         values[0] = 0.0
         for k in range(1, n_options):
             tile = options[k, E.OPT_TILE]
-            value = game_best_placement(params, seat, tile, city, money, True, game, ctx, memo)
+            value = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
             values[k] = -max(value, WORST_CORNERSTONE)
     elif decision == E.D_BUY:
         for k in range(n_options):
@@ -1223,18 +1234,18 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
     )
     deny = params[W_DENY] != 0 and game.gstate[E.GS_N_PLAYERS] > 1
     left = left_neighbour(seat, deny, game, memo)
-    left_city = memo_left_city(memo)
-    left_ctx = memo_left_context(memo)
+    left_city = memo_cells(memo, MEMO_LEFT_CITY)
+    left_ctx = memo_ctx(memo, MEMO_LEFT_CTX)
     for k in range(n_options):
         tile = options[k, E.OPT_TILE]
         disaster = game.tiles[tile, K.C_DISASTER]
         if disaster != K.DIS_NONE:
             values[k] = disaster_select_value(params, seat, disaster, game)
             continue
-        place = game_best_placement(params, seat, tile, city, money, False, game, ctx, memo)
+        place = game_best_placement(params, seat, tile, city, money, PRICED, game, ctx, memo)
         values[k] = max(fallback, place)
         if deny:
-            values[k] += denied_value(params, left, tile, False, game, left_city, left_ctx)
+            values[k] += denied_value(params, left, tile, PRICED, game, left_city, left_ctx)
 
 
 @njit(_nrt=False)
@@ -1271,7 +1282,7 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         context_summary(ctx),
         context_req_costs(ctx),
     )
-    values = memo_cs_values(memo, n)
+    values = memo_floats(memo, MEMO_CS_VALUES, n)
     action_values(
         params, actions, n, city, tiles, game.effects, game.goods_tier, game.rules, ctx, values,
         memo,

@@ -20,6 +20,7 @@ imports no strategy module but ``strategies.neom.registry`` (ids) and ``pointer`
 """
 
 import numpy as np
+from numba import types
 
 from sim.core import rng
 from sim.core.jit import njit
@@ -30,7 +31,7 @@ from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import M_GOODS, city_goods
 from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
-from strategies.neom.pointer import call_strategy
+from strategies.neom.pointer import GAME_VIEW, call_strategy
 from strategies.neom.registry import EXPERT_ID, RANDOM_ID, ROLLOUT_ID
 
 
@@ -86,7 +87,9 @@ def force(game, option):
     gstate[E.GS_FORCED_OPTION] = option
 
 
-@njit(_nrt=False)
+# One signature (integers widened at the call): the loop logs literal constants, int16 tiles
+# and int64 values in every mix, and each mix compiled a body of its own (11 of them).
+@njit(types.void(GAME_VIEW, *[types.int64] * 7), _nrt=False)
 def log(game, seat, kind, tile, cell, coins, other, good):
     """Append one event to the game's block (``sim.neom.engine.log_event``)."""
     E.log_event(game.events, game.gstate, seat, kind, tile, cell, coins, other, good)
@@ -168,12 +171,12 @@ def draft(game):
             deal_draft_hand(s, E.DRAFT_HAND, game)
     n_picks = len(E.SOLO_STACKS) if solo else E.DRAFT_PICKS
     for pick in range(n_picks):
-        if solo:
-            deal_draft_hand(0, E.SOLO_STACKS[pick], game)
+        if solo:  # seat 0 as int64, like the other seats: one body of each
+            deal_draft_hand(np.int64(0), E.SOLO_STACKS[pick], game)
         for s in range(n_players):
             keep_cornerstone(s, pick, game)
         if solo:
-            discard_draft_hand(0, game)
+            discard_draft_hand(np.int64(0), game)
         elif pick < E.DRAFT_PICKS - 1:
             E.pass_left(game.hands, game.pstate, n_players)
     if not solo:
@@ -194,7 +197,7 @@ def list_selections(seat, game):
     ``game.options``; returns their number."""
     hands = game.hands
     selectable = disaster_selectable(game.gstate)
-    n = 0
+    n = np.int64(0)  # a literal 0 here reached forced_choice and randint as Literal[int](0)
     for k in range(game.pstate[seat, E.PS_HAND_SIZE]):
         tile = hands[seat, k]
         if not selectable and game.tiles[tile, K.C_DISASTER] != K.DIS_NONE:
@@ -621,7 +624,7 @@ def run(game, game_row):
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
-        start_generation(1, game)
+        start_generation(np.int64(1), game)  # int64 like gen + 1 below: one body
     while gstate[E.GS_TURN] < E.N_TURNS:
         if gstate[E.GS_STOP_TURN] > 0 and gstate[E.GS_TURN] >= gstate[E.GS_STOP_TURN]:
             return STOPPED

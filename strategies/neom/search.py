@@ -52,7 +52,9 @@ from strategies.neom.registry import (
 
 # A playout's value: 0.5 + 0.5 tanh(margin / MARGIN_SCALE) mixed with the win (expert).
 MARGIN_SCALE = 20.0
-DETERMINIZE_STREAM = 0  # playout j's streams: its determinization; seat s's is 1 + s
+# Playout j's streams: its determinization; seat s's is 1 + s. An np.int64, not a Python int:
+# a compiled call passing a module-level int passes a Literal (one more body of the callee).
+DETERMINIZE_STREAM = np.int64(0)
 
 # What a seat knows of another seat's drafted cornerstone (``cornerstone_knowledge``).
 CS_KNOWN = 0
@@ -141,15 +143,17 @@ def determinize(seat, acting, game, pool, stream):
             pstate[j, E.PS_SELECTED] = -1
             hands[j, : size + 1] = np.sort(hands[j, : size + 1])
         gstate[E.GS_STEP] = 0
-    # This generation's unseen tiles.
-    n = 0
+    # This generation's unseen tiles. Counters start as np.int64(0): from a literal 0, Numba's
+    # type inference first types a call passing the counter with Literal[int](0), and compiles
+    # the callee (redraw) for it too, before the loop's n + 1 widens it to int64.
+    n = np.int64(0)
     if n_players == 1:
         for p in range(t + 1, E.SOLO_PACKS):
             for k in range(game.pack_sizes[p]):
                 pool[n] = game.packs[p, k]
                 n += 1
         redraw(pool, n, stream)
-        n = 0
+        n = np.int64(0)
         for p in range(t + 1, E.SOLO_PACKS):
             for k in range(game.pack_sizes[p]):
                 game.packs[p, k] = pool[n]
@@ -166,7 +170,7 @@ def determinize(seat, acting, game, pool, stream):
             pool[n] = deck[k]
             n += 1
         redraw(pool, n, stream)
-        n = 0
+        n = np.int64(0)
         for k in range(known + 1, n_players):
             other = (seat + k) % n_players
             for h in range(pstate[other, E.PS_HAND_SIZE]):
@@ -183,41 +187,42 @@ def determinize(seat, acting, game, pool, stream):
         game.decks[g, :n] = pool[:n]
     # Cornerstones.
     beginner = game.rules[K.RO_VARIANT] == K.V_BEGINNER
-    n = 0
-    for other in range(n_players):
-        if other == seat:
-            continue
-        for slot in range(pstate[other, E.PS_N_CS]):
-            tile = game.cs_hands[other, slot]
-            pick = drafted_pick(game, other, tile)
-            if beginner or (
-                pick >= 0
-                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
-            ):
-                pool[n] = tile
-                n += 1
+    n = unseen_cornerstones(seat, game, beginner, pool, True)
     for k in range(gstate[E.GS_CS_BOX_TOP], gstate[E.GS_CS_BOX_SIZE]):
         pool[n] = game.cs_box[k]
         n += 1
     redraw(pool, n, stream)
-    n = 0
-    for other in range(n_players):
-        if other == seat:
-            continue
-        for slot in range(pstate[other, E.PS_N_CS]):
-            tile = game.cs_hands[other, slot]
-            pick = drafted_pick(game, other, tile)
-            if beginner or (
-                pick >= 0
-                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
-            ):
-                game.cs_hands[other, slot] = pool[n]
-                n += 1
+    n = unseen_cornerstones(seat, game, beginner, pool, False)
     for k in range(gstate[E.GS_CS_BOX_TOP], gstate[E.GS_CS_BOX_SIZE]):
         game.cs_box[k] = pool[n]
         n += 1
     if n_players >= 3 and not beginner:
         swap_pair(seat, game, stream)
+
+
+@njit(inline="always")
+def unseen_cornerstones(seat, game, beginner, pool, gather):
+    """The other seats' cornerstones that ``seat`` has not seen (all of them in the beginner
+    variant), in seat and slot order: copied to the start of ``pool`` (``gather``), or written
+    back from it in the same order; returns how many."""
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    n = np.int64(0)
+    for other in range(n_players):
+        if other == seat:
+            continue
+        for slot in range(game.pstate[other, E.PS_N_CS]):
+            tile = game.cs_hands[other, slot]
+            pick = drafted_pick(game, other, tile)
+            if beginner or (
+                pick >= 0
+                and cornerstone_knowledge(seat, other, pick, n_players, beginner) == CS_UNSEEN
+            ):
+                if gather:
+                    pool[n] = tile
+                else:
+                    game.cs_hands[other, slot] = pool[n]
+                n += 1
+    return n
 
 
 @njit
@@ -236,7 +241,7 @@ def swap_pair(seat, game, stream):
         return
     low = min(x, y)
     high = max(x, y)
-    if rng.randint(stream, 2) == 0:
+    if rng.randint(stream, np.int64(2)) == 0:  # not a literal: the one randint body
         game.cs_hands[first, slot_x] = low
         game.cs_hands[second, slot_y] = high
     else:

@@ -7,12 +7,6 @@ from strategies.neom.pointer import DECISION
 
 @cfunc(DECISION, _nrt=False)
 def decide(game, which, seat, decision, n_options):
-    return choose_greedy(
-        game.strategy_params[which],
-        game.strat_rng[seat],
-        decision,
-        n_options,
-        seat,
-        game,
-        game.memos[seat],
-    )
+    params = game.strategy_params[which]
+    memo = game.memos[seat]
+    return choose_greedy(params, game.strat_rng[seat], decision, n_options, seat, game, memo)

@@ -11,13 +11,9 @@ from strategies.neom.pointer import DECISION
 
 @cfunc(DECISION)
 def decide(game, which, seat, decision, n_options):
+    strategy_id = np.int64(game.strategy_ids[which])
+    params = game.strategy_params[which]
+    rng_state = game.strat_rng[seat]
     return choose_with_policy(
-        np.int64(game.strategy_ids[which]),
-        game.strategy_params[which],
-        game.strat_rng[seat],
-        decision,
-        n_options,
-        seat,
-        game,
-        game.memos[seat],
+        strategy_id, params, rng_state, decision, n_options, seat, game, game.memos[seat]
     )
