@@ -87,9 +87,14 @@ def compile_estimate(strategy_ids: Iterable[int]) -> tuple[str, float]:
 
 
 def _loop_entry(name: str):
-    from strategies.neom import play, search
+    # Imported on demand: a lineup without the expert never imports (or compiles) the search.
+    if name == "search":
+        from strategies.neom import search
 
-    return search.play_batch if name == "search" else play.play_batch
+        return search.play_batch
+    from strategies.neom import play
+
+    return play.play_batch
 
 
 def is_piece_cached(name: str) -> bool:
