@@ -131,8 +131,15 @@ def test_the_tile_step_runs_as_pasted_and_the_plant_undone_moves_the_scores(
     Small Triangle (one half-square) back in the candidate, `neom compare`: every seat's final
     score falls (the 3x3 block was worth about 8 squares a board)."""
     text = steps(dominant).filter(pl.col("kind") == "tile")["step"][0]
-    copy, compare = [part for i, part in enumerate(text.split("`")) if i % 2][:3:2]
+    commands = [part for i, part in enumerate(text.split("`")) if i % 2]
+    balance, copy, compare = (
+        c for c in commands if c.startswith(("neom balance", "cp ", "neom compare"))
+    )
     assert copy.startswith("cp tileset-") and compare.startswith("neom compare --game tangram")
+    assert balance.startswith(f"neom balance {shlex.quote(PLANTED_TILE)} --game tangram")
+    assert (
+        "--kind tile --write-tileset candidate.toml" in balance and "--tileset tileset-" in balance
+    )
     monkeypatch.chdir(dominant / "report")
     source, candidate = shlex.split(copy)[1:]
     doc = tomlkit.parse((dominant / "report" / source).read_text())
@@ -144,6 +151,27 @@ def test_the_tile_step_runs_as_pasted_and_the_plant_undone_moves_the_scores(
     scoring = pl.read_csv(dominant / "report" / "reports" / "compare" / "tables" / "scoring.csv")
     total = scoring.filter((pl.col("group") == "every seat") & (pl.col("metric") == "total"))
     assert total["hi"][0] < 0
+
+
+def test_the_tile_steps_balance_command_runs_as_pasted_and_shrinks_the_plant(
+    dominant, monkeypatch, capsys
+):
+    """The step's `neom balance`, from the report folder, searches the planted Small
+    Triangle's area and writes a tile set in which it is smaller than the planted 3x3 block."""
+    text = steps(dominant).filter(pl.col("kind") == "tile")["step"][0]
+    balance = next(c for c in text.split("`")[1::2] if c.startswith("neom balance"))
+    monkeypatch.chdir(dominant / "report")
+    # the by-hand test above writes the same candidate (balance would refuse to replace it)
+    (dominant / "report" / "candidate.toml").unlink(missing_ok=True)
+    assert main([*shlex.split(balance)[1:], "--workers", "1", "--quiet"]) == 0, (
+        capsys.readouterr().err
+    )
+
+    def area(path) -> float:
+        content = tileset.load_tileset(path).content
+        return content.area(content.tile_names.index(PLANTED_TILE))
+
+    assert area(dominant / "report" / "candidate.toml") < area(dominant / "dominant.toml") == 9
 
 
 def test_the_unplanted_set_flags_neither(plain):

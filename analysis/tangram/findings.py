@@ -335,6 +335,17 @@ def balance_command(run, lever: str) -> str:
     return f"neom balance {shlex.quote(names[0])} {shlex.join(options)}"
 
 
+def tile_balance_command(run, name: str, candidate: str) -> str:
+    """``neom balance TILE --game tangram`` of the run's field, tile set, games and seed: the
+    search of the tile's area, writing the tile set with the suggested shape to ``candidate``."""
+    options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset")),
+               "--kind", "tile", "--write-tileset", candidate]  # fmt: skip
+    differs = _changed_rules(run)
+    if differs:
+        options += ["--rules", _rules_text(differs)]
+    return f"neom balance {shlex.quote(name)} {shlex.join(options)}"
+
+
 def win_share_per_vp(run) -> float:
     """The run's exchange rate between win share and score lead over the non-random seats
     (``analysis.core.next_steps.rate_from``): a finding's score-lead VP equivalent."""
@@ -421,9 +432,12 @@ def tile_step(run, row: dict, per_vp: float) -> dict:
         f"{'more' if strong else 'less'} than placing the median tile ({row['n']:,} games"
         + (f"; about {vp:.1f} score-lead VP too {'strong' if strong else 'weak'}"
            if math.isfinite(vp) else "")
-        + f"). Next step: `cp {tileset} {candidate}`, make the {name}'s shape "
+        + f"). Next step: `{tile_balance_command(run, name, candidate)}` searches its area "
+        "(half-squares, within its card's constraints), measures the suggestion again on fresh "
+        f"deals and writes the tile set with it to {candidate}; or by hand: `cp {tileset} "
+        f"{candidate}` and make the {name}'s shape "
         f"{'smaller' if strong else 'larger or easier to fit'} in {candidate} (its `shape` "
-        f"entry: docs/tangram-tileset.md), then `{command}`."
+        f"entry: docs/tangram-tileset.md). Then `{command}` plays it on this run's deals."
     )  # fmt: skip
     return {
         "kind": "tile", "name": name, "expected_vp": vp, "vp_basis": "score-lead VP",
