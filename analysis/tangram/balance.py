@@ -50,6 +50,7 @@ from analysis.core.balance import (
     search_lever,
 )
 from analysis.tangram.experiment import find_tile, tileset_and_rules_options
+from analysis.tangram.tables import DEAD_SHARE
 from sim.core.errors import UserError
 
 DEFAULT_FIELD = "planner,greedy,greedy,random"  # make run-tangram's field
@@ -58,7 +59,7 @@ PLANNING = "planning_bonus"
 BALANCE = "balance_bonus"
 AREA = "area"
 DISTANCES = ("0", "1", "2", "3", "4", "5 or more")
-KINDS = ("tile", "strategy")
+KINDS = ("tile", "strategy", "rule")
 EFFECT_WORDS = {
     "strategy": "the strategy's win share above its fair share (1 / players), pct-pts",
     "tile": "placing the tile rather than declining it: win share above expected, placers "
@@ -328,6 +329,197 @@ def nearer_probe(search: Search, probes: list[Point], band: float, min_n: int) -
         search.reached = abs(best.effect) <= band
 
 
+# --- a rule: brought alive --------------------------------------------------------------------
+
+# The rules balance takes as its item (the report's rule names), each with its lever's path.
+# A balance bonus table is scaled as a whole (percent of its shape: the table itself, or the
+# printed one when every entry is 0) so the distances keep their order of worth.
+RULE_LEVERS = {"planning bonus": PLANNING, "balance bonus": f"{BALANCE} scale"}
+NO_LEVER = {
+    "fountains": "fountains: no numeric lever (its one setting is fountain_kept, a yes/no "
+    "reading; test it with neom compare --game tangram --candidate-rules fountain_kept=yes)"
+}
+
+
+def find_rule(name: str) -> str | None:
+    """The rule called ``name`` (the report's rule name), or None; one line for a rule
+    without a numeric lever."""
+    wanted = " ".join(name.replace("_", " ").split()).casefold()
+    if wanted in NO_LEVER:
+        raise UserError(NO_LEVER[wanted])
+    return wanted if wanted in RULE_LEVERS else None
+
+
+def bonus_shape(rules: dict) -> list[int]:
+    """The balance bonus table scaled by the rule's lever: the rules' table, or the printed
+    one when every entry is 0 (a zero table has no shape to scale)."""
+    from sim.tangram.rules import make_rules, rules_as_dict
+
+    table = [int(v) for v in rules[BALANCE]]
+    return table if any(table) else rules_as_dict(make_rules())[BALANCE]
+
+
+def rule_lever(rules: dict, rule: str) -> Lever:
+    """The rule's own lever: the planning bonus in points, or the balance bonus table's scale
+    in percent of :func:`bonus_shape` (0 for a zero table, 100 otherwise)."""
+    from sim.tangram.rules import MAX_BONUS
+
+    if rule == "planning bonus":
+        return Lever("rules", PLANNING, int(rules[PLANNING]), +1, "point of planning bonus",
+                     high=MAX_BONUS)  # fmt: skip
+    current = 100 if any(rules[BALANCE]) else 0
+    high = 100 * MAX_BONUS // max(bonus_shape(rules))
+    return Lever("rules", RULE_LEVERS[rule], current, +1,
+                 "percent of the balance bonus table", high=high)  # fmt: skip
+
+
+def rule_values(rules: dict, lever: Lever, value: int) -> dict:
+    """The rules levers' values (``with_values``) of the rule's lever at ``value``."""
+    if lever.path == PLANNING:
+        return {("rules", PLANNING): int(value)}
+    shape = bonus_shape(rules)
+    return {("rules", f"{BALANCE}[{i}]"): round(v * value / 100) for i, v in enumerate(shape)}
+
+
+def rule_reach(run, rule: str, min_n: int) -> dict:
+    """The report's reach of ``rule`` in ``run`` (``findings.rule_findings``: the share of
+    non-random seats that reach it, its interval and the dead verdict)."""
+    import polars as pl
+
+    from analysis.tangram.findings import rule_findings
+
+    row = rule_findings(run, min_n=min_n).filter(pl.col("rule") == rule).row(0, named=True)
+    return {"reached": int(row["reached"]), "n": int(row["n"]),
+            "share": _pp(row["reached_rate"]), "lo": _pp(row["reached_rate_lo"]),
+            "hi": _pp(row["reached_rate_hi"]), "dead": bool(row["dead"]),
+            "small": bool(row["small"]),
+            "alive": bool(row["reached_rate"] >= DEAD_SHARE)}  # fmt: skip
+
+
+def smallest_alive(alive: Callable, lever: Lever, max_evals: int) -> tuple[int | None, str]:
+    """The smallest value above the current one at which ``alive(value)`` holds, taking
+    reach to grow with the bonus: doubling up to the lever's bound, then halving the gap, at
+    most ``max_evals`` candidates; (None, why) when no value tried brings it alive."""
+    dead, found, evals = lever.current, None, 0
+    step = max(1, lever.current) if lever.current else (100 if "scale" in lever.path else 1)
+    while found is None and evals < max_evals and dead < lever.high:
+        value = min(lever.high, dead + step if lever.current == 0 else 2 * dead)
+        evals += 1
+        if alive(value):
+            found = value
+        else:
+            dead, step = value, 2 * step
+    if found is None:
+        return None, (f"no value up to {dead} brings it alive ({evals} candidates)")
+    while evals < max_evals and found - dead > 1:
+        middle = (dead + found) // 2
+        evals += 1
+        if alive(middle):
+            found = middle
+        else:
+            dead = middle
+    close = "" if found - dead <= 1 else f" (to within {found - dead}: --max-evals)"
+    return found, f"the smallest value alive on the search deals{close}; {dead} is dead"
+
+
+def field_edges(run, players: int) -> dict:
+    """Every strategy's edge in ``run``: its win share above its fair share, pct-pts."""
+    return {name: [_pp(x) for x in strategy_effect(run, name, players)[:3]]
+            for name in run.strategy_names}  # fmt: skip
+
+
+def balance_rule(evaluator: Evaluator, rule: str, max_evals: int, verify_games: int) -> dict:
+    """Bring a dead rule alive: the smallest value of its lever at which the report no longer
+    calls it dead on the search deals, measured again on fresh deals, with what it does to
+    every strategy's edge there."""
+    s = evaluator.setting
+    config = s.config
+    lever = rule_lever(config.rules, rule)
+    base = evaluator.measure({}, what=f"{rule}: as it is")
+    fresh = fresh_seed(config.seed)
+    fresh_base = evaluator.measure({}, fresh, verify_games, f"{rule}: as it is, fresh deals")
+    start, now = rule_reach(base, rule, s.min_n), rule_reach(fresh_base, rule, s.min_n)
+    points = {lever.current: start}
+
+    def alive(value: int) -> bool:
+        run = evaluator.measure(rule_values(config.rules, lever, value),
+                                what=f"{rule}: {lever.path} = {value}")  # fmt: skip
+        points[value] = rule_reach(run, rule, s.min_n)
+        return points[value]["alive"]
+
+    if start["alive"]:
+        suggested, stop = lever.current, "already alive on the search deals: nothing to change"
+    else:
+        suggested, stop = smallest_alive(alive, lever, max_evals)
+    if suggested is None and len({p["reached"] for p in points.values()}) == 1:
+        stop += (f"; its reach is the same at every value tried ({start['share']:.1f}%): the "
+                 "field cannot reach it whatever it is worth")  # fmt: skip
+    record = {"lever": lever.path, "unit": lever.unit, "current": lever.current,
+              "suggested": suggested, "low": lever.low, "high": lever.high, "stop": stop,
+              "points": {str(v): p["share"] for v, p in sorted(points.items())}}  # fmt: skip
+    edges_now = field_edges(fresh_base, config.players)
+    if suggested is not None and suggested != lever.current:
+        values = rule_values(config.rules, lever, suggested)
+        run = evaluator.measure(values, fresh, verify_games,
+                                f"{rule}: {lever.path} = {suggested}, fresh deals")  # fmt: skip
+        record["reach"] = rule_reach(run, rule, s.min_n)
+        record["rules"] = with_values(config.rules, values)
+        record["edges"] = field_edges(run, config.players)
+        record["dead_rules"] = dead_rules(run, s.min_n)
+    print(f"balance: {rule}: {lever.path} -> {suggested} ({stop})", file=sys.stderr)
+    return {
+        "game": "tangram", "item": rule, "kind": "rule",
+        "effect_definition": "the share of non-random seats that reach it (the report's "
+        "reach: dead when its interval lies wholly below 1% after the correction)",
+        "field": ",".join(config.strategies), "players": config.players,
+        "games": config.games, "seed": config.seed, "rules": config.rules,
+        "verify_games": verify_games, "fresh_seed": fresh, "min_n": s.min_n,
+        "current_reach": now, "search_reach": start, "edges": edges_now,
+        "dead_rules": dead_rules(fresh_base, s.min_n), "levers": [record],
+    }  # fmt: skip
+
+
+def _reach_words(reach: dict) -> str:
+    verdict = ("alive" if reach["alive"] else "dead" if reach["dead"]
+               else f"below {100 * DEAD_SHARE:g}%, not flagged dead")  # fmt: skip
+    return (f"reached by {reach['share']:.1f}% [{reach['lo']:.1f}, {reach['hi']:.1f}] of "
+            f"{reach['n']:,} seats: {verdict}")  # fmt: skip
+
+
+def rule_summary_lines(doc: dict) -> list[str]:
+    """A rule's result in words: its reach as it is, the suggestion, its reach and the
+    field's edges on fresh deals (the cost a designer weighs)."""
+    from analysis.tangram.findings import rules_text
+
+    r = doc["levers"][0]
+    lines = [
+        f"{doc['item']} (rule): goal = {doc['effect_definition']}.",
+        f"field: {doc['field']} ({doc['players']} players); search: {doc['games']:,} games a "
+        f"candidate, seed {doc['seed']}; fresh deals: seed {doc['fresh_seed']}, "
+        f"{doc['verify_games']:,} games.",
+        f"as it is: {_reach_words(doc['current_reach'])} (fresh deals); "
+        f"{_reach_words(doc['search_reach'])} (search deals).",
+        f"{r['lever']} ({r['unit']}): {r['current']} -> "
+        f"{'no suggestion' if r['suggested'] is None else r['suggested']}: {r['stop']}.",
+    ]
+    if "reach" not in r:
+        return lines
+    changed = {k: v for k, v in r["rules"].items() if doc["rules"].get(k) != v}
+    lines += [
+        f"suggested: --rules {rules_text(changed)}; on the fresh deals {_reach_words(r['reach'])}.",
+        "",
+        "| strategy | edge as it is [95% CI] | edge suggested [95% CI] |",
+        "|---|---|---|",
+    ]
+    for name, (effect, lo, hi) in doc["edges"].items():
+        e, elo, ehi = r["edges"].get(name, [None] * 3)
+        lines.append(f"| {name} | {_fmt(effect)} [{_fmt(lo)}, {_fmt(hi)}] | "
+                     f"{_fmt(e)} [{_fmt(elo)}, {_fmt(ehi)}] |")  # fmt: skip
+    lines.append("edge: a strategy's win share above its fair share (1 / players), pct-pts, "
+                 "on the fresh deals.")  # fmt: skip
+    return lines
+
+
 # --- the item ---------------------------------------------------------------------------------
 
 
@@ -380,8 +572,8 @@ def find_item(setting: Setting, tileset, name: str, kind: str | None) -> Item:
         raise UserError(f"{name!r}: not a strategy of the field ({field_names})")
     hint = missing.partition("; ")[2]  # the tile set's close names, if any
     raise UserError(
-        f"{name!r}: neither a tile of tile set {tileset.name} nor a strategy of the field "
-        f"({field_names}){'; ' + hint if hint else ''}"
+        f"{name!r}: neither a tile of tile set {tileset.name}, a strategy of the field "
+        f"({field_names}) nor a rule ({', '.join(RULE_LEVERS)}){'; ' + hint if hint else ''}"
     )
 
 
@@ -450,13 +642,18 @@ def run(args) -> int:
         raise UserError("give the NAME of a tile of the tile set or a strategy of the field "
                         "(neom balance NAME --game tangram)")  # fmt: skip
     setting, tileset = _setting(args)
-    item = find_item(setting, tileset, args.name, args.kind)
-    chosen = _pick(item, args.lever)
+    rule = find_rule(args.name) if args.kind in (None, "rule") else None
+    if rule is None and args.kind == "rule":
+        raise UserError(f"{args.name!r}: not a rule with a lever ({', '.join(RULE_LEVERS)})")
     max_evals = DEFAULT_MAX_EVALS if args.max_evals is None else args.max_evals
     if max_evals < 1:
         raise UserError(f"--max-evals {max_evals}: at least 1")
     games = setting.config.games
     verify_games = args.verify_games or 2 * games
+    if rule is not None:
+        return run_rule(args, setting, rule, max_evals, verify_games)
+    item = find_item(setting, tileset, args.name, args.kind)
+    chosen = _pick(item, args.lever)
     json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
     tileset_path = None
     if args.write_tileset:
@@ -487,6 +684,35 @@ def run(args) -> int:
                    "--write-tileset")  # fmt: skip
         lines.append(f"the tile set with the suggested shape: {args.write_tileset}")
     return print_result(lines, document, json_path, args.json)
+
+
+def run_rule(args, setting: Setting, rule: str, max_evals: int, verify_games: int) -> int:
+    """``neom balance RULE --game tangram``: the smallest value of the rule's lever that
+    brings it alive, measured again on fresh deals."""
+    import shutil
+
+    from sim.core.outputs import claim_file
+
+    lever = rule_lever(setting.config.rules, rule)
+    if args.lever not in (None, lever.path):
+        raise UserError(f"--lever {args.lever!r}: the {rule}'s lever is {lever.path!r}")
+    if args.write_tileset:
+        raise UserError(f"--write-tileset: the {rule} is a rule; its lever is the rules', "
+                        "not the tile set's (the suggestion is printed as --rules)")  # fmt: skip
+    json_path = claim_file(args.json, "--json", args.overwrite) if args.json else None
+    games = setting.config.games
+    progress = Progress(games * (1 + max_evals) + 2 * verify_games, quiet=args.quiet)
+    own_work = args.work is None
+    work = Path(tempfile.mkdtemp(prefix="neom-balance-")) if own_work else Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        document = balance_rule(Evaluator(setting, work, progress, {}), rule, max_evals,
+                                verify_games)  # fmt: skip
+    finally:
+        if own_work:
+            shutil.rmtree(work, ignore_errors=True)
+    document["seconds"] = round(time.perf_counter() - progress.start, 1)
+    return print_result(rule_summary_lines(document), document, json_path, args.json)
 
 
 def _balance(evaluator: Evaluator, item: Item, chosen: list[Lever], max_evals: int,
@@ -627,8 +853,9 @@ def summary_lines(doc: dict) -> list[str]:
 
 BALANCING = Balancing(
     run=run,
-    item_help="a tile of the tile set (its lever: its area) or a strategy of the field (the "
-    "bonus tables), e.g. House or greedy:balance_weight=10",
+    item_help="a tile of the tile set (its lever: its area), a strategy of the field (the "
+    "bonus tables) or a dead rule (planning bonus, balance bonus: its own value, the smallest "
+    'that brings it alive), e.g. House, greedy:balance_weight=10 or "balance bonus"',
     options=(
         *tileset_and_rules_options("the rules to start from"),
         (
@@ -636,7 +863,7 @@ BALANCING = Balancing(
             {
                 "default": None,
                 "choices": KINDS,
-                "help": "NAME is a tile or a strategy (default: whichever it names)",
+                "help": "NAME is a tile, a strategy or a rule (default: whichever it names)",
             },
         ),
         (

@@ -296,11 +296,11 @@ def _rules_options(run, change: dict) -> list[str]:
     differs = _changed_rules(run)
     options = []
     if differs:
-        options += ["--baseline-rules", _rules_text(differs)]
-    return options + ["--candidate-rules", _rules_text({**differs, **change})]
+        options += ["--baseline-rules", rules_text(differs)]
+    return options + ["--candidate-rules", rules_text({**differs, **change})]
 
 
-def _rules_text(entries: dict) -> str:
+def rules_text(entries: dict) -> str:
     return ",".join(
         f"{k}={'/'.join(str(x) for x in v) if isinstance(v, list) else v}"
         for k, v in entries.items()
@@ -323,27 +323,34 @@ def compare_command(run, rules_change: dict | None = None, candidate: str | None
     return f"neom compare {shlex.join(options)}"
 
 
+def _balance_command(run, name: str, options: list[str]) -> str:
+    """``neom balance NAME --game tangram`` of the run's field, tile set, games, seed and
+    rules, with the item's ``options``."""
+    options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset")),
+               *options]  # fmt: skip
+    differs = _changed_rules(run)
+    if differs:
+        options += ["--rules", rules_text(differs)]
+    return f"neom balance {shlex.quote(name)} {shlex.join(options)}"
+
+
 def balance_command(run, lever: str) -> str:
     """``neom balance STRATEGY --game tangram`` for the field's first non-random strategy,
     searching ``lever``."""
     names = [n for n in run.strategy_names if not is_random(n)] or run.strategy_names
-    options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset")),
-               "--lever", lever]  # fmt: skip
-    differs = _changed_rules(run)
-    if differs:
-        options += ["--rules", _rules_text(differs)]
-    return f"neom balance {shlex.quote(names[0])} {shlex.join(options)}"
+    return _balance_command(run, names[0], ["--lever", lever])
 
 
 def tile_balance_command(run, name: str, candidate: str) -> str:
-    """``neom balance TILE --game tangram`` of the run's field, tile set, games and seed: the
-    search of the tile's area, writing the tile set with the suggested shape to ``candidate``."""
-    options = ["--game", "tangram", *field_options(run, _tileset_options(run, "--tileset")),
-               "--kind", "tile", "--write-tileset", candidate]  # fmt: skip
-    differs = _changed_rules(run)
-    if differs:
-        options += ["--rules", _rules_text(differs)]
-    return f"neom balance {shlex.quote(name)} {shlex.join(options)}"
+    """``neom balance TILE --game tangram``: the search of the tile's area, writing the tile
+    set with the suggested shape to ``candidate``."""
+    return _balance_command(run, name, ["--kind", "tile", "--write-tileset", candidate])
+
+
+def rule_balance_command(run, rule: str) -> str:
+    """``neom balance RULE --game tangram``: the smallest value of the rule's own lever that
+    brings it alive."""
+    return _balance_command(run, rule, ["--kind", "rule"])
 
 
 def win_share_per_vp(run) -> float:
@@ -383,9 +390,16 @@ def dead_rule_step(run, row: dict) -> dict:
     else:
         command = compare_command(run, {"fountain_kept": "yes"})
         fix = "fountains kept for later (the other reading) on the same deals"
+    # Fountains have no numeric lever (a yes/no reading): nothing for balance to search.
+    search = (
+        f"; or `{rule_balance_command(run, rule)}` searches the smallest {rule} that brings it "
+        "alive and measures it again on fresh deals, with the field's edges"
+        if rule != "fountains" else ""
+    )  # fmt: skip
     text = (
         f"Dead rule: the {rule} is reached by {_pct(row, 'reached_rate')} of {row['n']:,} "
-        f"seats ({row['seats']}): it changes almost no game. Next step: `{command}` ({fix})."
+        f"seats ({row['seats']}): it changes almost no game. Next step: `{command}` ({fix})"
+        f"{search}."
     )
     return {
         "kind": "dead rule", "name": rule, "first": True, "expected_vp": math.nan,
@@ -506,7 +520,7 @@ def reproduce(run, check=None) -> str:
     differs = _changed_rules(run)
     tables = {k: v for k, v in differs.items() if k not in OPTIONS}
     note = (
-        f" (with the bonus tables {_rules_text(tables)}, which neom simulate does not take)"
+        f" (with the bonus tables {rules_text(tables)}, which neom simulate does not take)"
         if tables
         else ""
     )
