@@ -120,7 +120,7 @@ def test_bad_rule_names_are_one_line_errors(name, message, capsys):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     if name == "bonus":
-        assert "nor a rule (planning bonus, balance bonus)" in err
+        assert "(the rules it takes: planning bonus, balance bonus)" in err
 
 
 def test_a_rule_takes_no_tile_set_to_write(capsys):

@@ -147,8 +147,8 @@ def test_balance_bad_options_are_one_line_errors(tmp_path, capsys, args, message
 def test_balance_names_the_field_when_the_item_is_not_in_it(capsys):
     assert main(["balance", "planner", "--game", "tangram", *DUEL]) == 1
     err = capsys.readouterr().err
-    assert "'planner': neither a tile of tile set" in err and ", a strategy of the field" in err
-    assert SCALE in err and "nor a rule (planning bonus, balance bonus)" in err
+    assert "'planner': neither a tile of tile set" in err and "nor a strategy of the field" in err
+    assert SCALE in err and "(the rules it takes: planning bonus, balance bonus)" in err
 
 
 # --- every command of the README's table: --game tangram, or one line why not -----------------

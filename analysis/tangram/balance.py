@@ -572,8 +572,9 @@ def find_item(setting: Setting, tileset, name: str, kind: str | None) -> Item:
         raise UserError(f"{name!r}: not a strategy of the field ({field_names})")
     hint = missing.partition("; ")[2]  # the tile set's close names, if any
     raise UserError(
-        f"{name!r}: neither a tile of tile set {tileset.name}, a strategy of the field "
-        f"({field_names}) nor a rule ({', '.join(RULE_LEVERS)}){'; ' + hint if hint else ''}"
+        f"{name!r}: neither a tile of tile set {tileset.name} nor a strategy of the field "
+        f"({field_names}){'; ' + hint if hint else ''} (the rules it takes: "
+        f"{', '.join(RULE_LEVERS)})"
     )
 
 
