@@ -90,7 +90,7 @@ def steps_note(checked: bool) -> str:
         "<code>--games</code> and <code>--seed</code>, and runs as pasted from here: <code>neom "
         "compare --game tangram</code> plays the change on the same deals, <code>neom balance "
         "--game tangram</code> searches a bonus for the value that brings the field's edge into "
-        "the band."
+        "the band, or a dead bonus for the smallest value that brings it alive."
     )
 
 
