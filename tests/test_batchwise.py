@@ -258,21 +258,28 @@ def real_runs(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope="module")
+def chunked_reports(real_runs, tmp_path_factory):
+    """Each real run's report in small chunks on two workers, built once: the tests below
+    only read it (each build costs seconds of the suite)."""
+    root = tmp_path_factory.mktemp("chunked")
+    for name in ("events", "plain"):
+        build_report(real_runs / name, root / name, execution=CHUNKED)
+    return root
+
+
 @pytest.mark.parametrize("name", ["events", "plain"])
-def test_real_runs_report_the_whole_table_numbers(real_runs, tmp_path, name):
-    out = tmp_path / "report"
-    build_report(real_runs / name, out, execution=CHUNKED)
-    _assert_same_report(out, real_runs / name)
+def test_real_runs_report_the_whole_table_numbers(real_runs, chunked_reports, name):
+    _assert_same_report(chunked_reports / name, real_runs / name)
 
 
-def test_the_numbers_do_not_depend_on_chunks_or_workers(real_runs, tmp_path):
+def test_the_numbers_do_not_depend_on_chunks_or_workers(real_runs, chunked_reports, tmp_path):
     """One chunk in this process, or small chunks on two workers: the same tables (integers
     and strings exactly, floats to the last bits)."""
     whole = tmp_path / "whole"
     build_report(real_runs / "events", whole,
                  execution=Execution(workers=1, chunk_games=10**9, progress=False))  # fmt: skip
-    chunked = tmp_path / "chunked"
-    build_report(real_runs / "events", chunked, execution=CHUNKED)
+    chunked = chunked_reports / "events"
     for path in sorted((whole / "tables").glob("*.csv")):
         got = pl.read_csv(chunked / "tables" / path.name, infer_schema_length=None)
         want = pl.read_csv(path, infer_schema_length=None)

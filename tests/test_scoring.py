@@ -423,7 +423,9 @@ def random_cities(draw):
     return cells, money, build_tables(specs, goods_tier), rules
 
 
-@settings(max_examples=300, deadline=None)
+# The no-JIT parity run (below) replays this file interpreted: its aim there is that the
+# scorer runs as plain Python at all, which 50 cities show; 300 is for the compiled code.
+@settings(max_examples=50 if numba.config.DISABLE_JIT else 300, deadline=None)
 @given(random_cities())
 def test_compiled_scoring_matches_the_plain_scorer(case):
     """On random cities (random types, roads, flags, effects, money, rules options), every
