@@ -25,6 +25,7 @@ from analysis.core.stats import (
 )
 from analysis.core.strategies import ratings
 from analysis.core.tabulate import (
+    Flagging,
     group_table,
     sign_disagreements,
     with_band_flags,
@@ -217,7 +218,7 @@ def _split_disasters(
     chosen = pl.Series([bool(kinds[int(t)] != K.DIS_NONE) for t in table["tile"]])
     return (
         with_generation_median_flags(table.filter(~chosen), run.tables, *args, by=by),
-        with_band_flags(table.filter(chosen), *args),
+        with_band_flags(table.filter(chosen), Flagging(*args)),
     )
 
 
@@ -482,7 +483,7 @@ def _fair_share_effects(run: Run, key: str, min_players: int, method, level, ban
         .join(deals(run), on="game_id", how="left")
     )
     table = effect_table(frame, ["n_players", key])
-    return with_band_flags(table, method, level, band, min_n).sort("n_players", key)
+    return with_band_flags(table, Flagging(method, level, band, min_n)).sort("n_players", key)
 
 
 def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
@@ -595,7 +596,7 @@ def cornerstone_table(
         "tile", "score_diff", "score_diff_lo", "score_diff_hi"
     )
     frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
-    frame = with_median_flags(frame, method, level, band, min_n).drop("wins_drafted")
+    frame = with_median_flags(frame, Flagging(method, level, band, min_n)).drop("wins_drafted")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
 
@@ -609,7 +610,7 @@ def cornerstones_by_strategy(
 ) -> pl.DataFrame:
     long = drafted_long(run)
     table = effect_table(long, ["tile", "strategy_name"])
-    table = with_median_flags(table, method, level, band, min_n, by=("strategy_name",))
+    table = with_median_flags(table, Flagging(method, level, band, min_n), by=("strategy_name",))
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
@@ -772,7 +773,7 @@ def tile_table(
     frame = with_wilson(frame, "sold", "selected", "sell_rate")
 
     sel, placed_seats, passed_seats = _seat_groups(run, records)
-    effects = with_band_flags(effect_table(sel, ["tile"]), method, level, band, min_n)
+    effects = with_band_flags(effect_table(sel, ["tile"]), Flagging(method, level, band, min_n))
     wins = sel.group_by("tile").agg(pl.col("win_share").sum().alias("wins_selected"))
     frame = frame.join(effects, on="tile", how="left").join(wins, on="tile", how="left")
     frame = with_wilson(frame.with_columns(pl.col("wins_selected").fill_null(0.0)),
@@ -809,7 +810,7 @@ def tiles_by_strategy(
         return None
     selected, _, _ = _seat_groups(run, None)
     table = with_band_flags(
-        effect_table(selected, ["tile", "strategy_name"]), method, level, band, min_n
+        effect_table(selected, ["tile", "strategy_name"]), Flagging(method, level, band, min_n)
     )
     return run.name_tiles(table).sort("tile", "strategy_name")
 

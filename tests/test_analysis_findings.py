@@ -66,7 +66,7 @@ def test_a_tile_below_the_minimum_sample_is_never_flagged(planted):
             "deal": list(range(406)),
         }
     )
-    flagged = with_band_flags(effect_table(frame, ["item"]), min_n=100).sort("item")
+    flagged = with_band_flags(effect_table(frame, ["item"]), Flagging(min_n=100)).sort("item")
     tiny = flagged.filter(pl.col("item") == "tiny").row(0, named=True)
     assert tiny["small"] and tiny["flag"] == "" and math.isnan(tiny["effect_p"])
     # 6 wins in 6 at an expected 1/4: the exact (Clopper-Pearson) interval for the share is
@@ -85,7 +85,7 @@ def test_band_flags_need_the_whole_interval_outside_the_band():
         {"item": ["a", "b"], "n": [500, 500], "clusters": [500, 500],
          "effect": [0.03, -0.06], "effect_se": [se, se]}
     )  # fmt: skip
-    flags = with_band_flags(frame, band=0.02)["flag"].to_list()
+    flags = with_band_flags(frame, Flagging(band=0.02))["flag"].to_list()
     assert flags == ["", "weak"]
 
 

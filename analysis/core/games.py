@@ -4,7 +4,7 @@ import polars as pl
 
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.reduce import Sums
+from analysis.core.reduce import Sums, mean_or_null
 from analysis.core.stats import quantile_from_counts
 from analysis.core.tabulate import with_wilson
 
@@ -64,10 +64,7 @@ def closeness(run: Run) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     frame = games.join(quantiles, on="n_players", how="left").select(
         "n_players",
         "games",
-        pl.when(pl.col("margin_n") > 0)
-        .then(pl.col("margin_sum") / pl.col("margin_n"))
-        .otherwise(None)
-        .alias("mean_margin"),
+        mean_or_null("margin_sum", "margin_n").alias("mean_margin"),
         pl.col("median_margin").fill_nan(None),
         pl.col("p90_margin").fill_nan(None),
         "close",

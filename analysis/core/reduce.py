@@ -81,6 +81,12 @@ def canonical(frame: pl.DataFrame, columns=None) -> pl.DataFrame:
     return frame.sort(sortable, nulls_last=True, maintain_order=True)
 
 
+def mean_or_null(total: str, count: str) -> pl.Expr:
+    """``total / count`` where ``count > 0``, else null: a mean over nothing is unknown, shown
+    as a blank rather than NaN or 0."""
+    return pl.when(pl.col(count) > 0).then(pl.col(total) / pl.col(count)).otherwise(None)
+
+
 def merge_stats(parts: list[dict]) -> dict:
     """Merge a list of ``{name: statistic}`` dicts (one per chunk or group of chunks) name by
     name; a name missing from a part counts as nothing seen there."""
@@ -187,7 +193,7 @@ class Moments:
         for v in self.values:
             n = pl.col(f"{v}__n")
             columns += [
-                pl.when(n > 0).then(pl.col(f"{v}__sum") / n).otherwise(None).alias(v),
+                mean_or_null(f"{v}__sum", f"{v}__n").alias(v),
                 pl.when(n > ddof)
                 .then((pl.col(f"{v}__m2").clip(0.0) / (n - ddof)).sqrt())
                 .otherwise(None)

@@ -396,7 +396,7 @@ def _fair_share_effects(report: Report, run: Run, key: str):
     like every other effect."""
     source = strategies.STRATEGIES if key == "strategy_name" else seats.SEATS
     table = value(run, source)["fair"].effect_table()
-    return with_band_flags(table, *report.flagging).sort("n_players", key)
+    return with_band_flags(table, report.flagging).sort("n_players", key)
 
 
 def strategy_effects(report: Report, run: Run) -> pl.DataFrame:

@@ -9,7 +9,7 @@ from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
 from analysis.core.reduce import Sums, VectorClusterMoments
 from analysis.core.stats import bootstrap_interval, seat_balance, wald_chi_square
-from analysis.core.strategies import fair_share_moments
+from analysis.core.strategies import fair_share_moments, share_sums
 from analysis.core.tabulate import chunk_deals, with_win_share
 
 BOOTSTRAP_SAMPLES = 1000
@@ -21,15 +21,7 @@ PATTERN = tuple(f"s{seat}" for seat in range(MAX_SEATS))
 
 def _reduce(chunk) -> dict:
     players = chunk.players
-    out = {
-        "shares": Sums.of(
-            players,
-            ("n_players", "seat"),
-            pl.len().alias("n"),
-            pl.col("win_share").sum().alias("wins"),
-            pl.col("total").sum().alias("total"),
-        )
-    }
+    out = {"shares": share_sums(players, "seat")}
     out["fair"] = fair_share_moments(
         players.filter(pl.col("n_players") >= 2), "seat", chunk.memo(chunk_deals)
     )

@@ -19,18 +19,25 @@ ELO_SCALE = 400.0 / math.log(10.0)  # log-strength in Elo points: +400 = 10 to 1
 def _reduce(chunk) -> dict:
     players = chunk.players
     return {
-        "shares": Sums.of(
-            players,
-            ("n_players", "strategy_name"),
-            pl.len().alias("n"),
-            pl.col("game_id").n_unique().alias("games"),
-            pl.col("win_share").sum().alias("wins"),
-            pl.col("total").sum().alias("total"),
-        ),
+        "shares": share_sums(players, "strategy_name", pl.col("game_id").n_unique().alias("games")),
         "games": Sums.of(chunk.games, (), pl.len().alias("games")),
         "fair": fair_share_moments(players, "strategy_name", chunk.memo(chunk_deals)),
         **_pair_stats(_pairs(players)),
     }
+
+
+def share_sums(players, key: str, *more: pl.Expr) -> Sums:
+    """Per player count and ``key``: seats (``n``), then the sums ``more``, win shares
+    (``wins``) and scores (``total``), from which the tables take each group's win share and
+    mean score."""
+    return Sums.of(
+        players,
+        ("n_players", key),
+        pl.len().alias("n"),
+        *more,
+        pl.col("win_share").sum().alias("wins"),
+        pl.col("total").sum().alias("total"),
+    )
 
 
 def fair_share_moments(players, key: str, deals) -> ClusterMoments:

@@ -250,8 +250,8 @@ def effect_table(
 
 
 class Flagging(NamedTuple):
-    """How a table's items are flagged (the arguments of :func:`with_band_flags` and
-    :func:`with_median_flags` after the frame): the multiple-comparison correction ``method``
+    """How a table's items are flagged (what :func:`with_band_flags` and
+    :func:`with_median_flags` take): the multiple-comparison correction ``method``
     ("bh" Benjamini-Hochberg, "holm" Holm) at ``level``, the practical ``band`` the whole
     interval must lie outside, and the ``min_n`` seats below which an item is not tested."""
 
@@ -265,14 +265,10 @@ DEFAULT_FLAGGING = Flagging()
 
 
 def with_band_flags(
-    frame: pl.DataFrame,
-    method: str = "bh",
-    level: float = 0.05,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-    name: str = "effect",
+    frame: pl.DataFrame, flagging: Flagging = DEFAULT_FLAGGING, name: str = "effect"
 ) -> pl.DataFrame:
-    """Add the flag columns to an :func:`effect_table`:
+    """Add the flag columns to an :func:`effect_table` (``flagging``: its ``method``,
+    ``level``, ``band`` and ``min_n``):
 
     - ``small``: fewer than ``min_n`` seats: not tested, never flagged (shown greyed);
     - ``{name}_p``: p-value for "the effect lies within +-``band``" (NaN when small);
@@ -280,6 +276,7 @@ def with_band_flags(
     - ``flag``: "strong" / "weak" (by sign) where ``{name}_q < level``, which implies the
       whole 95% interval lies outside the band; "" otherwise.
     """
+    method, level, band, min_n = flagging
     n = frame["n"].to_numpy()
     se = frame[f"{name}_se"].to_numpy().astype(np.float64)
     small = (n < min_n) | np.isnan(se)
@@ -311,12 +308,7 @@ def with_vs_median(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_median_flags(
-    frame: pl.DataFrame,
-    method: str = "bh",
-    level: float = 0.05,
-    band: float = DEFAULT_BAND,
-    min_n: int = DEFAULT_MIN_N,
-    by: tuple[str, ...] = (),
+    frame: pl.DataFrame, flagging: Flagging = DEFAULT_FLAGGING, by: tuple[str, ...] = ()
 ) -> pl.DataFrame:
     """Band flags on the effect against the median item (a dominant item pushes every other
     below expected; the median moves by at most one rank, so the dominant one flags itself and
@@ -326,9 +318,7 @@ def with_median_flags(
     tested rows of each group of ``by``: per strategy in the per-strategy table), and
     ``vs_median_p``/``vs_median_q``/``flag``, the band test on ``vs_median`` with the effect's
     standard error, adjusted across all rows. ``flag`` is the report's flag."""
-    flagged = with_band_flags(frame, method, level, band, min_n).rename(
-        {"flag": "flag_vs_expected"}
-    )
+    flagged = with_band_flags(frame, flagging).rename({"flag": "flag_vs_expected"})
     if by:
         parts = [
             with_vs_median(part) for part in flagged.partition_by(list(by), maintain_order=True)
@@ -338,8 +328,9 @@ def with_median_flags(
         flagged = with_vs_median(flagged)
     flags = with_band_flags(
         flagged.with_columns(pl.col("effect_se").alias("vs_median_se")),
-        method, level, band, min_n, name="vs_median",
-    ).drop("vs_median_se")  # fmt: skip
+        flagging,
+        name="vs_median",
+    ).drop("vs_median_se")
     return flags
 
 

@@ -22,7 +22,7 @@ import polars as pl
 
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.reduce import ClusterMoments, Sums
+from analysis.core.reduce import ClusterMoments, Sums, mean_or_null
 from analysis.core.tabulate import (
     DEFAULT_FLAGGING,
     EXPECTED,
@@ -138,8 +138,7 @@ def cornerstone_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.Dat
     frame = counts.select(
         "tile", "drafted", "games_drafted", "placed", "unplaced", "swapped",
         *(f"placed_gen{g}" for g in range(1, N_GENERATIONS + 1)),
-        pl.when(pl.col("placed") > 0).then(pl.col("gen_placed") / pl.col("placed"))
-        .otherwise(None).alias("mean_gen"),
+        mean_or_null("gen_placed", "placed").alias("mean_gen"),
         "wins_placed", "wins_unplaced", "wins_drafted",
     ).join(stats["leftovers"].table(), on="tile", how="left")  # fmt: skip
     if stats.get("picks") is not None:
@@ -163,7 +162,7 @@ def cornerstone_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.Dat
         .select("tile", "score_diff", "score_diff_lo", "score_diff_hi")
     )
     frame = frame.join(effects, on="tile", how="left").join(leads, on="tile", how="left")
-    frame = with_median_flags(frame, *flagging).drop("wins_drafted")
+    frame = with_median_flags(frame, flagging).drop("wins_drafted")
     ordered = [c for c in COLUMN_ORDER if c in frame.columns or c == "tile_name"]
     return run.name_tiles(frame).select(ordered).sort("effect", descending=True)
 
@@ -174,7 +173,7 @@ def by_strategy(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame
     corrected across all (cornerstone, strategy) cells; see
     :func:`analysis.core.tabulate.sign_disagreements` for the sign test."""
     table = value(run, CORNERSTONES)["by_strategy"].effect_table()
-    table = with_median_flags(table, *flagging, by=("strategy_name",))
+    table = with_median_flags(table, flagging, by=("strategy_name",))
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 

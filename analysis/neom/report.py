@@ -89,7 +89,7 @@ def split_disasters(table: pl.DataFrame, run: Run, report: Report):
                        dtype=pl.Boolean)  # fmt: skip
     return (
         tiles.with_generation_median_flags(table.filter(~chosen), run.tables, *flagging),
-        with_band_flags(table.filter(chosen), *flagging),
+        with_band_flags(table.filter(chosen), flagging),
     )
 
 

@@ -25,7 +25,7 @@ import polars as pl
 from analysis.core.arrays import unique, unique_first
 from analysis.core.batches import Reduction, value
 from analysis.core.load import Run
-from analysis.core.reduce import ClusterMoments, Sums
+from analysis.core.reduce import ClusterMoments, Sums, mean_or_null
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 from analysis.core.tabulate import (
     DEFAULT_FLAGGING,
@@ -562,10 +562,7 @@ def tile_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame 
         .select(
             "tile",
             "selected",
-            pl.when(pl.col("selected") > 0)
-            .then(pl.col("turn_sum") / pl.col("selected"))
-            .otherwise(None)
-            .alias("mean_turn"),
+            mean_or_null("turn_sum", "selected").alias("mean_turn"),
             *counts[1:],
         )
     )
@@ -610,7 +607,7 @@ def tile_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame 
     frame = with_wilson(frame, "placed", "selected", "placed_rate")
     frame = with_wilson(frame, "sold", "selected", "sell_rate")
 
-    effects = with_band_flags(stats["effects"].effect_table(), *flagging)
+    effects = with_band_flags(stats["effects"].effect_table(), flagging)
     wins = stats["wins_selected"].table()
     frame = frame.join(effects, on="tile", how="left").join(wins, on="tile", how="left")
     frame = with_wilson(frame.with_columns(pl.col("wins_selected").fill_null(0.0)),
@@ -643,7 +640,7 @@ def by_strategy(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame
     if run.events is None:
         return None
     table = value(run, TILES)["by_strategy"].effect_table()
-    table = with_band_flags(table, *flagging)
+    table = with_band_flags(table, flagging)
     return run.name_tiles(table).sort("tile", "strategy_name")
 
 
@@ -930,5 +927,7 @@ def with_generation_median_flags(
     such as the strategy); ``flag`` its band test, corrected across every row;
     ``flag_vs_expected`` the band test against the expected share, kept as a column."""
     with_gen = frame if "generation" in frame.columns else with_generation(frame, tables)
-    flagged = with_median_flags(with_gen, method, level, band, min_n, by=(*by, "generation"))
+    flagged = with_median_flags(
+        with_gen, Flagging(method, level, band, min_n), by=(*by, "generation")
+    )
     return flagged.sort("vs_median", descending=True, nulls_last=True)

@@ -47,6 +47,7 @@ from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, Z95, adjust
 from analysis.core.tabulate import (
     EXPECTED,
+    Flagging,
     chunk_outcomes,
     with_band_flags,
     with_median_flags,
@@ -165,7 +166,7 @@ def tile_findings(
     (strong / weak: ``vs_median`` wholly outside +-``band`` after the ``method`` correction,
     at least ``min_n`` games), from :func:`analysis.core.tabulate.with_median_flags`."""
     table = value(run, FINDINGS)["tiles"].effect_table()
-    table = with_median_flags(table, method, level, band, min_n)
+    table = with_median_flags(table, Flagging(method, level, band, min_n))
     if run.data is not None:  # every tile, those no game both placed and declined with n = 0
         every = pl.DataFrame(
             {"tile": range(run.data.content.n_tiles)}, schema={"tile": table["tile"].dtype}
@@ -208,7 +209,7 @@ def tile_findings_by_strategy(
     )
     if frame.height == 0:
         return _tile_names(run, frame.with_columns(pl.lit("").alias("flag")))
-    frame = with_median_flags(frame, method, level, band, min_n, by=("strategy_name",))
+    frame = with_median_flags(frame, Flagging(method, level, band, min_n), by=("strategy_name",))
     return _tile_names(run, frame).sort("strategy_name", "tile")
 
 
@@ -223,7 +224,7 @@ def rule_findings(
     reach = dead_rules(stats["reached"].table(), method, level, min_n, share)
     effects = stats["rules"].effect_table()
     if effects.height:
-        effects = with_band_flags(effects, method, level, band, min_n)
+        effects = with_band_flags(effects, Flagging(method, level, band, min_n))
         # The standard error and clusters stay for the skill check (analysis.core.robustness).
         effects = effects.select(
             "rule", pl.col("n").alias("effect_n"), "effect", "effect_lo", "effect_hi",

@@ -19,6 +19,7 @@ from analysis.core.reduce import ClusterMoments, Moments, Sums
 from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N, Z95
 from analysis.core.tabulate import (
     EXPECTED,
+    Flagging,
     chunk_outcomes,
     histogram_quantiles,
     with_band_flags,
@@ -506,7 +507,9 @@ def tile_effects(
     seats which had to decline it did worse, not that declining caused it; the card-order
     columns of :func:`tile_table` are the causal measure (the deal is random)."""
     stats = value(run, TILE_EFFECTS)
-    declined = with_band_flags(stats["declined"].effect_table(), method, level, band, min_n)
+    declined = with_band_flags(
+        stats["declined"].effect_table(), Flagging(method, level, band, min_n)
+    )
     placed = stats["placed"].effect_table("placed_effect").rename({"n": "placed_n"})
     frame = declined.join(
         placed.select("tile", "placed_n", "placed_effect", "placed_effect_lo", "placed_effect_hi"),
