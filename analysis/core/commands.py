@@ -37,22 +37,7 @@ def register(subparsers) -> None:
         help="multiple-comparison correction for flags: bh = Benjamini-Hochberg (default), "
         "holm = Holm",
     )
-    parser.add_argument(
-        "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
-    )
-    parser.add_argument(
-        "--band",
-        type=float,
-        default=2.0,
-        help="practical band in pct-pts of win share: an effect is flagged only when its whole "
-        "interval lies outside +-BAND (2)",
-    )
-    parser.add_argument(
-        "--min-n",
-        type=int,
-        default=100,
-        help="seats below which an effect is not tested nor flagged (100)",
-    )
+    add_flagging_options(parser)
     parser.add_argument(
         "--check",
         default=None,
@@ -78,6 +63,27 @@ def register(subparsers) -> None:
     )
     add_execution_options(parser)
     parser.set_defaults(func=run_report)
+
+
+def add_flagging_options(parser) -> None:
+    """--level, --band, --min-n: how an effect is flagged, as the report and a comparison
+    flag it."""
+    parser.add_argument(
+        "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
+    )
+    parser.add_argument(
+        "--band",
+        type=float,
+        default=2.0,
+        help="practical band in pct-pts of win share: an effect is flagged only when its whole "
+        "interval lies outside +-BAND (2)",
+    )
+    parser.add_argument(
+        "--min-n",
+        type=int,
+        default=100,
+        help="seats below which an effect is not tested nor flagged (100)",
+    )
 
 
 def add_execution_options(parser) -> None:

@@ -77,8 +77,9 @@ def comparing(game) -> Comparing:
 
 
 def register(subparsers) -> None:
-    from sim.core.commands.options import add_part_options
-    from sim.core.registry import DEFAULT_GAME, game_names, get_game
+    from analysis.core.commands import add_flagging_options
+    from sim.core.commands import options
+    from sim.core.registry import game_names, get_game
 
     parser = subparsers.add_parser(
         "compare",
@@ -87,8 +88,7 @@ def register(subparsers) -> None:
         description="Play a baseline and a candidate (data file and/or rules reading) on the "
         "same deals and write a report of what moved (HTML, Markdown, CSV, JSON).",
     )
-    parser.add_argument("--game", choices=game_names(), default=DEFAULT_GAME,
-                        help=f"the game (default: {DEFAULT_GAME})")  # fmt: skip
+    options.add_game_option(parser)
     parser.add_argument(
         "--baseline", default=None, help="baseline data file: catalogue, tile set (default: "
         "built-in)"
@@ -110,29 +110,13 @@ def register(subparsers) -> None:
         metavar="NAME=VALUE,...",
         help="rules options of the candidate, e.g. neighborhoods=residential",
     )
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--games", type=int, default=2000, help="games per side (2000)")
-    parser.add_argument(
-        "--strategies", required=True, help="one strategy per seat, comma-separated"
+    options.add_run_options(parser)
+    options.add_part_options(
+        parser, [(get_game(n), resolve_side(get_game(n))) for n in game_names()]
     )
-    parser.add_argument("--seed", type=int, default=1)
-    add_part_options(parser, [(get_game(n), resolve_side(get_game(n))) for n in game_names()])
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an earlier comparison (what its listing names) and the --json file",
-    )
-    group.add_argument("--resume", action="store_true", help="continue an interrupted comparison")
-    parser.add_argument(
-        "--level", type=float, default=0.05, help="adjusted p-value below which to flag (0.05)"
-    )
-    parser.add_argument(
-        "--band", type=float, default=2.0, help="practical band of the effects, pct-pts (2)"
-    )
-    parser.add_argument("--min-n", type=int, default=100, help="minimum seats to test (100)")
+    options.add_again_options(parser, "comparison")
+    add_flagging_options(parser)
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the items here")
     parser.set_defaults(func=run_compare)
 
@@ -728,7 +712,7 @@ def _data_digest(path, noun: str) -> str:
 def compare_parameters(args, game, side, base_rules: dict, cand_rules: dict, candidate) -> dict:
     """Everything a comparison's result depends on, by option: recorded in its listing, so
     that ``--resume`` continues only the same comparison."""
-    from sim.core.strategies import split_strategies
+    from sim.core.commands.options import run_parameters
 
     game_entry = {} if game.name == "neom" else {"--game": game.name}
     return {
@@ -737,10 +721,7 @@ def compare_parameters(args, game, side, base_rules: dict, cand_rules: dict, can
         "--candidate": _data_digest(candidate, game.data_noun),
         "--baseline-rules": base_rules,
         "--candidate-rules": cand_rules,
-        "--players": args.players,
-        "--games": args.games,
-        "--strategies": list(split_strategies(args.strategies)),
-        "--seed": args.seed,
+        **run_parameters(args),
         **side.parameters(args),
         "--level": args.level,
         "--band": args.band,

@@ -100,8 +100,8 @@ def resolve_side(game) -> Experimenting | None:
 
 
 def register(subparsers) -> None:
-    from sim.core.commands.options import add_part_options
-    from sim.core.registry import DEFAULT_GAME, game_names, get_game
+    from sim.core.commands import options
+    from sim.core.registry import game_names, get_game
 
     parser = subparsers.add_parser(
         "experiment",
@@ -120,13 +120,8 @@ def register(subparsers) -> None:
         what = " / ".join(dict.fromkeys(whats))
         sub = sub_kinds.add_parser(kind, help=f"intervene on {what}")
         sub.add_argument("name", help=f"name of {what} in the game's data")
-        sub.add_argument("--game", choices=game_names(), default=DEFAULT_GAME,
-                         help=f"the game (default: {DEFAULT_GAME})")  # fmt: skip
-        sub.add_argument("--players", type=int, default=4)
-        sub.add_argument("--games", type=int, default=2000, help="games per run (2000)")
-        sub.add_argument(
-            "--strategies", required=True, help="one strategy per seat, comma-separated"
-        )
+        options.add_game_option(sub)
+        options.add_run_options(sub, games={"help": "games per run (2000)"})
         sub.add_argument(
             "--seat", type=int, default=0,
             help="seat the item is forced on (NEOM: a cornerstone is its first draft pick, a "
@@ -134,21 +129,11 @@ def register(subparsers) -> None:
         )  # fmt: skip
         # Checked in run_experiment: a wrong mode is one line and exit 1 like any bad input.
         sub.add_argument("--mode", default="force", metavar="{force,ban}", help="(force)")
-        sub.add_argument("--seed", type=int, default=1)
-        add_part_options(sub, sides)
-        sub.add_argument("--workers", type=int, default=None, help="worker processes (all)")
+        options.add_part_options(sub, sides)
         sub.add_argument(
             "--out", default=None, help="experiment folder (default: experiments/KIND-NAME-MODE)"
         )
-        again = sub.add_mutually_exclusive_group()
-        again.add_argument(
-            "--overwrite",
-            action="store_true",
-            help="replace an earlier experiment (what its listing names) and the --json file",
-        )
-        again.add_argument(
-            "--resume", action="store_true", help="continue an interrupted experiment"
-        )
+        options.add_again_options(sub, "experiment")
         sub.add_argument(
             "--json", default=None, metavar="FILE", help="also write the results as findings"
         )
@@ -452,17 +437,14 @@ def findings(result: dict) -> list[dict]:
 
 def experiment_parameters(args, side: Experimenting, data_digest: str) -> dict:
     """Everything an experiment's result depends on, by option (its listing's parameters)."""
-    from sim.core.strategies import split_strategies
+    from sim.core.commands.options import run_parameters
 
     return {
         "KIND": args.kind,
         "NAME": args.name,
         "--mode": args.mode,
         "--seat": args.seat,
-        "--players": args.players,
-        "--games": args.games,
-        "--strategies": list(split_strategies(args.strategies)),
-        "--seed": args.seed,
+        **run_parameters(args),
         **side.parameters(args, data_digest),
         "--band": args.band,
     }

@@ -26,6 +26,7 @@ from analysis.core.stats import wilson_interval
 from sim.core.commands.options import (
     add_game_options,
     add_json_file_option,
+    add_run_options,
     check_players,
     resolve_game_options,
 )
@@ -145,10 +146,15 @@ def register(subparsers) -> None:
         "ladder, weakest to strongest.",
     )
     parser.add_argument("--rungs", help="strategies, weakest first (comma-separated)")
-    parser.add_argument("--players", type=int, default=2, help="players per game (2)")
-    parser.add_argument("--games", type=int, default=2000, help="games per rung (2000)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
+    add_run_options(
+        parser,
+        "--players",
+        "--games",
+        "--seed",
+        "--workers",
+        players={"default": 2, "help": "players per game (2)"},
+        games={"help": "games per rung (2000)"},
+    )
     parser.add_argument("--strategy-file", type=Path, help="named sets usable as rungs")
     add_json_file_option(parser, "also write the results")
     add_game_options(parser, "ladder")

@@ -22,15 +22,20 @@ def _games() -> list[Game]:
     return [get_game(name) for name in game_names()]
 
 
-def add_game_options(parser: argparse.ArgumentParser, command: str, data: bool = True) -> None:
-    """``--game`` and, per game, its data flag (when ``data``) and the rules options it offers
-    to ``command``."""
+def add_game_option(parser) -> None:
+    """``--game``: one of the registered games."""
     parser.add_argument(
         "--game",
         choices=game_names(),
         default=DEFAULT_GAME,
         help=f"the game (default: {DEFAULT_GAME})",
     )
+
+
+def add_game_options(parser: argparse.ArgumentParser, command: str, data: bool = True) -> None:
+    """``--game`` and, per game, its data flag (when ``data``) and the rules options it offers
+    to ``command``."""
+    add_game_option(parser)
     seen: set[str] = set()
     for game in _games():
         group = parser.add_argument_group(f"{game.title} options (--game {game.name})")
@@ -79,7 +84,49 @@ def resolve_game_options(args, command: str) -> tuple[Game, Path | None, dict]:
     return game, getattr(args, _dest(game.data_flag), None), rules
 
 
-# --- options several commands share, checked in one place --------------------------------------
+# --- options several commands share, declared and checked in one place -------------------------
+
+# The options of a field of games (flag -> argparse keywords), declared once: a command adds
+# those it offers with add_run_options, changing a keyword where its meaning differs (what
+# --games counts, a ladder's two players).
+RUN_OPTIONS = {
+    "--players": {"type": int, "default": 4, "help": "players per game (4)"},
+    "--games": {"type": int, "default": 2000, "help": "games per side (2000)"},
+    "--strategies": {"required": True, "help": "one strategy per seat, comma-separated"},
+    "--seed": {"type": int, "default": 1, "help": "master seed of the deals (1)"},
+    "--workers": {"type": int, "default": None, "help": "worker processes (all)"},
+}
+# What a result depends on of them: the flags a listing records (``run_parameters``).
+RESULT_FLAGS = ("--players", "--games", "--strategies", "--seed")
+
+
+def add_run_options(parser, *flags: str, **changed: dict) -> None:
+    """The options ``flags`` of :data:`RUN_OPTIONS` (default: all), in that order; ``changed``:
+    per option's name (``games``) the keywords that replace its own."""
+    for flag in flags or RUN_OPTIONS:
+        parser.add_argument(flag, **(RUN_OPTIONS[flag] | changed.get(_dest(flag), {})))
+
+
+def run_parameters(args) -> dict:
+    """The run options a result depends on (:data:`RESULT_FLAGS`), by flag, as a listing
+    records them so that ``--resume`` continues only the same run."""
+    from sim.core.strategies import split_strategies
+
+    given = {flag: getattr(args, _dest(flag)) for flag in RESULT_FLAGS}
+    return given | {"--strategies": list(split_strategies(args.strategies))}
+
+
+def add_again_options(parser, noun: str) -> None:
+    """``--overwrite`` or ``--resume`` (not both) of a command whose folder a listing names
+    (``noun``: what it holds, "comparison")."""
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace an earlier {noun} (what its listing names) and the --json file",
+    )
+    again.add_argument("--resume", action="store_true", help=f"continue an interrupted {noun}")
+
 
 MIN_SAMPLE = 2  # --min-n: a spread (and so an interval) needs two seats
 

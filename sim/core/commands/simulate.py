@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sim.core.commands.options import add_game_options, resolve_game_options
+from sim.core.commands.options import add_game_options, add_run_options, resolve_game_options
 from sim.core.runner import BACKENDS, RunConfig, run_simulation
 from sim.core.seeding import SEAT_MODES
 from sim.core.strategies import split_strategies
@@ -17,24 +17,26 @@ def register(subparsers) -> None:
         description="Play many games with one strategy per seat and write a run folder "
         "(manifest.json, the data file's copy, games/ players/ [events/] Parquet tables).",
     )
-    parser.add_argument("--players", type=int, default=RunConfig.players, help="players per game")
-    parser.add_argument(
+    add_run_options(
+        parser,
+        "--players",
         "--games",
-        type=int,
-        default=RunConfig.games,
-        help="games to play (a multiple of --players with --seats rotate)",
-    )
-    parser.add_argument(
         "--strategies",
-        required=True,
-        help="comma-separated strategies, one per seat (see neom strategies)",
+        "--seed",
+        "--workers",
+        players={"default": RunConfig.players},
+        seed={"default": RunConfig.seed},
+        games={
+            "default": RunConfig.games,
+            "help": "games to play (a multiple of --players with --seats rotate)",
+        },
+        strategies={"help": "comma-separated strategies, one per seat (see neom strategies)"},
     )
     parser.add_argument(
         "--strategy-file",
         type=Path,
         help="TOML file of named parameter sets usable in --strategies (docs/strategies.md)",
     )
-    parser.add_argument("--seed", type=int, default=RunConfig.seed, help="master seed")
     parser.add_argument("--out", required=True, type=Path, help="run folder to write")
     parser.add_argument(
         "--seats",
@@ -43,7 +45,6 @@ def register(subparsers) -> None:
         help="fixed: strategy i in seat i; rotate: every deal once per seat rotation; "
         "shuffle: random seat order per game",
     )
-    parser.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     parser.add_argument(
         "--batch-size",
         type=int,
