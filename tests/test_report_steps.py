@@ -95,9 +95,10 @@ def test_the_archetype_field_is_named_short(monkeypatch):
     plain field keeps its strategies as its name."""
     from types import SimpleNamespace
 
+    from analysis.core import robustness
     from analysis.neom import report
 
-    monkeypatch.setattr(report, "named_field", lambda run: None)
+    monkeypatch.setattr(robustness, "named_field", lambda run: None)
     archetypes = SimpleNamespace(strategy_names=["industrialist", "greedy", "merchant", "builder"])
     assert report.field_name(archetypes) == "the archetype field"
     assert report.field_words(archetypes) == (

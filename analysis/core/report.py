@@ -103,6 +103,12 @@ PLAYERS_COLUMN = ("players", lambda r: r["n_players"])
 STRATEGY_COLUMN = ("strategy", lambda r: r["strategy_name"])
 SEATS_COLUMN = ("seats", lambda r: r["n"])
 GAMES_COLUMN = ("games", lambda r: r["games"])
+TILE_COLUMN = ("tile", lambda r: r["tile_name"])  # a tile table's (both games name their tiles)
+# The score quantiles of tabulate.with_mean_interval's ``quantiles`` (both games' score tables).
+SCORE_QUANTILES_COLUMN = (
+    "10% / 50% / 90%",
+    lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
+)
 
 
 def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:

@@ -218,6 +218,18 @@ def named_field(run) -> str | None:
     return None
 
 
+def field_name(run, known: dict[frozenset[str], str] | None = None) -> str:
+    """How a run's field is named: the shipped field it played, else the name ``known`` gives
+    its set of strategies (NEOM's archetype field), else its strategies."""
+    named = named_field(run)
+    if named:
+        return f"the {named} field"
+    strategies = frozenset(run.strategy_names)
+    if known and strategies in known:
+        return known[strategies]
+    return f"the field {', '.join(dict.fromkeys(run.strategy_names))}"
+
+
 def verified_leads(run) -> list[dict]:
     """For each strategy of the run that is a shipped set with a verification: the set, the
     strategy it replaces and its lead over it in the mixed field (win share, with interval)."""

@@ -11,13 +11,15 @@ import shlex
 
 import polars as pl
 
-from analysis.core import figures
+from analysis.core import figures, robustness
 from analysis.core.load import Run
 from analysis.core.next_steps import VP_RATE, write_steps
 from analysis.core.report import (
     GAMES_COLUMN,
     PLAYERS_COLUMN,
+    SCORE_QUANTILES_COLUMN,
     STRATEGY_COLUMN,
+    TILE_COLUMN,
     Report,
     cell_pts,
     html_table,
@@ -38,7 +40,6 @@ from analysis.core.robustness import (
     mark_words,
     marks,
     marks_legend,
-    named_field,
     verified_leads,
 )
 from analysis.core.stats import spearman_interval
@@ -57,6 +58,7 @@ TILE_METRIC = "win_share_vs_median_tile_of_generation_selected"
 DISASTER_METRIC = "win_share_above_expected_chosen"
 RARELY_BUILT = 0.05  # a cornerstone placed in fewer of its drafts is "rarely built"
 KINDS = ("cornerstone", "tile", "disaster")
+GENERATION_COLUMN = ("gen", lambda r: r["generation"])  # a generation tile's (beside its name)
 
 
 def reductions(run: Run) -> list:
@@ -442,8 +444,8 @@ def _tile_section(report: Report, run: Run) -> None:
         html_table(
             shown,
             [
-                ("tile", lambda r: r["tile_name"]),
-                ("gen", lambda r: r["generation"]),
+                TILE_COLUMN,
+                GENERATION_COLUMN,
                 *_flag_columns(
                     report, "vs its gen's median tile (flagged), pct-pts [95% CI]", "vs_median"
                 ),  # fmt: skip
@@ -532,8 +534,8 @@ def _dead_section(report: Report, run: Run, dead: pl.DataFrame | None) -> None:
         html_table(
             in_play.sort("placed", "selected"),
             [
-                ("tile", lambda r: r["tile_name"]),
-                ("gen", lambda r: r["generation"]),
+                TILE_COLUMN,
+                GENERATION_COLUMN,
                 ("icon", lambda r: f"{r['player_icon']}+"),
                 ("seen", lambda r: r["seen"]),
                 ("selected", lambda r: r["selected"]),
@@ -906,8 +908,8 @@ def _dominated_parts(report: Report, run: Run) -> list[str]:
         html_table(
             table.filter(pl.col("dominated") | (pl.col("value") <= 2 * pl.col("sale"))),
             [
-                ("tile", lambda r: r["tile_name"]),
-                ("gen", lambda r: r["generation"]),
+                TILE_COLUMN,
+                GENERATION_COLUMN,
                 ("income × incomes", lambda r: f"{r['income']} × {r['incomes']}"),
                 ("coins on placement", lambda r: r["coins_on_place"]),
                 ("cost", lambda r: r["cost"]),
@@ -1118,10 +1120,7 @@ def _score_section(report: Report, run: Run) -> None:
                 *((c.replace("_", " "), lambda r, c=c: num(r[c])) for c in categories),
                 ("total [95% CI]", mean_ci("total")),
                 ("sd", lambda r: num(r["total_sd"])),
-                (
-                    "10% / 50% / 90%",
-                    lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
-                ),
+                SCORE_QUANTILES_COLUMN,
             ],
         ),
     ]
@@ -1207,14 +1206,8 @@ ARCHETYPE_FIELD = frozenset({"greedy", "builder", "merchant", "industrialist"})
 
 
 def field_name(run: Run) -> str:
-    """How a run's field is named: the shipped field it played, the archetype field, else its
-    strategies."""
-    named = named_field(run)
-    if named:
-        return f"the {named} field"
-    if set(run.strategy_names) == ARCHETYPE_FIELD:
-        return "the archetype field"
-    return f"the field {', '.join(dict.fromkeys(run.strategy_names))}"
+    """How a run's field is named (``robustness.field_name``), the archetype field by name."""
+    return robustness.field_name(run, {ARCHETYPE_FIELD: "the archetype field"})
 
 
 def field_words(run: Run) -> str:
@@ -1385,7 +1378,7 @@ def add_check(report: Report, run: Run, check: Run) -> None:
             html_table(
                 revived,
                 [
-                    ("tile", lambda r: r["tile_name"]),
+                    TILE_COLUMN,
                     ("why never placed here", lambda r: r["why"]),
                     ("placed by the other field", lambda r: r["placed_check"]),
                     ("per game", lambda r: f"{r['placed_check_per_game']:.3f}"),

@@ -28,6 +28,7 @@ from analysis.core.robustness import (
     count_marks,
     counted_rows,
     counts_words,
+    field_name,
     mark_words,
     marks,
     marks_legend,
@@ -45,14 +46,6 @@ KINDS = {
 }
 # The share a rule's reach is compared against (its flag, "dead", lies below it).
 REACH_SHIFT = tables.DEAD_SHARE
-
-
-def field_name(run) -> str:
-    """How a run's field is named: the shipped field it played, else its strategies."""
-    named = named_field(run)
-    if named:
-        return f"the {named} field"
-    return f"the field {', '.join(dict.fromkeys(run.strategy_names))}"
 
 
 def finding_tables(report, run) -> dict[str, tuple[pl.DataFrame, str, str]]:

@@ -16,9 +16,11 @@ from analysis.core import figures
 from analysis.core.next_steps import rank_steps, write_steps
 from analysis.core.report import (
     PLAYERS_COLUMN,
+    SCORE_QUANTILES_COLUMN,
     SEATS_COLUMN,
     SHARE_UNIT,
     STRATEGY_COLUMN,
+    TILE_COLUMN,
     cell_pts,
     clean,
     html_table,
@@ -75,10 +77,7 @@ def score_section(report, run) -> None:
         PLAYERS_COLUMN,
         SEATS_COLUMN,
         ("mean score [95% CI]", mean_ci("total")),
-        (
-            "10% / 50% / 90%",
-            lambda r: f"{r['total_p10']:.0f} / {r['total_p50']:.0f} / {r['total_p90']:.0f}",
-        ),
+        SCORE_QUANTILES_COLUMN,
         ("min / max", lambda r: f"{r['total_min']} / {r['total_max']}"),
         ("rounds", lambda r: num(r["rounds_total"])),
         ("planning", lambda r: num(r["planning_bonus"])),
@@ -339,7 +338,7 @@ def tile_section(report, run) -> None:
         html_table(
             pooled.sort("decline_rate", descending=True).head(TILE_ROWS),
             [
-                ("tile", lambda r: r["tile_name"]),
+                TILE_COLUMN,
                 ("area", lambda r: f"{r['area']:g}"),
                 ("declined [95% CI]", share_ci("decline_rate")),
                 ("early", share_ci("early_rate")),
@@ -374,7 +373,7 @@ def tile_section(report, run) -> None:
         html_table(
             worth,
             [
-                ("tile", lambda r: r["tile_name"]),
+                TILE_COLUMN,
                 ("games with both", lambda r: r["n"]),
                 (
                     "placed minus declined: pct-pts [95% CI]",
@@ -397,7 +396,7 @@ def tile_section(report, run) -> None:
         html_table(
             effects.sort("n", descending=True, nulls_last=True),
             [
-                ("tile", lambda r: r["tile_name"]),
+                TILE_COLUMN,
                 ("declined by", lambda r: r["n"] or 0),
                 (
                     "declined: pct-pts [95% CI]",
