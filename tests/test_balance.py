@@ -9,6 +9,7 @@ third). They play a small synthetic catalogue (tests/catalog_fixture.py) with a 
 
 import json
 import tomllib
+from dataclasses import astuple, replace
 
 import numpy as np
 import pytest
@@ -328,6 +329,85 @@ def test_the_command_writes_the_issues_json_and_refuses_to_replace_it(tmp_path, 
     assert main(argv) == 1
     assert "exists; pass --overwrite" in capsys.readouterr().err
     assert out.read_bytes() == before
+
+
+def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path):
+    """The plan of ``balance NAME``: the catalogue as it is once on the search deals and once
+    on the fresh ones, each candidate of a weakening search its first eighth of the games and
+    then, unless nobody held the item there, all of them, and one fresh run per moved
+    suggestion, no more (a phase played twice fails here). The pipeline (searches and checks
+    in threads, runs on the main thread) gives the result of the steps one after the other:
+    replayed in order from the same runs, every search and every fresh figure is the same,
+    and no run is added."""
+    data = valid_catalog()
+    tile(data, "Tower 1")["vp"] = 11
+    text = to_toml(data)
+    games, verify_games = 300, 600
+    setting = _setting(games, seed=4)
+    evaluator = B.Evaluator(text, "planted", setting, tmp_path, B.Progress(1, quiet=True))
+    item, kind, levers = B.item_levers(tomllib.loads(text), "Tower 1")
+    levers = [lever for lever in levers if lever.path in ("vp", "cost", "income")]
+    result = B.balance_item(evaluator, item, kind, levers, 4, verify_games)
+
+    fresh, prefix = B.fresh_seed(setting.seed), B.prefix_games(setting)
+    assert result.baseline.effect > setting.band and prefix == 36  # a weakening search
+    searched = [s for s in result.searches if not s.lever.inert]
+    moved = [s for s in searched if s.suggested != s.lever.current]
+    tried = [(s.lever.key, v, p) for s in searched for v, p in s.points.items()
+             if v != s.lever.current]  # fmt: skip
+    out = [(key, v) for key, v, p in tried
+           if B.clearly_unplayed(p.n, prefix, games, setting.min_n)]  # fmt: skip
+    assert moved and out, [(s.lever.name, s.suggested, s.stop) for s in result.searches]
+    expected = [({}, setting.seed, games, False), ({}, fresh, verify_games, True)]
+    expected += [({key: v}, setting.seed, prefix, False) for key, v, _ in tried]
+    expected += [({key: v}, setting.seed, games, False) for key, v, _ in tried
+                 if (key, v) not in out]  # fmt: skip
+    expected += [({s.lever.key: s.suggested}, fresh, verify_games, True) for s in moved]
+    played = sorted(evaluator.played, key=repr)
+    assert played == sorted(expected, key=repr)
+    assert sum(run[2] for run in played) == games * (1 + len(tried) - len(out)) + prefix * len(
+        tried
+    ) + verify_games * (1 + len(moved))
+    assert set(result.verified) == {""} | {s.lever.name for s in moved}
+
+    # The same steps one after the other, from the runs already played.
+    runs = len(evaluator.played)
+    base = evaluator.measure({}, events=False)
+    start = B.item_point(base, base, item, kind, 0, setting.min_n)
+    assert start.effect == result.baseline.effect
+    for search in searched:
+        lever = search.lever
+
+        def measure(value, lever=lever):
+            def run(n):
+                return evaluator.measure({lever.key: value}, games=n, events=False)
+
+            def point_of(b, m, v):
+                return B.item_point(b, m, item, kind, v, setting.min_n)
+
+            return B.measure_candidate(run, point_of, base, value, setting, prefix)
+
+        again = B.search_lever(measure, lever, replace(start, value=lever.current),
+                               setting.band, 4, True, setting.min_n)  # fmt: skip
+        assert (again.suggested, again.stop, sorted(again.points)) == (
+            search.suggested, search.stop, sorted(search.points))  # fmt: skip
+        for value, point in again.points.items():
+            assert _same(astuple(point), astuple(search.points[value]))
+    verified = B.verify(evaluator, item, kind, result.searches, fresh, verify_games)
+    assert len(evaluator.played) == runs
+    for name, entry in result.verified.items():
+        assert _same(verified[name]["target"], entry["target"])
+        if name:
+            assert _same(verified[name]["shift"], entry["shift"])
+            assert [o["name"] for o in verified[name]["others"]] == [
+                o["name"] for o in entry["others"]]  # fmt: skip
+
+
+def _same(a, b) -> bool:
+    """Equal up to the order of polars' float sums (its thread pool may split them
+    differently from one query to the next): 1e-12 of a share."""
+    return np.allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=0, atol=1e-12,
+                       equal_nan=True)  # fmt: skip
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

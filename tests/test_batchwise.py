@@ -18,7 +18,7 @@ from reference_report import report_tables
 from run_helpers import small_run
 
 from analysis.core.batches import Execution, plan_chunks
-from analysis.core.load import open_run
+from analysis.core.load import open_run, tile_names
 from analysis.core.reduce import ClusterMoments, Moments, Sums, VectorClusterMoments, merge_stats
 from analysis.core.report import build_report
 from analysis.core.stats import (
@@ -51,6 +51,16 @@ def _splits(n: int, rng, parts: int) -> list[slice]:
     cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
     bounds = [0, *cuts.tolist(), n]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def test_tile_names_are_a_lookup_with_none_blank_and_unknown_ids_numbered():
+    """Runs and chunks name tile ids by one gather (a compare names millions of seat rows):
+    an id is its name, none (null or negative) is blank, an id past the table is 'tile N'."""
+    ids = pl.Series("tile", [2, 0, None, -1, 5, 1, 2], dtype=pl.Int32)
+    named = tile_names(ids, ("Apartments", "Bank", "Casino"), "name")
+    assert named.name == "name" and named.dtype == pl.Utf8
+    assert named.to_list() == ["Casino", "Apartments", "", "", "tile 5", "Bank", "Casino"]
+    assert tile_names(pl.Series("tile", [], dtype=pl.Int64), ("A",)).to_list() == []
 
 
 def test_moments_merge_to_the_whole_sample_mean_and_sd():

@@ -30,7 +30,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from analysis.core.load import widened
+from analysis.core.load import tile_names, widened
 from analysis.core.reduce import merge_stats
 from sim.core.errors import UserError
 
@@ -117,15 +117,7 @@ class RunInfo:
     def name_tiles(self, frame: pl.DataFrame, column: str = "tile", as_name: str = "tile_name"):
         """Add a column of tile names for the tile ids in ``column`` (as Run.name_tiles)."""
         names = getattr(self.data(), "tile_names", ())
-
-        def name(tile) -> str:
-            if tile is None or tile < 0:
-                return ""
-            return names[tile] if tile < len(names) else f"tile {tile}"
-
-        return frame.with_columns(
-            pl.Series(as_name, [name(t) for t in frame[column].to_list()], dtype=pl.Utf8)
-        )
+        return frame.with_columns(tile_names(frame[column], names, as_name))
 
 
 _DATA: dict = {}

@@ -23,13 +23,17 @@ own tables, and only those figures are shown as its effect.
 """
 
 import hashlib
+import itertools
 import json
 import math
+import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import tomllib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -149,9 +153,19 @@ class Evaluator:
         self.claim = claim
         self.cache: dict = {}
         self.usage = report_usage  # the usage goal's figures (a function of run and item)
+        # Every run played, in order: (values, seed, games, events); a test pins the plan.
+        self.played: list = []
+        # Candidate texts by values: a suggestion plays on the search deals and the fresh ones,
+        # and a tomlkit parse of the catalogue is most of a second.
+        self._texts: dict = {}
 
     def catalog_text(self, values: dict) -> str:
-        return apply_values(self.base_text, values)
+        key = frozenset(values.items())
+        if key not in self._texts:
+            text = apply_values(self.base_text, values)
+            _validate_text(text, f"{self.base_source} with {describe_values(values)}")
+            self._texts[key] = text
+        return self._texts[key]
 
     def _key(self, values: dict, seed: int, games: int) -> str:
         """The run folder's name: everything that makes its games (a folder kept with --work
@@ -182,7 +196,6 @@ class Evaluator:
         rel = f"runs/{key}{'-events' if events else ''}"
         folder = self.claim.add_run(rel) if self.claim is not None else self.work / rel
         text = self.catalog_text(values)
-        _validate_text(text, f"{self.base_source} with {describe_values(values)}")
         # The candidate catalogue is read from a scratch file; the run folder keeps its copy
         # (catalog.toml), so the output folder holds only listed runs and published files.
         scratch = Path(tempfile.mkdtemp(prefix="neom-balance-"))
@@ -216,6 +229,7 @@ class Evaluator:
         measurement = Measurement(values, seed, games, events, folder, run,
                                   time.perf_counter() - start)  # fmt: skip
         self.cache[(key, events)] = measurement
+        self.played.append((values, seed, games, events))
         self.progress.done(what or describe_values(values), games, measurement.seconds)
         return measurement
 
@@ -373,39 +387,212 @@ class ItemResult:
     fresh_seed: int
 
 
+# A candidate that weakens the item first plays this share of its games: a value at which
+# nobody holds the item any more (a cornerstone at 0 VP) shows it in its first games, and the
+# rest of them would only confirm it (Community Center, strong field: 0 drafters in the first
+# 1,000 games at vp = 0 and at cost = 5, 3 in all 8,000, against 40 and 419 as it is).
+PREFIX_SHARE = 8
+
+
+def prefix_games(setting: Setting) -> int:
+    """Games of a weakening candidate's first look (0: none, too few games to split)."""
+    games = setting.games // PREFIX_SHARE // setting.players * setting.players
+    return games if setting.players <= games < setting.games else 0
+
+
+def clearly_unplayed(n: int, prefix: int, games: int, min_n: int) -> bool:
+    """``n`` seats held the item in the first ``prefix`` games: even a count three standard
+    deviations (Poisson) and 3 seats above it, scaled to all ``games``, is below ``min_n``."""
+    return (n + 3 * math.sqrt(n) + 3) * games / prefix < min_n
+
+
+def prefix_view(base: Measurement, games: int) -> Measurement:
+    """``base`` as if it had played only its first ``games`` games (the deals a prefix run of
+    a candidate plays: a game's deal and seats depend on its id, not on the run's length)."""
+    import polars as pl
+
+    first = pl.col("game_id") < games
+    longs = {k: v.filter(first) for k, v in base.longs.items()}
+    return replace(base, games=games, _longs=longs, _deals=base.deals.filter(first))
+
+
+def measure_candidate(measure, point, base: Measurement, value: int, setting: Setting,
+                      prefix: int) -> Point:  # fmt: skip
+    """The candidate's point (``point(base, measurement, value)``), from ``measure(games)``'s
+    run; given a ``prefix``, its first ``prefix`` games first, and only those when they show
+    the item clearly unplayed (the point then measured on them, beside the same games of
+    ``base``)."""
+    if prefix:
+        first = point(prefix_view(base, prefix), measure(prefix), value)
+        if clearly_unplayed(first.n, prefix, setting.games, setting.min_n):
+            return first
+    return point(base, measure(setting.games), value)
+
+
+class Stopped(Exception):
+    """The pipeline stopped (Ctrl-C or an error elsewhere): a waiting step gives up."""
+
+
+# Which queued run the pipeline plays first: the search's candidates (each decides the next),
+# then the suggestions on fresh deals, then the catalogue as it is on fresh deals (needed only
+# when the first suggestion is compared).
+SEARCH, CHECK, FRESH_BASE = 0, 1, 2
+
+
+class Pipeline:
+    """Plays runs one at a time on the main thread (where ``run_simulation`` keeps its worker
+    processes and Ctrl-C), while every other step runs in a thread of its own and asks for
+    its runs here: each lever's search, each suggestion's check on fresh deals and the
+    catalogue as it is on fresh deals. The analysis of one run (the report's tables, the
+    paired shifts: about a quarter of the command's CPU) then overlaps the games of the
+    next, instead of leaving the workers idle. Each step sees only its own runs, so the
+    results are those of the steps one after the other; only the order of the progress
+    lines changes. One step computes at a time (``turn``, released while it waits): polars'
+    sums are reproducible only while no other query shares its thread pool."""
+
+    def __init__(self, evaluator: "Evaluator"):
+        self.evaluator = evaluator
+        self.requests: queue.PriorityQueue = queue.PriorityQueue()
+        self.order = itertools.count()  # first asked, first played within a priority
+        self.stopped = False
+        self.turn = threading.Lock()
+
+    def measure(self, values: dict, priority: int = SEARCH, **keywords) -> "Measurement":
+        if threading.current_thread() is threading.main_thread():
+            return self.evaluator.measure(values, **keywords)
+        if self.stopped:
+            raise Stopped
+        future: Future = Future()
+        self.requests.put((priority, next(self.order), values, keywords, future))
+        return self.wait(future)
+
+    def wait(self, future: Future):
+        """``future``'s result, the turn given to the other steps meanwhile."""
+        if threading.current_thread() is threading.main_thread():
+            return future.result()
+        self.turn.release()
+        try:
+            while True:
+                try:
+                    return future.result(timeout=0.1)
+                except TimeoutError:
+                    if self.stopped:  # nobody serves the queue any more
+                        raise Stopped from None
+        finally:
+            self.turn.acquire()
+
+    def _step(self, step):
+        with self.turn:
+            return step()
+
+    def run(self, steps: list) -> list:
+        """Each of ``steps`` (functions of no argument) in its own thread, serving their runs
+        until all are done; their results in order (the first error raised, once every step
+        has stopped)."""
+        with ThreadPoolExecutor(max_workers=max(1, len(steps)),
+                                thread_name_prefix="neom-balance") as pool:  # fmt: skip
+            futures = [pool.submit(self._step, step) for step in steps]
+            try:
+                self._serve(futures)
+            except BaseException:
+                self._stop()
+                raise
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        if errors:
+            raise next((e for e in errors if not isinstance(e, Stopped)), errors[0])
+        return [f.result() for f in futures]
+
+    def _serve(self, futures: list) -> None:
+        while not all(f.done() for f in futures):
+            if any(f.done() and f.exception() is not None for f in futures):
+                self._stop()  # the others give up at their next run
+                return
+            try:
+                _, _, values, keywords, future = self.requests.get(timeout=0.02)
+            except queue.Empty:
+                continue
+            try:
+                future.set_result(self.evaluator.measure(values, **keywords))
+            except Exception as error:  # the step that asked reports it
+                future.set_exception(error)
+            except BaseException:
+                future.set_exception(Stopped())
+                raise
+
+    def _stop(self) -> None:
+        self.stopped = True
+        while True:
+            try:
+                *_, future = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            future.set_exception(Stopped())
+
+
 def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever],
                  max_evals: int, verify_games: int, probe: bool = True) -> ItemResult:  # fmt: skip
-    """Search every live lever of the item, then measure each suggestion on fresh deals."""
+    """Search every live lever of the item, then measure each suggestion on fresh deals (the
+    levers' searches and checks interleaved by a :class:`Pipeline`)."""
     s = evaluator.setting
     events = kind != "cornerstone"
     usage = s.goal == "usage"
+    fresh = fresh_seed(s.seed)
+    pipeline = Pipeline(evaluator)
     base = evaluator.measure({}, events=events, what=f"{item}: the catalogue as it is")
 
-    def point(m, value):
+    def point(b, m, value):
         if usage:
-            return usage_point(base, m, item, kind, value, s, evaluator.usage)
-        return item_point(base, m, item, kind, value, s.min_n, s.median)
+            return usage_point(b, m, item, kind, value, s, evaluator.usage)
+        return item_point(b, m, item, kind, value, s.min_n, s.median)
 
-    start = point(base, 0)
-    searches = []
-    for lever in levers:
+    fresh_base: Future = Future()  # the catalogue as it is on fresh deals, once analysed
+
+    def baseline():
+        try:
+            fresh_base.set_result(fresh_baseline(pipeline, item, kind, fresh, verify_games))
+        except BaseException as error:
+            fresh_base.set_exception(error)
+            raise
+        return fresh_base.result()
+
+    start_future: Future = Future()
+
+    def start_point():
+        try:
+            start_future.set_result(point(base, base, 0))
+        except BaseException as error:
+            start_future.set_exception(error)
+            raise
+        return start_future.result()
+
+    def lever_step(lever):
+        start = pipeline.wait(start_future)
         start_lever = replace(start, value=lever.current)
         if lever.inert:
-            searches.append(
-                Search(
-                    lever,
-                    {lever.current: start_lever},
-                    lever.current,
-                    f"not searched: {lever.inert}",
-                    abs(start.effect) <= s.band,
-                )
-            )
-            continue
+            evaluator.progress.plan_less(verify_games)
+            why = f"not searched: {lever.inert}"
+            in_band = abs(start.effect) <= s.band
+            return Search(lever, {lever.current: start_lever}, lever.current, why, in_band), None
 
-        def measure(value, lever=lever):
-            m = evaluator.measure({lever.key: value}, events=events,
-                                  what=f"{item}: trying {lever.name} = {value}")  # fmt: skip
-            return point(m, value)
+        # Only a search that weakens the item can leave it unplayed (the usage goal has no
+        # such floor): its candidates look at their first games first.
+        weakening = not usage and start.effect > 0 and math.isfinite(start.effect)
+        prefix = prefix_games(s) if weakening else 0
+
+        full = []  # the candidates played in full (the plan counts them: max_evals a lever)
+
+        def measure(value):
+            def run(games):
+                what = f"{item}: trying {lever.name} = {value}"
+                if games < s.games:
+                    what += f" (its first {games:,} games)"
+                    evaluator.progress.plan_more(games)
+                else:
+                    full.append(value)
+                return pipeline.measure({lever.key: value}, SEARCH, games=games, events=events,
+                                        what=what)  # fmt: skip
+
+            return measure_candidate(run, point, base, value, s, prefix)
 
         # A usage floor is one-sided: any value at or above it will do, so the search looks
         # for where the deficit crosses zero and then keeps the nearest value meeting it.
@@ -413,15 +600,25 @@ def balance_item(evaluator: Evaluator, item: str, kind: str, levers: list[Lever]
                               0 if usage else s.min_n)  # fmt: skip
         if usage:
             _meet_floor(search)
-        evaluator.progress.plan_less((max_evals + 1 - len(search.points)) * s.games)
-        searches.append(search)
+        evaluator.progress.plan_less((max_evals - len(full)) * s.games)
         if math.isfinite(search.points[search.suggested].effect):
             p = search.points[search.suggested]
             print(f"balance: {item}: {lever.name} -> {search.suggested} ({100 * p.effect:+.1f} "
                   f"pct-pts on the search deals; {search.stop})", file=sys.stderr)  # fmt: skip
-    fresh = fresh_seed(s.seed)
-    verified = verify(evaluator, item, kind, searches, fresh, verify_games)
-    return ItemResult(item, kind, searches, start, verified, fresh)
+        if search.suggested is None or search.suggested == lever.current:
+            evaluator.progress.plan_less(verify_games)
+            return search, None
+        check = fresh_check(pipeline, item, kind, lever, search.suggested, fresh_base, fresh,
+                            verify_games)  # fmt: skip
+        return search, check
+
+    steps = [start_point, baseline] + [lambda lever=lever: lever_step(lever) for lever in levers]
+    _, base_entry, *done = pipeline.run(steps)
+    searches = [search for search, _ in done]
+    verified = {"": base_entry} | {
+        search.lever.name: check for search, check in done if check is not None
+    }  # fmt: skip
+    return ItemResult(item, kind, searches, start_future.result(), verified, fresh)
 
 
 def _meet_floor(search: Search) -> None:
@@ -482,77 +679,105 @@ RATES = {
 RATES["disaster"] = (("taken_rate", "taken when seen"),)
 
 
-def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int,
-           games: int) -> dict:  # fmt: skip
-    """Each suggestion measured again on fresh deals with the report's own tables, beside the
-    catalogue as it is on the same fresh deals: the effect and its interval, the paired shift,
-    the item's rates before and after and the largest shifts of other items."""
+def fresh_baseline(pipeline, item: str, kind: str, seed: int, games: int) -> dict:
+    """The catalogue as it is on fresh deals: its run, its row of the report's table and its
+    target, with the statistics every suggestion's comparison reads already computed."""
+    from analysis.core.batches import SERIAL, analyse
+    from analysis.neom import cornerstones, tiles
+
+    evaluator = pipeline.evaluator
+    s = evaluator.setting
+    base = pipeline.measure({}, FRESH_BASE, seed=seed, games=games, events=True,
+                            what=f"{item}: fresh deals, the catalogue as it is")  # fmt: skip
+    row = item_row(base.run, item, kind, s)
+    # What neom compare reads of the baseline for every suggestion, computed once here.
+    analyse(base.run, [cornerstones.CORNERSTONES, tiles.TILES], SERIAL)
+    return {"row": row, "target": _fresh_target(evaluator, base.run, row, item, kind),
+            "run": base.run}  # fmt: skip
+
+
+def _fresh_target(evaluator, run, row: dict, item: str, kind: str):
+    s = evaluator.setting
+    if s.goal == "usage":
+        return usage_deficit(evaluator.usage(run, item, kind, s), s.floors or USAGE_FLOORS)
+    return _target(row, kind, s.median)
+
+
+def fresh_check(pipeline, item: str, kind: str, lever: Lever, value: int, fresh_base,
+                seed: int, games: int) -> dict:  # fmt: skip
+    """A suggestion measured again on fresh deals with the report's own tables, beside the
+    catalogue as it is on the same fresh deals (``fresh_base``: a future of
+    :func:`fresh_baseline`'s entry): the effect and its interval, the paired shift, the item's
+    rates and the largest shifts of other items."""
     import polars as pl
 
+    from analysis.core.batches import SERIAL
     from analysis.core.report import Report
     from analysis.neom.compare import comparison_items
 
+    evaluator = pipeline.evaluator
     s = evaluator.setting
-    base = evaluator.measure({}, seed=seed, games=games, events=True,
-                             what=f"{item}: fresh deals, the catalogue as it is")  # fmt: skip
-    base_row = item_row(base.run, item, kind, s)
-
-    def target(run, row):
-        if s.goal == "usage":
-            return usage_deficit(evaluator.usage(run, item, kind, s), s.floors or USAGE_FLOORS)
-        return _target(row, kind, s.median)
-
-    out = {"": {"row": base_row, "target": target(base.run, base_row)}}
+    cand = pipeline.measure({lever.key: value}, CHECK, seed=seed, games=games, events=True,
+                            what=f"{item}: fresh deals, {lever.name} = {value}")  # fmt: skip
+    row = item_row(cand.run, item, kind, s)
+    before = pipeline.wait(fresh_base)
     report = Report(evaluator.work, "bh", 0.05, "", s.band, s.min_n, "")
+    # Serial: this runs beside the games' worker processes (see Pipeline).
+    items = comparison_items(before["run"], cand.run, report, {lever.tile}, SERIAL)
+    mine = items.filter(pl.col("tile_name") == item)
+    if kind == "cornerstone":
+        mine = mine.filter(pl.col("kind") == "cornerstone")
+    else:
+        mine = mine.filter(pl.col("kind") == "tile")
+    shift = mine.row(0, named=True) if mine.height else {}
+    others = (
+        items.filter((pl.col("tile_name") != item) & pl.col("shift").is_not_nan())
+        .sort(pl.col("shift").abs(), descending=True)
+        .head(5)
+    )
+    # A cornerstone's target is relative to the median cornerstone: its paired shift is
+    # the effect's less the median's own move (the median taken as fixed, as the report).
+    moved = 0.0
+    if kind == "cornerstone" and s.median:
+        moved = _median_of(row) - _median_of(before["row"])
+    target = _fresh_target(evaluator, cand.run, row, item, kind)
+    if s.goal == "usage":  # the paired shift of the deficit: the same deals
+        moved = 0.0
+        # No paired interval for a share's change here: the estimate only (the intervals
+        # are each side's own, in "target").
+        shift = {"shift": target[0] - before["target"][0], "shift_lo": math.nan,
+                 "shift_hi": math.nan}  # fmt: skip
+    return {
+        "row": row,
+        "target": target,
+        "shift": tuple(shift.get(k, math.nan) - moved for k in ("shift", "shift_lo", "shift_hi")),
+        "others": [
+            {
+                "kind": r["kind"],
+                "name": r["tile_name"],
+                "shift": r["shift"],
+                "lo": r["shift_lo"],
+                "hi": r["shift_hi"],
+                "q": r["shift_q"],
+            }
+            for r in others.iter_rows(named=True)
+        ],  # fmt: skip
+    }
+
+
+def verify(evaluator: Evaluator, item: str, kind: str, searches: list, seed: int,
+           games: int) -> dict:  # fmt: skip
+    """Each suggestion of ``searches`` measured again on fresh deals (:func:`fresh_check`),
+    beside the catalogue as it is on the same deals (key "")."""
+    pipeline = Pipeline(evaluator)
+    base: Future = Future()
+    base.set_result(fresh_baseline(pipeline, item, kind, seed, games))
+    out = {"": base.result()}
     for search in searches:
         lever = search.lever
-        if search.suggested is None or search.suggested == lever.current:
-            continue
-        cand = evaluator.measure({lever.key: search.suggested}, seed=seed, games=games,
-                                 events=True, what=f"{item}: fresh deals, {lever.name} = "
-                                 f"{search.suggested}")  # fmt: skip
-        row = item_row(cand.run, item, kind, s)
-        items = comparison_items(base.run, cand.run, report, {lever.tile})
-        mine = items.filter(pl.col("tile_name") == item)
-        if kind == "cornerstone":
-            mine = mine.filter(pl.col("kind") == "cornerstone")
-        else:
-            mine = mine.filter(pl.col("kind") == "tile")
-        shift = mine.row(0, named=True) if mine.height else {}
-        others = (
-            items.filter((pl.col("tile_name") != item) & pl.col("shift").is_not_nan())
-            .sort(pl.col("shift").abs(), descending=True)
-            .head(5)
-        )
-        # A cornerstone's target is relative to the median cornerstone: its paired shift is
-        # the effect's less the median's own move (the median taken as fixed, as the report).
-        moved = 0.0
-        if kind == "cornerstone" and s.median:
-            moved = _median_of(row) - _median_of(base_row)
-        if s.goal == "usage":  # the paired shift of the deficit: the same deals
-            moved = 0.0
-            after, before = target(cand.run, row), out[""]["target"]
-            # No paired interval for a share's change here: the estimate only (the intervals
-            # are each side's own, in "target").
-            shift = {"shift": after[0] - before[0], "shift_lo": math.nan, "shift_hi": math.nan}
-        out[lever.name] = {
-            "row": row,
-            "target": target(cand.run, row),
-            "shift": tuple(
-                shift.get(k, math.nan) - moved for k in ("shift", "shift_lo", "shift_hi")
-            ),  # fmt: skip
-            "others": [
-                {
-                    "kind": r["kind"],
-                    "name": r["tile_name"],
-                    "shift": r["shift"],
-                    "lo": r["shift_lo"],
-                    "hi": r["shift_hi"],
-                    "q": r["shift_q"],
-                }
-                for r in others.iter_rows(named=True)
-            ],  # fmt: skip
-        }
+        if search.suggested is not None and search.suggested != lever.current:
+            out[lever.name] = fresh_check(pipeline, item, kind, lever, search.suggested, base,
+                                          seed, games)  # fmt: skip
     return out
 
 
