@@ -47,15 +47,13 @@ PARAM_NAMES = (
 assert len(PARAM_NAMES) == N_WEIGHTS
 
 # The archetypes' parameters after the 16 weights (issue 38: cornerstones drafted and built,
-# tiles placed).
-# Both are added to an action's value outside the memoized move terms, so the memo's key (the
-# first N_WEIGHTS) and the expert's policy (its 16 weights, these at 0) do not change; at 0,
-# their default, every decision is the one made without them.
+# tiles placed). Each is added to an option's value outside the memoized move terms, so the
+# memo's key (the first N_WEIGHTS) and the expert's policy (its 16 weights, these at 0) do not
+# change; at 0, their default, every decision is the one made without them.
 W_BUILD = N_WEIGHTS  # added to placing a cornerstone (the action, and the selection's fallback)
 W_PLACE = N_WEIGHTS + 1  # added to placing the selected tile (the action and the selection)
 W_FORESIGHT = N_WEIGHTS + 2  # per VP a cornerstone's effect gives per matching tile, in the draft
 ACTION_PARAM_NAMES = ("build", "place", "foresight")
-N_EVALUATION_PARAMS = N_WEIGHTS + len(ACTION_PARAM_NAMES)
 
 
 @dataclass(frozen=True)

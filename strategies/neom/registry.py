@@ -15,6 +15,7 @@ from sim.core.game import StrategyInfo, StrategyRegistry
 from strategies.neom.archetypes import ACTION_PARAM_NAMES, ARCHETYPES, PARAM_NAMES
 
 N_PARAMS = 40
+assert len(PARAM_NAMES) + len(ACTION_PARAM_NAMES) <= N_PARAMS  # the archetypes' slots fit
 
 RANDOM_ID = 0
 GREEDY_ID = 1
