@@ -4,7 +4,7 @@ import pytest
 
 from sim.core.cli import main
 from sim.core.errors import UserError
-from strategies.neom.archetypes import PARAM_NAMES
+from strategies.neom.archetypes import ACTION_PARAM_NAMES, PARAM_NAMES
 from strategies.neom.registry import (
     STRATEGIES,
     list_strategies,
@@ -26,7 +26,8 @@ def test_strategies_lists_every_strategy_with_its_parameters(capsys):
 
 def test_archetypes_share_the_evaluation_parameters():
     for name in ("builder", "industrialist", "merchant", "denier"):
-        assert STRATEGIES[name].param_names == PARAM_NAMES
+        assert STRATEGIES[name].param_names == (*PARAM_NAMES, *ACTION_PARAM_NAMES)
+        assert STRATEGIES[name].defaults[len(PARAM_NAMES) :] == (0.0,) * len(ACTION_PARAM_NAMES)
     assert parse_strategy("builder:deny=0.7").params[PARAM_NAMES.index("deny")] == 0.7
     assert parse_strategy("merchant:income=2").spec == "merchant:income=2"
 

@@ -324,6 +324,36 @@ def test_action_values_share_terms_without_changing_a_value(tables):
     assert shared > 0
 
 
+def test_build_and_place_add_exactly_their_value_to_their_actions(tables):
+    """``build`` raises every cornerstone action by its value, ``place`` every placement of
+    the selected tile, and neither touches a sale (issue 38); at 0 each option's value is
+    bit-identical to the archetype's without them."""
+    rules = make_rules()
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    plain = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    shifted = np.empty(E.MAX_OPTIONS, dtype=np.float64)
+    kinds_seen = set()
+    for name in ARCHETYPES:
+        params = parse_strategy(name).params
+        zeros = parse_strategy(f"{name}:build=0,place=0").params
+        with_both = parse_strategy(f"{name}:build=2.5,place=0.75").params
+        assert (zeros == params).all()
+        for pos, selected in grown_positions(tables, np.random.default_rng(38), 20):
+            options, n = pos.action_options(0, selected)
+            city = pos.cells[0].copy()
+            money = int(pos.pstate[0, E.PS_MONEY])
+            args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
+            build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
+            action_values(params, options, n, city, *args, plain, np.empty(0, np.int64))
+            action_values(with_both, options, n, city, *args, shifted, np.empty(0, np.int64))
+            for k in range(n):
+                kind = int(options[k, E.OPT_KIND])
+                kinds_seen.add(kind)
+                added = {E.A_CORNERSTONE: 2.5, E.A_PLACE: 0.75, E.A_SELL: 0.0}[kind]
+                assert shifted[k] == pytest.approx(plain[k] + added, abs=1e-9)
+    assert kinds_seen == {E.A_CORNERSTONE, E.A_PLACE, E.A_SELL}
+
+
 @pytest.mark.parametrize("name", ("greedy", *ARCHETYPES))
 def test_residential_tile_goes_where_no_polluting_tile_is_near(tables, name):
     """Rules 001 "Pollution": a Residential tile loses 2 VP per orthogonally and 1 VP per

@@ -46,6 +46,15 @@ PARAM_NAMES = (
 )
 assert len(PARAM_NAMES) == N_WEIGHTS
 
+# The archetypes' parameters after the 16 weights (issue 38: cornerstones drafted and built,
+# tiles placed). Each is added to an option's value outside the memoized move terms, so the
+# memo's key (the first N_WEIGHTS) and the expert's policy (its 16 weights, these at 0) do not
+# change; at 0, their default, every decision is the one made without them.
+W_BUILD = N_WEIGHTS  # added to placing a cornerstone (the action, and the selection's fallback)
+W_PLACE = N_WEIGHTS + 1  # added to placing the selected tile (the action and the selection)
+W_FORESIGHT = N_WEIGHTS + 2  # per VP a cornerstone's effect gives per matching tile, in the draft
+ACTION_PARAM_NAMES = ("build", "place", "foresight")
+
 
 @dataclass(frozen=True)
 class Archetype:
@@ -54,7 +63,12 @@ class Archetype:
     weights: dict[str, float]
 
     def defaults(self) -> tuple[float, ...]:
+        """The 16 evaluation weights (the expert's policy reads these only)."""
         return tuple(float(self.weights.get(name, 0.0)) for name in PARAM_NAMES)
+
+    def all_defaults(self) -> tuple[float, ...]:
+        """Every parameter of the archetype: the weights, then ``ACTION_PARAM_NAMES`` (0)."""
+        return (*self.defaults(), *(float(self.weights.get(n, 0.0)) for n in ACTION_PARAM_NAMES))
 
 
 # Common ground of the archetypes: rounded from `neom tune --base builder --opponents greedy`

@@ -56,15 +56,18 @@ from sim.neom.scoring import (
 from sim.neom.state import view
 from strategies.neom.archetypes import (
     N_WEIGHTS,
+    W_BUILD,
     W_CORNERSTONE,
     W_DENY,
     W_DISASTER,
+    W_FORESIGHT,
     W_FRONTIER,
     W_HURT,
     W_INCOME,
     W_LUXURY,
     W_MONEY,
     W_NEIGHBORHOOD,
+    W_PLACE,
     W_POLLUTION,
     W_POWER,
     W_PROCESSED,
@@ -874,6 +877,18 @@ def pick_best(values, n, rng_state):
     return pick
 
 
+@njit(inline="always")
+def kind_bonus(params, kind, ctx):
+    """What an action's kind adds to its move value: a cornerstone the ``cornerstone`` timing
+    term plus ``build``, the selected tile placed ``place``. ``build`` stands for what the
+    myopic move value leaves out of a cornerstone: it is built by giving up the selected tile
+    (a sale's 5 coins at least), and one never built scores nothing (docs/strategies.md,
+    "Why cornerstones go unbuilt"). Both are 0 by default; a 0 adds nothing (tested)."""
+    if kind == E.A_CORNERSTONE:
+        return params[W_CORNERSTONE] * progress(ctx) + params[W_BUILD]
+    return params[W_PLACE]
+
+
 @njit
 def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ctx):
     """Value of action option k: place the tile or a cornerstone (paying OPT_COST), or sell."""
@@ -892,9 +907,7 @@ def action_value(params, options, k, city, tiles, effects, goods_tier, rules, ct
         rules,
         ctx,
     )
-    if kind == E.A_CORNERSTONE:
-        value += params[W_CORNERSTONE] * progress(ctx)
-    return value
+    return value + kind_bonus(params, kind, ctx)
 
 
 @njit(_nrt=False)
@@ -930,8 +943,7 @@ def action_values(
             last_tile = tile
             last_cell = cell
         values[k] = terms_value(params, -options[k, E.OPT_COST], terms, ctx)
-        if kind == E.A_CORNERSTONE:
-            values[k] += params[W_CORNERSTONE] * progress(ctx)
+        values[k] += kind_bonus(params, kind, ctx)
 
 
 # ``free`` for best_placement and denied_value as a run-time bool, not the literal True or
@@ -1184,6 +1196,8 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
         for k in range(n_options):
             tile = options[k, E.OPT_TILE]
             values[k] = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
+            if params[W_FORESIGHT] != 0:
+                values[k] += params[W_FORESIGHT] * vp_per_matching_tile(effects, tile)
             if deny:
                 values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
@@ -1222,6 +1236,19 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
 
 
 @njit(_nrt=False)
+def vp_per_matching_tile(effects, tile):
+    """VP the tile's effects give per tile of their types (``EF_VP_PER_TYPE_CITY``,
+    ``EF_VP_PER_TYPE_ADJACENT``): what the draft's ``foresight`` counts, per tile of those
+    types the city will hold later, since the city of the draft holds none yet."""
+    total = 0
+    for k in range(K.MAX_EFFECTS):
+        kind = effects[tile, k, 0]
+        if kind == K.EF_VP_PER_TYPE_CITY or kind == K.EF_VP_PER_TYPE_ADJACENT:
+            total += effects[tile, k, 2]
+    return total
+
+
+@njit(_nrt=False)
 def select_values(params, n_options, seat, game, city, ctx, values, memo):
     """Each selectable tile of ``game.options``: the best of placing it, selling it, or
     discarding it to place a cornerstone, plus W_DENY times the left neighbour's best use of
@@ -1243,6 +1270,8 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
             values[k] = disaster_select_value(params, seat, disaster, game)
             continue
         place = game_best_placement(params, seat, tile, city, money, PRICED, game, ctx, memo)
+        if place > NO_VALUE:
+            place += params[W_PLACE]  # the action's own bonus (kind_bonus), so both agree
         values[k] = max(fallback, place)
         if deny:
             values[k] += denied_value(params, left, tile, PRICED, game, left_city, left_ctx)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from sim.core import strategies as core
 from sim.core.game import StrategyInfo, StrategyRegistry
-from strategies.neom.archetypes import ARCHETYPES, PARAM_NAMES
+from strategies.neom.archetypes import ACTION_PARAM_NAMES, ARCHETYPES, PARAM_NAMES
 
 N_PARAMS = 40
+assert len(PARAM_NAMES) + len(ACTION_PARAM_NAMES) <= N_PARAMS  # the archetypes' slots fit
 
 RANDOM_ID = 0
 GREEDY_ID = 1
@@ -88,9 +89,9 @@ _STRATEGIES = (
             a.name,
             EVALUATED_ID,
             a.description,
-            PARAM_NAMES,
-            a.defaults(),
-            (WEIGHT_BOUNDS,) * len(PARAM_NAMES),
+            (*PARAM_NAMES, *ACTION_PARAM_NAMES),
+            a.all_defaults(),
+            (WEIGHT_BOUNDS,) * (len(PARAM_NAMES) + len(ACTION_PARAM_NAMES)),
         )
         for a in ARCHETYPES
     ),
