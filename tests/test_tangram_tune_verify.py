@@ -84,6 +84,23 @@ def test_verify_finds_a_planted_lead_and_none_where_there_is_none(tmp_path, caps
     assert "verified: passed against random (2 players, rules tangram-" in capsys.readouterr().out
 
 
+def test_a_mixed_field_seating_as_the_tuned_one_is_not_replayed(tmp_path, capsys):
+    """The strong field of default planners is the tuned sets' own tuning field: the same
+    strategies in the same seats play the same games, so the mixed check reuses them."""
+    path = tmp_path / "sets.toml"
+    path.write_text(
+        two_player_set("planted", "random") + '\n[fields.same]\n2 = ["planted", "random"]\n'
+    )
+    args = ["verify", "--game", "tangram", "--strategy-file", str(path), "--games", "20"]
+    assert main([*args, "--field", "same", "--write"]) == 0
+    err = capsys.readouterr().err
+    assert err.count(" games in ") == 1 and "mixed field: the tuned field's games" in err
+    verification = tomllib.loads(path.read_text())["sets"]["planted"]["verification"]
+    tuned, mixed = verification["tuned"], verification["mixed"]
+    assert mixed["others"] == tuned["others"] == ["random"]
+    assert mixed == tuned  # the same figures, not a second sample
+
+
 def test_the_lead_interval_is_students_t_at_small_n():
     """At 5 games the normal interval would be too narrow: the t quantile on 4 degrees of
     freedom (2.78) is used instead of 1.96."""
