@@ -55,12 +55,12 @@ endif
 	$(BIN)/neom report runs/$(RUN_NAME) $(RUN_CHECK) --probe $(RUN_PROBE) --out reports/$(RUN_NAME)
 
 # Tangram City's main job: its default field (planner, greedy, greedy, random; 4 players, seats
-# rotated, with events) and its check field, the strong field (the planner in every seat: not a
-# tuned, verified set, docs/tangram.md) on the same deals, then the report with every finding
-# marked against the other field (neom report --check). Small by default so that it finishes in
-# some minutes on 2 cores (the planner seats set the pace: the strong field is about 4 times
-# slower than the default one); TANGRAM_GAMES=20000 for intervals about a third as wide,
-# TANGRAM_CHECK_STRATEGIES= skips the check field.
+# rotated, with events) and its check field, the strong field (per player count its verified
+# tuned planner set, else the default planner: docs/tangram.md) on the same deals, then the
+# report with every finding marked against the other field (neom report --check). Small by
+# default so that it finishes in some minutes on 2 cores (the planner seats set the pace: the
+# strong field is about 4 times slower than the default one); TANGRAM_GAMES=20000 for intervals
+# about a third as wide, TANGRAM_CHECK_STRATEGIES= skips the check field.
 TANGRAM_NAME ?= tangram
 TANGRAM_PLAYERS ?= 4
 TANGRAM_GAMES ?= 2000

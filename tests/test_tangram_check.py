@@ -1,12 +1,13 @@
 """Tangram City's skill check (issue 40 part 2, ``neom report RUN --check RUN2``): known answers
 on small runs of the fast strategies (two greedy fields stand in for the two fields; the same
-plants against the strong field itself, four planners, are a slow test). A planted dominant
+plants against the strong field itself, four tuned planners, are a slow test, the dead rule
+against the 2-player strong field a fast one). A planted dominant
 tile (the Small Triangle made a 3x3 block) and a planted dead rule (a balance bonus worth
 nothing at every distance) are flagged in both fields and marked robust, in findings.json and
 in the next steps' weights; a finding present in one field only is marked vanishes / appears
 (planted effect tables: the data must match, so a real check run cannot lack a planted tile); a
 check run of other data or players is refused in one line; ``--strategies strong`` is the
-planner in every seat."""
+tuned planner set of the player count in every seat, at the planner's default search budget."""
 
 import json
 
@@ -48,11 +49,12 @@ def planted(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def planted_strong(tmp_path_factory):
-    """The same plants, checked against the strong field itself (the planner in every seat)."""
+    """The same plants, checked against the strong field itself (the 4-player tuned planner set
+    in every seat)."""
     folder = tmp_path_factory.mktemp("planted_strong")
     dominant_tileset(folder / "dominant.toml")
-    strong = [s.spec for s in seat_strategies(STRATEGIES, ("strong",), 4)]
-    return _runs(folder, folder / "dominant.toml", {"balance_bonus": DEAD_TABLE}, strong, 400)
+    # by its name, so the run records the field's sets (the report names the field)
+    return _runs(folder, folder / "dominant.toml", {"balance_bonus": DEAD_TABLE}, ("strong",), 400)
 
 
 def pooled(folder) -> dict[tuple[str, str], dict]:
@@ -88,7 +90,37 @@ def test_the_planted_tile_and_dead_rule_are_robust_against_the_strong_field(plan
     assert tile["robustness"] == ROBUST and tile["check"]["flag"] == "strong"
     assert rule["robustness"] == ROBUST and rule["check"]["flag"] == "dead"
     page = (planted_strong / "report" / "index.html").read_text()
-    assert "the strong field" in page and "not a tuned, verified set" in page
+    assert "the strong field" in page and "Tangram City&#x27;s strong field: " in page
+
+
+@pytest.fixture(scope="module")
+def dead_rule_strong_2p(tmp_path_factory):
+    """The dead balance bonus on the default tile set at 2 players: greedy against greedy, and
+    the 2-player strong field (two tuned planners), 240 games each: 480 seats that cannot reach
+    the bonus put the reach's 95% Wilson interval under 1% (its upper end 0.8%)."""
+    folder = tmp_path_factory.mktemp("dead_2p")
+    rules = {"balance_bonus": DEAD_TABLE}
+    small_run(folder / "main", "tangram", ("greedy", "greedy"), 2, 240, 5, rules=rules)
+    small_run(folder / "check", "tangram", ("strong",), 2, 240, 6, rules=rules)
+    with pytest.MonkeyPatch.context() as patch:
+        placeholder_figures(patch)
+        build_report(folder / "main", folder / "report", check=folder / "check")
+    return folder
+
+
+def test_a_planted_dead_rule_is_robust_against_the_2_player_strong_field(dead_rule_strong_2p):
+    """Issue 40's known answer for the dead rule against the strong field, fast: 240 games of
+    two tuned planners (a few seconds on one core)."""
+    rule = pooled(dead_rule_strong_2p)[("rule", "balance bonus")]
+    assert rule["flag"] == "dead" and rule["check"]["flag"] == "dead"
+    assert rule["robustness"] == ROBUST
+    assert rule["effect"] == 0.0 and rule["check"]["effect"] == 0.0
+    assert rule["check"]["n"] == 2 * 240  # every seat of the strong field is a planner
+    page = (dead_rule_strong_2p / "report" / "index.html").read_text()
+    assert "is the strong field" in page  # the check run recognised as the shipped field
+    steps = pl.read_csv(dead_rule_strong_2p / "report" / "tables" / "next_steps.csv")
+    row = steps.filter(pl.col("name") == "balance bonus").row(0, named=True)
+    assert row["kind"] == "dead rule" and row["robustness"] == ROBUST
 
 
 def test_the_marks_are_the_next_steps_robustness_weights(planted):
@@ -194,8 +226,12 @@ def test_a_check_run_of_other_players_or_data_is_refused_in_one_line(small_runs,
     assert not (small_runs / f"report-{other}").exists()  # refused before writing anything
 
 
-def test_the_strong_field_is_the_planner_in_every_seat():
+def test_the_strong_field_is_the_planner_at_its_default_budget_in_every_seat():
+    """Tuned planner sets (test_tangram_tune_verify) tune value weights only: the check
+    field's search budget is the default planner's."""
+    default = STRATEGIES.by_name()["planner"].defaults
     for players in range(1, 6):
         seats = seat_strategies(STRATEGIES, ("strong",), players)
         assert [s.name for s in seats] == ["planner"] * players
-        assert all(s.spec == "planner" for s in seats)  # the default budget
+        for seat in seats:
+            assert tuple(seat.params[:2]) == default[:2]  # samples, candidates

@@ -15,7 +15,7 @@ The findings compared, one kind each (``analysis.tangram.findings``):
 - ``rule effect``: what reaching the rule is worth (reachers minus the others, same game).
 
 Per-strategy tile findings are not marked (the fields' strategies differ: the strong field is
-the planner in every seat), as NEOM's are not.
+the tuned planner set of the player count in every seat), as NEOM's are not.
 """
 
 import html
@@ -119,15 +119,18 @@ def _mean_score(run) -> float:
     return float((seats["total"] * seats["n"]).sum() / n) if n else math.nan
 
 
+def _strong_description(run) -> str:
+    """What the shipped strong field is, in its file's words (its tuned sets, verified)."""
+    from sim.core.strategies import shipped_file
+
+    return shipped_file(run.game.strategies).fields["strong"].description
+
+
 def _fields_paragraph(run, check) -> str:
     here, there = field_name(run), field_name(check)
     games, games_check = run_games(run), run_games(check)
-    not_tuned = (
-        " Tangram City's strong field is the planner (the strongest shipped strategy) in every "
-        "seat: not a tuned, verified set."
-        if named_field(check) == "strong" or named_field(run) == "strong"
-        else ""
-    )
+    strong = "strong" in (named_field(check), named_field(run))
+    not_tuned = f" Tangram City's strong field: {_strong_description(run)}." if strong else ""
     return (
         f"<p><b>Two fields.</b> This run is {html.escape(here)} ({games:,} games); the check run "
         f"<code>{html.escape(shown_path(check.path))}</code> is {html.escape(there)} "

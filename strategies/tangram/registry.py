@@ -64,8 +64,9 @@ STRATEGIES = StrategyRegistry(
         ),
     ),
     n_params=N_PARAMS,
-    # the named field `strong` (the planner in every seat: no tuned sets yet), the check field
-    named_sets=Path(__file__).with_name("fields.toml"),
+    # the tuned planner sets (neom tune/verify --game tangram) and the named field `strong`
+    # (for each player count its verified set in every seat), the check field of report --check
+    named_sets=Path(__file__).with_name("tuned.toml"),
     # weakest first (``neom ladder --game tangram``); each rung won >= 0.6 of 600 2-player games
     # against the one below (docs/tangram.md)
     ladder=("random", "greedy", "planner", "planner:samples=16,candidates=8"),

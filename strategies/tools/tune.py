@@ -1,4 +1,7 @@
-"""``neom tune``: CMA-ES search over a strategy's parameters against a field of opponents.
+"""``neom tune``: CMA-ES search over a strategy's parameters against a field of opponents,
+for every game (``--game``): the game supplies its strategies, data, default rules and the
+players table's ``strategy``, ``win`` and ``total`` columns through its Game interface, and
+the games are played by the generic match player (:mod:`sim.core.match`).
 
 The optimiser is ``cma`` (Hansen's CMA-ES, a maintained library), which adapts a full
 covariance over the parameters and copes with noisy fitness. Each generation plays every
@@ -8,33 +11,45 @@ their own (each divided by ``max(|default|, MIN_SCALE)``) so one step size fits 
 distribution's mean after the last generation (CMA-ES's estimate of the optimum, less noisy
 than the best single candidate) is checked against the base strategy on fresh deals, both on
 the same deals, and written as a named set of a strategy file (``strategies.params``),
-usable by name with ``--strategy-file``. The ``vp`` weight is held fixed: the evaluation only
-compares values, so one weight sets the scale.
+usable by name with ``--strategy-file``. Held fixed: a ``vp`` weight (NEOM's evaluations only
+compare values, so one weight sets the scale) and the whole-number parameters (counts such as
+Tangram City's planner's ``samples`` and ``candidates``: a search budget, not a value weight,
+and not a continuous quantity CMA-ES can step through).
 """
 
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from sim.core.commands.options import add_game_options
 from sim.core.errors import UserError
-from sim.core.strategies import StrategySpec, set_name_problem, split_strategies
-from sim.core.strategy_writer import claim_set, write_set
-from sim.neom.catalog import load_catalog
-from strategies.neom.registry import (
-    REGISTRY,
-    STRATEGIES,
+from sim.core.game import Game, StrategyRegistry
+from sim.core.match import play_match
+from sim.core.strategies import (
+    StrategySpec,
     load_strategy_file,
     parse_strategy,
     resolve_strategy,
+    set_name_problem,
+    split_strategies,
 )
-from strategies.tools.arena import play_match
+from sim.core.strategy_writer import claim_set, write_set
 
 POPULATION = 12
 SIGMA0 = 0.4  # initial step, in units of each parameter's scale
 MIN_SCALE = 0.3
 GENERATIONS = 30  # CMA-ES needs tens of generations for 15 parameters; noise averages out
-FIXED_PARAMS = ("vp",)
+
+
+def planned_generations(dimensions: int) -> int:
+    """Generations the budget is spread over: tens for many parameters (NEOM's 15: 30), fewer
+    for a few (Tangram City's planner's one: 12), so each candidate plays more games."""
+    return min(GENERATIONS, 10 + 2 * dimensions)
+
+
+FIXED_PARAMS = ("vp",)  # besides the whole-number ones (see the module docstring)
 
 
 def register(subparsers) -> None:
@@ -65,6 +80,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--strategy-file", help="named sets usable as base or opponents")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_game_options(parser, "tune", data=False)  # the sets are tuned on the shipped data
     parser.set_defaults(func=run)
 
 
@@ -83,16 +99,32 @@ def lineup(n_players: int, n_opponents: int) -> list[int]:
 
 def fitness(match) -> float:
     """Win share of strategy 0, with its mean score margin over the table as a tie-break."""
-    from sim.neom import records as R
-
-    scores = match.players[:, :, R.P_SCORE_TOTAL].astype(np.float64)
-    mine = match.players[:, :, R.P_STRATEGY] == 0
+    scores = match.column("total").astype(np.float64)
+    mine = match.column("strategy") == 0
     margin = (scores[mine] - scores.mean(axis=1)).mean()
     return match.win_share(0) + 1e-3 * margin
 
 
+def tunable_slots(registry: StrategyRegistry, name: str) -> list[int]:
+    """The parameter slots of strategy ``name`` that CMA-ES searches (module docstring)."""
+    info = registry.by_name()[name]
+    return [
+        k
+        for k, param in enumerate(info.param_names)
+        if param not in FIXED_PARAMS and param not in info.whole
+    ]
+
+
+def default_game(game: Game | None) -> Game:
+    """``game``, or the default game (NEOM) of the command line."""
+    from sim.core.commands.options import DEFAULT_GAME
+    from sim.core.registry import get_game
+
+    return game if game is not None else get_game(DEFAULT_GAME)
+
+
 def tune(
-    tables,
+    data,
     base: StrategySpec,
     opponents: list[StrategySpec],
     n_players: int,
@@ -100,16 +132,25 @@ def tune(
     seed: int,
     workers: int = 1,
     progress: bool = True,
+    game: Game | None = None,
 ) -> TuneResult:
+    """CMA-ES over ``base``'s parameters in ``game`` (default NEOM) on ``data`` (its
+    compiled ``arrays``), ``base`` in seat 0 and ``opponents`` in the other seats in turn."""
     import cma
 
-    info = STRATEGIES[base.name]
-    tunable = [k for k, name in enumerate(info.param_names) if name not in FIXED_PARAMS]
+    game = default_game(game)
+    registry = game.strategies
+    info = registry.by_name()[base.name]
+    tunable = tunable_slots(registry, base.name)
     if not tunable:
         raise UserError(f"strategy {base.name!r} has no parameters to tune")
     validation = max(budget // 5, 2 * n_players)
     per_candidate = int(
-        np.clip((budget - validation) // (POPULATION * GENERATIONS), n_players, 400)
+        np.clip(
+            (budget - validation) // (POPULATION * planned_generations(len(tunable))),
+            n_players,
+            400,
+        )
     )
     generations = max(1, (budget - validation) // (POPULATION * per_candidate))
     start = base.params[tunable].copy()
@@ -128,13 +169,15 @@ def tune(
     seats = lineup(n_players, len(opponents))
     played = 0
     bar = _progress(generations, progress)
+    start_time = time.perf_counter()
     for g in range(generations):
         candidates = np.asarray(search.ask())
         scores = np.empty(len(candidates))
         for c, x in enumerate(candidates):
-            spec = _with_params(base, tunable, x * scale)
+            spec = _with_params(registry, base, tunable, x * scale)
             match = play_match(
-                tables,
+                game,
+                data,
                 [spec, *opponents],
                 seats,
                 per_candidate,
@@ -146,17 +189,22 @@ def tune(
             played += per_candidate
         search.tell(list(candidates), list(-scores))  # cma minimises
         bar.update(1)
-        bar.set_postfix(best=f"{scores.max():.3f}", median=f"{np.median(scores):.3f}")
+        bar.set_postfix(
+            best=f"{scores.max():.3f}",
+            median=f"{np.median(scores):.3f}",
+            games_s=f"{played / max(time.perf_counter() - start_time, 1e-9):,.0f}",
+        )
     bar.close()
     mean = np.asarray(search.mean) * scale
     if bounds is not None:
         mean = np.clip(mean, bounds[:, 0], bounds[:, 1])
-    tuned = _with_params(base, tunable, mean)
+    tuned = _with_params(registry, base, tunable, mean)
     fresh = generations * per_candidate
     shares = []
     for spec in (tuned, base):
         match = play_match(
-            tables,
+            game,
+            data,
             [spec, *opponents],
             seats,
             validation // 2,
@@ -169,12 +217,14 @@ def tune(
     return TuneResult(tuned, shares[0], shares[1], played)
 
 
-def _with_params(base: StrategySpec, slots: list[int], values: np.ndarray) -> StrategySpec:
-    info = STRATEGIES[base.name]
+def _with_params(
+    registry: StrategyRegistry, base: StrategySpec, slots: list[int], values: np.ndarray
+) -> StrategySpec:
+    info = registry.by_name()[base.name]
     params = base.params.copy()
     params[slots] = values
     text = ",".join(f"{name}={params[k]:.4g}" for k, name in enumerate(info.param_names))
-    return parse_strategy(f"{base.name}:{text}")
+    return parse_strategy(registry, f"{base.name}:{text}")
 
 
 def _progress(total: int, enabled: bool):
@@ -183,8 +233,15 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, desc="tune", unit="gen", disable=not enabled, file=sys.stderr)
 
 
-def strategy_toml(name: str, spec: StrategySpec, comment: str, tuning: dict | None = None) -> str:
-    info = STRATEGIES[spec.name]
+def strategy_toml(
+    name: str,
+    spec: StrategySpec,
+    comment: str,
+    tuning: dict | None = None,
+    registry: StrategyRegistry | None = None,
+) -> str:
+    registry = registry or default_game(None).strategies
+    info = registry.by_name()[spec.name]
     lines = [f"# {comment}", f"[sets.{name}]", f'base = "{spec.name}"']
     lines += [f"{key} = {spec.params[k]:.4g}" for k, key in enumerate(info.param_names)]
     if tuning:
@@ -195,7 +252,12 @@ def strategy_toml(name: str, spec: StrategySpec, comment: str, tuning: dict | No
 
 
 def opponent_specs(
-    text: str, n_players: int, strategy_file, name: str, base: str
+    text: str,
+    n_players: int,
+    strategy_file,
+    name: str,
+    base: str,
+    registry: StrategyRegistry | None = None,
 ) -> tuple[str, ...]:
     """``--opponents`` as specs. A named field (``strong``) stands for its list for the player
     count with the tuned set's own seat taken out (the seat named like the set or like
@@ -209,9 +271,10 @@ def opponent_specs(
         shipped_file,
     )
 
+    registry = registry or default_game(None).strategies
     texts = split_strategies(text, "--opponents")
-    shipped = shipped_file(REGISTRY)
-    user = read_strategy_file(REGISTRY, strategy_file, shipped) if strategy_file else None
+    shipped = shipped_file(registry)
+    user = read_strategy_file(registry, strategy_file, shipped) if strategy_file else None
     fields = {**(shipped.fields if shipped else {}), **(user.fields if user else {})}
     expanded = expand_field(texts, n_players, fields, "--opponents")
     if expanded is not texts:
@@ -221,7 +284,7 @@ def opponent_specs(
             own = [
                 k
                 for k, spec in enumerate(expanded)
-                if resolve_strategy(REGISTRY, spec, named).name == base.strip()
+                if resolve_strategy(registry, spec, named).name == base.strip()
             ]
         if own:
             expanded = expanded[: own[0]] + expanded[own[0] + 1 :]
@@ -238,12 +301,11 @@ def opponent_specs(
     return expanded
 
 
-def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> dict:
+def tuning_table(args, game: Game, result: "TuneResult", opponents: list[StrategySpec]) -> dict:
     """How the set was made, stored beside it (``neom verify`` replays its field)."""
     from datetime import UTC, datetime
 
     from sim.core.machine import source_commit
-    from sim.core.registry import get_game
 
     return {
         "base": args.base,
@@ -256,39 +318,42 @@ def tuning_table(args, result: "TuneResult", opponents: list[StrategySpec]) -> d
         "games": result.games,
         "share": round(result.tuned_share, 4),
         "base_share": round(result.base_share, 4),
-        "rules_version": get_game("neom").rules_version,
+        "rules_version": game.rules_version,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "commit": source_commit(),
     }
 
 
 def run(args) -> int:
-    from sim.core.commands.options import check_players
+    from sim.core.commands.options import check_players, resolve_game_options
 
-    check_players(args.players, at_least=2)
+    game, _, _ = resolve_game_options(args, "tune")
+    registry = game.strategies
+    check_players(args.players, game.name, at_least=2)
     if args.budget < 100:
         raise UserError(f"--budget must be at least 100 games, got {args.budget}")
     if args.workers < 1:
         raise UserError(f"--workers {args.workers}: must be at least 1")
     # The set's name and the output file are checked before the budget is spent.
     name = args.name if args.name is not None else f"tuned_{args.base.partition(':')[0]}"
-    problem = set_name_problem(REGISTRY, name, bare=True)
+    problem = set_name_problem(registry, name, bare=True)
     if problem:
         raise UserError(f"--name {name!r}: {problem}")
-    existing = claim_set(REGISTRY, args.out, name, args.overwrite) if args.out else None
-    named = load_strategy_file(args.strategy_file) if args.strategy_file else {}
-    base = resolve_strategy(args.base, named)
-    if not STRATEGIES[base.name].param_names:
-        raise UserError(f"--base {args.base!r} has no parameters to tune")
+    existing = claim_set(registry, args.out, name, args.overwrite) if args.out else None
+    named = load_strategy_file(registry, args.strategy_file) if args.strategy_file else {}
+    base = resolve_strategy(registry, args.base, named)
+    if not tunable_slots(registry, base.name):
+        raise UserError(
+            f"--base {args.base!r} has no parameters to tune (counts and vp are held fixed)"
+        )
     opponents = [
-        resolve_strategy(spec, named)
+        resolve_strategy(registry, spec, named)
         for spec in opponent_specs(
-            args.opponents, args.players, args.strategy_file, name, args.base
+            args.opponents, args.players, args.strategy_file, name, args.base, registry
         )
     ]
-    tables = load_catalog()
     result = tune(
-        tables,
+        game.load_data(None),
         base,
         opponents,
         args.players,
@@ -296,17 +361,20 @@ def run(args) -> int:
         args.seed,
         args.workers,
         progress=not args.no_progress,
+        game=game,
     )
+    on_game = "" if game.name == "neom" else f" --game {game.name}"
     comment = (
-        f"neom tune --base {args.base} --opponents {args.opponents} --players {args.players} "
-        f"--budget {args.budget} --seed {args.seed}: win share {result.tuned_share:.3f} "
-        f"(base {result.base_share:.3f}) on fresh deals, {result.games} games"
+        f"neom tune{on_game} --base {args.base} --opponents {args.opponents} "
+        f"--players {args.players} --budget {args.budget} --seed {args.seed}: "
+        f"win share {result.tuned_share:.3f} (base {result.base_share:.3f}) on fresh deals, "
+        f"{result.games} games"
     )
-    tuning = tuning_table(args, result, opponents)
-    text = strategy_toml(name, result.spec, comment, tuning)
+    tuning = tuning_table(args, game, result, opponents)
+    text = strategy_toml(name, result.spec, comment, tuning, registry)
     if args.out:
         try:
-            write_set(REGISTRY, args.out, name, text, existing)
+            write_set(registry, args.out, name, text, existing)
         except UserError:
             print(text, end="", flush=True)  # the tuned set is not lost: its TOML to paste in
             raise

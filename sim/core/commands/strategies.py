@@ -79,6 +79,11 @@ def verification_lines(name: str, table: dict) -> list[str]:
         f"{verdict} against {table.get('replaces')} ({table.get('players')} players, rules "
         f"{table.get('rules_version')}, seed {table.get('seed')}, {table.get('date')}, "
         f"commit {table.get('commit')})"
+        + (
+            ": it plays as what it replaces (the same parameters, so the same games): no lead"
+            if table.get("same_as_replaced") is True
+            else ""
+        )
     ]
     for field in ("tuned", "mixed"):
         check = table.get(field)
