@@ -31,18 +31,11 @@ COMMANDS = (
     ("tune", "strategies.tools.tune"),
     ("verify", "analysis.tools.verify"),
 )
-SHARED = {name for name, _ in COMMANDS}
 
 
 def all_commands() -> tuple[tuple[str, str], ...]:
-    """The shared commands, then each game's own (NEOM's catalog, ...). A game that still
-    lists a shared command among its own adds nothing: the shared one serves every game."""
-    own = tuple(
-        command
-        for name in game_names()
-        for command in get_game(name).commands
-        if command[0] not in SHARED
-    )
+    """The shared commands, then each game's own (NEOM's catalog, ...)."""
+    own = tuple(command for name in game_names() for command in get_game(name).commands)
     return COMMANDS + tuple(dict.fromkeys(own))
 
 
@@ -73,12 +66,7 @@ def refuse_other_games(argv: list[str]) -> None:
         raise UserError(f"neom {argv[0]}: --game does not apply: {GAME_FROM_INPUT[argv[0]]}")
     if name not in game_names():
         return
-    owners = {
-        g: m
-        for g in game_names()
-        for c, m in get_game(g).commands
-        if c == argv[0] and c not in SHARED
-    }
+    owners = {g: m for g in game_names() for c, m in get_game(g).commands if c == argv[0]}
     if not owners or name in owners:
         return
     parser = argparse.ArgumentParser(prog="neom")
@@ -87,7 +75,7 @@ def refuse_other_games(argv: list[str]) -> None:
     what = sub._choices_actions[0].help  # the command's one-line help, as `neom --help` shows
     titles = " and ".join(get_game(g).title for g in owners)
     game = get_game(name)
-    own = ", ".join(c for c, _ in game.commands if c not in SHARED) or "none"
+    own = ", ".join(c for c, _ in game.commands) or "none"
     raise UserError(
         f"neom {argv[0]}: --game {name} does not apply: {argv[0]} is {titles}'s own command "
         f"({what}), built on its data and strategies; {game.title}'s own commands: {own}"

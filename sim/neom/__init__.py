@@ -120,7 +120,5 @@ GAME = Game(
     compile_seconds=40.0,  # the loop (strategies.neom.entries.PIECES)
     commands=(
         ("catalog", "sim.neom.commands.catalog"),
-        ("tune", "strategies.tools.tune"),
-        ("verify", "analysis.tools.verify"),
     ),
 )
