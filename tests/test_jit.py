@@ -1,5 +1,6 @@
 """What sim.core.jit does to Numba: inlining copies IR in linear time without changing the
-compiled code, and ``has_cached_code`` tells a cold compile from a cache load."""
+compiled code, and ``has_cached_code`` tells a cold compile from a cache load; and which
+functions of the compiled core are IR-inlined (``inline="always"``), each for a stated reason."""
 
 import os
 import subprocess
@@ -8,6 +9,7 @@ import textwrap
 
 import numba
 import pytest
+from nrt_helpers import dispatchers
 
 from sim.core import jit
 
@@ -111,3 +113,59 @@ def test_has_cached_code_tells_a_compile_from_a_cache_load(tmp_path):
     assert run() == ["False", "True"]
     # A fresh process finds it in the cache before calling anything.
     assert run() == ["True", "True"]
+
+
+# Every inline="always" of the compiled core, by module (issue 36 item 7; docs/performance-log.md,
+# "IR inlining measured again"). Each is inlined for one of these reasons, so a decorator losing
+# it fails here, and one gaining it must say why:
+# - it returns a view (memo_*, context_* of evaluate, try_move) to callers compiled _nrt=False,
+#   which must make the view themselves (a called function would hand back a reference);
+# - its call sites pass literal arguments (set_option, Tangram's fill_view: one body each);
+# - the search entry calls it on the Game and the loop on the game's view (play's list_actions,
+#   list_selections, step_seat, score_seat; search's unseen_cornerstones: two bodies, and the
+#   Game's fields need reference counts the loop's _nrt=False code does not have);
+# - every other group was measured slower without its inlining (python -m sim.bench_ab, best
+#   new/old): evaluation and greedy (evaluate, basic) greedy 0.87, builder 0.87, merchant 0.86;
+#   the option writers (engine, grid, effects) random 0.89, greedy 0.87; the loop's steps (play)
+#   random 0.97; Tangram's engine and strategies greedy 0.61, the planner's lineup 0.63.
+# Removing it saved no compile time either (a body of its own costs more than a copy).
+INLINED_FUNCTIONS = {
+    "sim.neom.grid": "add_tile city_goods remove_tile",
+    "sim.neom.effects": "tile_income tile_variable_vp vp_reads_change",
+    "sim.neom.engine": "add_cornerstone_options add_placements cheapest_price disaster_striking "
+    "has_prerequisites pass_left plan_cost purchase_cost remove_slot set_option step_key "
+    "turn_disaster_of",
+    "strategies.neom.evaluate": "coins_on_placing context_placements context_req_costs "
+    "context_score_out context_summary copy_cells game_best_placement goods_by_tier "
+    "income_delta memo_cells memo_city memo_context memo_cs_options memo_ctx memo_floats "
+    "memo_parts memo_values move_terms neighborhoods_after score_delta "
+    "score_delta_and_neighborhoods terms_value try_move undo_move",
+    "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change placed_value "
+    "value_after",
+    "strategies.neom.play": "act_seat decide disaster_selectable discard_hand draft end_turn "
+    "forced_option keep_cornerstone list_actions list_selections load_pack pauses "
+    "pay_requirements placement_effects refresh_goods release_pending resolve_disaster "
+    "score_seat searches select_tile step_seat take_action",
+    "strategies.neom.search": "unseen_cornerstones",
+    "strategies.neom.dispatch": "",
+    "sim.neom.scoring": "",
+    "sim.tangram.engine": "add_if_legal any_flags balance_bonus compress fits full_flags "
+    "log_event markers planning_bonus popcount put word_colours word_full",
+    "strategies.tangram.basic": "_order board_before board_value compare option_contact "
+    "option_prefix",
+    "strategies.tangram.view": "fill_view",
+    "strategies.tangram.planner": "_ranked_before",
+}
+
+
+def inlined(module_name) -> set[str]:
+    return {
+        name
+        for name, d in dispatchers(module_name).items()
+        if d.targetoptions.get("inline") == "always"
+    }
+
+
+@pytest.mark.parametrize("module_name", sorted(INLINED_FUNCTIONS))
+def test_the_inlined_functions_are_the_listed_ones(module_name):
+    assert inlined(module_name) == set(INLINED_FUNCTIONS[module_name].split())
