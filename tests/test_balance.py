@@ -374,7 +374,10 @@ def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path
     runs = len(evaluator.played)
     base = evaluator.measure({}, events=False)
     start = B.item_point(base, base, item, kind, 0, setting.min_n)
-    assert start.effect == result.baseline.effect
+    # Up to the order of polars' float sums, as below: this point is computed in a pipeline
+    # thread while the main thread plays and opens runs (exact equality failed 1 run in 3 on
+    # 518a016 too, in the last bit).
+    assert _same(astuple(start), astuple(result.baseline))
     for search in searched:
         lever = search.lever
 
