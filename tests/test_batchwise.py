@@ -436,6 +436,40 @@ def test_compare_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
         _assert_same_table(group, got.drop("win_shift_q"), want)
 
 
+def test_a_shared_baseline_side_gives_the_twin_pass_figures_to_the_bit(twins):
+    """balance's fresh checks: the baseline's half of the paired pass computed once
+    (``baseline_side``), only the candidate's chunks read, and the tiles reduced only to
+    the selectors' sums (TILE_SUMS, no tile table) give every shift, interval and q of the
+    pass over both runs with the report's whole tile reduction, to the bit."""
+    from analysis.core.batches import value
+    from analysis.core.report import Report
+    from analysis.neom import compare, tiles
+
+    serial = Execution(workers=1, chunk_games=60, progress=False)  # several chunks
+    runs = [open_run(twins / name) for name in ("base", "cand")]
+    snapshots = [(run.path / run.data.snapshot_name).read_bytes() for run in runs]
+    changed = {row["name"] for row in compare.catalog_diff(*snapshots)}
+    assert changed
+    whole = compare.comparison_items(*runs, Report(out=None), changed, serial)
+    light_runs = [open_run(twins / name) for name in ("base", "cand")]
+    side = compare.baseline_side(light_runs[0], serial)
+    assert len(side.chunks) > 1
+    light = compare.comparison_items(*light_runs, Report(out=None), changed, serial, side=side,
+                                     report_tables=False)  # fmt: skip
+    for run in light_runs:
+        assert tiles.TILES.name not in run.cache  # only the sums were reduced
+    columns = ["kind", "tile_name", "shift", "shift_lo", "shift_hi", "shift_p", "shift_q",
+               "lead_shift", "lead_shift_q", "primary"]  # fmt: skip
+    assert light["primary"].any()
+    assert light.select(columns).equals(whole.select(columns))
+    for run, light_run in zip(runs, light_runs, strict=True):
+        sums = value(light_run, tiles.TILE_SUMS)
+        for name in ("effects", "leads"):
+            got, want = (stats[name].frame.sort("tile") for stats in
+                         (sums, run.cache[tiles.TILES.name]))  # fmt: skip
+            assert got.equals(want), name
+
+
 def test_an_experiment_reads_twin_runs_chunk_by_chunk_as_whole_frames(twins):
     from analysis.core import experiment
 

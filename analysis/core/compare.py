@@ -247,14 +247,26 @@ def cluster_squares(base_long, cand_long, deals, key: str, value: str, coefficie
     """Per item (a Sums, merged over chunks of whole deals): the deals where it appears on
     either side (``clusters``) and the sums over those deals of each side's influence squared
     (``q_b``, ``q_c``) and of the candidate's minus the baseline's (``q_shift``)."""
+    base_sums = _per_game(base_long, key, value, "b")
+    cand_sums = _per_game(cand_long, key, value, "c")
+    return paired_squares(base_sums, cand_sums, deals, key, coefficients)
+
+
+def side_sums(long, key: str, value: str, side: str):
+    """One side's per-(game, item) sums for :func:`paired_squares` (``side`` "b" or "c"):
+    a side shared by several comparisons is summed once."""
+    return _per_game(long, key, value, side)
+
+
+def paired_squares(base_sums, cand_sums, deals, key: str, coefficients):
+    """:func:`cluster_squares` from each side's :func:`side_sums`."""
     import polars as pl
 
     from analysis.core.reduce import Sums
 
     both = (
-        _per_game(base_long, key, value, "b")
-        .join(_per_game(cand_long, key, value, "c"), on=["game_id", key], how="full",
-              coalesce=True)
+        base_sums
+        .join(cand_sums, on=["game_id", key], how="full", coalesce=True)
         .fill_null(0)
         .join(deals, on="game_id", how="left")
         .sort(key, "game_id")

@@ -680,20 +680,21 @@ RATES["disaster"] = (("taken_rate", "taken when seen"),)
 
 
 def fresh_baseline(pipeline, item: str, kind: str, seed: int, games: int) -> dict:
-    """The catalogue as it is on fresh deals: its run, its row of the report's table and its
-    target, with the statistics every suggestion's comparison reads already computed."""
-    from analysis.core.batches import SERIAL, analyse
-    from analysis.neom import cornerstones, tiles
+    """The catalogue as it is on fresh deals: its run, its row of the report's table, its
+    target and ``side``, its half of every suggestion's paired comparison (computed once
+    here, not again for each suggestion)."""
+    from analysis.core.batches import SERIAL
+    from analysis.neom.compare import baseline_side
 
     evaluator = pipeline.evaluator
     s = evaluator.setting
     base = pipeline.measure({}, FRESH_BASE, seed=seed, games=games, events=True,
                             what=f"{item}: fresh deals, the catalogue as it is")  # fmt: skip
     row = item_row(base.run, item, kind, s)
-    # What neom compare reads of the baseline for every suggestion, computed once here.
-    analyse(base.run, [cornerstones.CORNERSTONES, tiles.TILES], SERIAL)
-    return {"row": row, "target": _fresh_target(evaluator, base.run, row, item, kind),
-            "run": base.run}  # fmt: skip
+    target = _fresh_target(evaluator, base.run, row, item, kind)
+    # Serial: this runs beside the games' worker processes (see Pipeline).
+    return {"row": row, "target": target, "run": base.run,
+            "side": baseline_side(base.run, SERIAL)}  # fmt: skip
 
 
 def _fresh_target(evaluator, run, row: dict, item: str, kind: str):
@@ -722,8 +723,10 @@ def fresh_check(pipeline, item: str, kind: str, lever: Lever, value: int, fresh_
     row = item_row(cand.run, item, kind, s)
     before = pipeline.wait(fresh_base)
     report = Report(evaluator.work, "bh", 0.05, "", s.band, s.min_n, "")
-    # Serial: this runs beside the games' worker processes (see Pipeline).
-    items = comparison_items(before["run"], cand.run, report, {lever.tile}, SERIAL)
+    # Serial: this runs beside the games' worker processes (see Pipeline). Only the shifts
+    # and their q are read: no report table of either side.
+    items = comparison_items(before["run"], cand.run, report, {lever.tile}, SERIAL,
+                             side=before["side"], report_tables=False)  # fmt: skip
     mine = items.filter(pl.col("tile_name") == item)
     if kind == "cornerstone":
         mine = mine.filter(pl.col("kind") == "cornerstone")

@@ -14,6 +14,7 @@ shift.
 
 import html
 import math
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -27,6 +28,7 @@ from analysis.core.compare import (
     shift_coefficients,
     shift_table,
 )
+from sim.core.errors import UserError
 from sim.neom import GAME
 from sim.neom.constants import VARIANT_NAMES
 
@@ -59,6 +61,16 @@ _TOTALS = {"cornerstone": ("neom.cornerstones", {"residual": "effects", "score_d
            "tile": ("neom.tiles", {"residual": "effects", "score_diff": "leads"})}  # fmt: skip
 
 
+def _totals_of(values: dict, reduction: str) -> dict | None:
+    """A run's reduced statistics of ``reduction``; for the tiles, the whole reduction's or
+    (a run reduced only for a comparison) :data:`analysis.neom.tiles.TILE_SUMS`', the same
+    figures."""
+    found = values.get(reduction)
+    if not found and reduction == "neom.tiles":
+        found = values.get("neom.tile_sums")
+    return found
+
+
 def _coefficients(values_b: dict, values_c: dict, info_b, info_c) -> dict:
     """Per (kind, value): :func:`shift_coefficients` from each run's own reductions."""
     import polars as pl
@@ -66,14 +78,15 @@ def _coefficients(values_b: dict, values_c: dict, info_b, info_c) -> dict:
     n_games = values_b["neom.cornerstones"]["games"].value("games")
     out = {}
     for kind, (reduction, names) in _TOTALS.items():
-        if not values_b.get(reduction) or not values_c.get(reduction):
+        sides = _totals_of(values_b, reduction), _totals_of(values_c, reduction)
+        if not sides[0] or not sides[1]:
             continue
         for value, name in names.items():
             totals = [
-                info.name_tiles(values[reduction][name].frame).select(
+                info.name_tiles(totals[name].frame).select(
                     "tile_name", pl.col("sum").alias("s"), pl.col("n").alias("k")
                 )
-                for values, info in ((values_b, info_b), (values_c, info_c))
+                for totals, info in zip(sides, (info_b, info_c), strict=True)
             ]
             out[(kind, value)] = shift_coefficients(*totals, n_games, "tile_name")
     return out
@@ -116,6 +129,102 @@ def _paired_stats(base, cand, execution=None) -> dict:
     return base.cache[key]
 
 
+@dataclass
+class BaselineSide:
+    """What every comparison against one baseline run reads of it, computed once
+    (:func:`baseline_side`): its reduced values, and per chunk (by its first game) its
+    games, deals and each compared value's per-(game, item) sums."""
+
+    path: str
+    info: object
+    values: dict
+    plan: list  # (first game, games) of every chunk
+    chunks: dict
+
+
+def _tile_need(run):
+    """The tile statistics a comparison reduces for ``run``: the whole tile reduction when
+    the run already has it (its tile table was asked for), else only the sums it reads."""
+    from analysis.neom import tiles
+
+    return tiles.TILES if tiles.TILES.name in run.cache else tiles.TILE_SUMS
+
+
+def _needs(run) -> tuple:
+    from analysis.core.tabulate import EXPECTED
+    from analysis.neom import cornerstones
+
+    return EXPECTED, cornerstones.CORNERSTONES, _tile_need(run)
+
+
+def baseline_side(base, execution=None) -> BaselineSide:
+    """:class:`BaselineSide` of ``base``: the baseline's half of the paired chunk pass of
+    :func:`comparison_items`, for a caller that compares several candidates with it (``neom
+    balance``'s fresh checks). The figures are those of the pass over both runs, to the bit."""
+    from analysis.core.batches import SERIAL, analyse, load_chunk, plan_chunks, run_info
+    from analysis.core.compare import side_sums
+    from analysis.core.tabulate import chunk_deals
+
+    execution = execution or SERIAL
+    needs = _needs(base)
+    analyse(base, list(needs), execution)
+    values = {n.name: base.cache[n.name] for n in needs}
+    info = run_info(base)
+    plan = plan_chunks(base, execution.chunk_games)
+    chunks = {}
+    for spec in plan:
+        chunk = load_chunk(info, spec, values)
+        rows = _item_rows(chunk)
+        sums = {(kind, value): side_sums(rows[kind], "tile_name", value, "b")
+                for kind, (_, names) in _TOTALS.items() if kind in rows
+                for value in names}  # fmt: skip
+        chunks[spec.start] = {"games": spec.games, "deals": chunk.memo(chunk_deals),
+                              "sums": sums}  # fmt: skip
+    return BaselineSide(info.path, info, values, [(s.start, s.games) for s in plan], chunks)
+
+
+def _against_baseline(side: BaselineSide, chunk) -> dict:
+    """:func:`_compare_reduce` of a candidate's chunk, its twin's half from ``side``."""
+    import polars as pl
+
+    from analysis.core.compare import paired_squares, side_sums
+    from analysis.core.reduce import Sums
+
+    twin = side.chunks[chunk.spec.start]
+    deals = twin["deals"]
+    out = {"deals": Sums.of(deals, (), pl.col("deal").n_unique().alias("deals"))}
+    rows = _item_rows(chunk)
+    coefficients = _coefficients(side.values, chunk.values, side.info, chunk.info)
+    for (kind, value), table in coefficients.items():
+        cand = side_sums(rows[kind], "tile_name", value, "c")
+        out[f"{kind}.{value}"] = paired_squares(twin["sums"][(kind, value)], cand, deals,
+                                                "tile_name", table)  # fmt: skip
+    return out
+
+
+def _paired_with(side: BaselineSide, cand, execution=None) -> dict:
+    """:func:`_paired_stats` of ``cand`` against a :class:`BaselineSide` (kept on the
+    candidate run): only the candidate's chunks are read."""
+    from analysis.core.batches import SERIAL, Reduction, analyse, plan_chunks, run_info
+    from analysis.neom import cornerstones
+
+    execution = execution or SERIAL
+    name = f"neom.compare|{side.path}"
+    if name + "|stats" not in cand.cache:
+        plan = [(s.start, s.games) for s in plan_chunks(cand, execution.chunk_games)]
+        if plan != side.plan:
+            raise UserError(f"{side.path} and {cand.path}: not the same games in the same batches")
+        needs = _needs(cand)
+        analyse(cand, list(needs), execution)
+        reduction = Reduction(name, partial(_against_baseline, side), needs=needs)
+        stats = dict(analyse(cand, [reduction], execution)[name])
+        values = {n.name: cand.cache[n.name] for n in needs}
+        stats["coefficients"] = _coefficients(side.values, values, side.info, run_info(cand))
+        stats["games"] = side.values[cornerstones.CORNERSTONES.name]["games"].value("games")
+        cand.cache[name + "|stats"] = stats
+    return cand.cache[name + "|stats"]
+
+
 def _long_tables(run):
     """Cornerstone (drafted) and tile (selected) seat-level rows with residuals."""
 
@@ -128,26 +237,40 @@ def _long_tables(run):
     return {k: v.select("game_id", "tile_name", "residual", "score_diff") for k, v in out.items()}
 
 
-def comparison_items(base, cand, report, changed_names: set[str], execution=None):
+def comparison_items(base, cand, report, changed_names: set[str], execution=None,
+                     side: BaselineSide | None = None, report_tables: bool = True):  # fmt: skip
     """Every compared item as a findings row (kind, name, metric, effect, lo, hi, n, flag,
-    baseline, candidate, shift, shift_lo, shift_hi, shift_q, primary)."""
+    baseline, candidate, shift, shift_lo, shift_hi, shift_q, primary).
+
+    ``side``: the baseline's :class:`BaselineSide` (``base``'s, computed once for several
+    candidates). ``report_tables`` False: without the columns of each side's report table
+    (effect, its interval, n, flag and their ``_cand``), which need each run's whole tile
+    reduction; every shift and q is the same."""
     import polars as pl
 
     from analysis.core.stats import adjust
     from analysis.neom import cornerstones, tiles
 
-    stats = _paired_stats(base, cand, execution)
+    if side is None:
+        stats = _paired_stats(base, cand, execution)
+    else:
+        stats = _paired_with(side, cand, execution)
     n_games, n_deals = stats["games"], stats["deals"].value("deals")
     flagging = report.flagging
-    tables = {"cornerstone": (cornerstones.cornerstone_table(base, flagging),
-                              cornerstones.cornerstone_table(cand, flagging))}  # fmt: skip
-    base_tiles, cand_tiles = tiles.tile_table(base, flagging), tiles.tile_table(cand, flagging)
-    if base_tiles is not None and cand_tiles is not None:
-        tables["tile"] = (base_tiles, cand_tiles)
+    if report_tables:
+        tables = {"cornerstone": (cornerstones.cornerstone_table(base, flagging),
+                                  cornerstones.cornerstone_table(cand, flagging))}  # fmt: skip
+        base_tiles = tiles.tile_table(base, flagging)
+        cand_tiles = tiles.tile_table(cand, flagging)
+        if base_tiles is not None and cand_tiles is not None:
+            tables["tile"] = (base_tiles, cand_tiles)
+    else:
+        kinds = {kind for kind, _ in stats["coefficients"]}
+        tables = {kind: None for kind in _TOTALS if kind in kinds}
     metric = {"cornerstone": "win_share_above_expected_drafted",
               "tile": "win_share_above_expected_selected"}  # fmt: skip
     frames = []
-    for kind, (tb, tc) in tables.items():
+    for kind, sides in tables.items():
         shifts, leads = (
             shift_table(stats["coefficients"][(kind, value)], stats[f"{kind}.{value}"],
                         n_games, n_deals, "tile_name")
@@ -163,12 +286,13 @@ def comparison_items(base, cand, report, changed_names: set[str], execution=None
             pl.col("effect_c").alias("lead_c"),
         )
         keep = ["tile_name", "n", "effect", "effect_lo", "effect_hi", "flag"]
-        frame = (
-            shifts.join(leads, on="tile_name", how="left")
-            .join(tb.select(keep), on="tile_name", how="left")
-            .join(tc.select(keep), on="tile_name", how="left", suffix="_cand")
-            .with_columns(pl.lit(kind).alias("kind"), pl.lit(metric[kind]).alias("metric"))
-        )
+        frame = shifts.join(leads, on="tile_name", how="left")
+        if sides is not None:
+            tb, tc = sides
+            frame = frame.join(tb.select(keep), on="tile_name", how="left").join(
+                tc.select(keep), on="tile_name", how="left", suffix="_cand"
+            )
+        frame = frame.with_columns(pl.lit(kind).alias("kind"), pl.lit(metric[kind]).alias("metric"))
         frames.append(frame)
     items = pl.concat(frames, how="diagonal_relaxed")
     primary = items["tile_name"].is_in(list(changed_names)).to_numpy()

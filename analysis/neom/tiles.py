@@ -537,6 +537,43 @@ def _taken(g, kind, turn, player) -> np.ndarray:
 TILES = Reduction("neom.tiles", _reduce, needs=(EXPECTED,))
 
 
+def _selected_sums(chunk) -> dict:
+    """Of :data:`TILES`' statistics only those of the seats that selected each tile,
+    ``effects`` and ``leads``, computed the same way to the bit (a test pins it): the sums a
+    paired comparison's shift coefficients read, at a fraction of the whole reduction."""
+    events = chunk.events
+    if events is None:
+        return {}
+    ev = {c: events[c].to_numpy() for c in ("game_id", "turn", "player", "kind", "tile", "other")}
+    seats = chunk.memo(seat_arrays)
+    g = game_rows(chunk, ev["game_id"]).astype(np.int64)
+    kind, turn = ev["kind"], ev["turn"].astype(np.int64)
+    player, tile = ev["player"].astype(np.int64), ev["tile"].astype(np.int64)
+    other = ev["other"].astype(np.int64)
+    n_games = chunk.games.height
+    tables = chunk.info.data()
+    n_tiles = 1 + max(int(tile.max(initial=0)), int(other.max(initial=0)),
+                      (tables.n_tiles - 1) if tables is not None else 0)  # fmt: skip
+    mask = _taken(g, kind, turn, player) & (tile >= 0)
+    keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask],
+                  n_games * MAX_SEATS * n_tiles)  # fmt: skip
+    seat, item = keys // n_tiles, keys % n_tiles
+    seat, item = seat[seats.present[seat]], item[seats.present[seat]]
+    tile_keys = pl.DataFrame({"tile": np.arange(n_tiles, dtype=np.int32)})
+    deal = seats.deal[seat // MAX_SEATS]
+    return {
+        "effects": ClusterMoments.from_codes(
+            tile_keys, item, seats.residual[seat], deal, seats.expected[seat]
+        ),
+        "leads": ClusterMoments.from_codes(tile_keys, item, seats.score_diff[seat], deal),
+    }
+
+
+# The selectors' effects and leads alone (neom compare's shift coefficients, for a caller that
+# needs no tile table: balance's fresh checks of a cornerstone).
+TILE_SUMS = Reduction("neom.tile_sums", _selected_sums, needs=(EXPECTED,))
+
+
 def _largest_index(frame: pl.DataFrame | None, *columns: str) -> int:
     if frame is None or frame.height == 0:
         return -1
