@@ -33,10 +33,11 @@ FINDING_KEYS = {"kind", "name", "metric", "effect", "lo", "hi", "n", "flag"}
 def planted(tmp_path_factory):
     """A synthetic run in which one generation tile (the 5th of Generation 2) gives its
     selector a real advantage; every other tile does nothing."""
-    path = tmp_path_factory.mktemp("planted") / "run"
-    tables_run = write_run(path, n_games=1200, catalog_path=CATALOG, seed=3)
-    run = open_run(tables_run)
-    target = int(run.tables.deck(2)[4])
+    root = tmp_path_factory.mktemp("planted")
+    # The decks are the catalogue's: a few games name the target (as in the power test below).
+    probe = open_run(write_run(root / "probe", n_games=8, catalog_path=CATALOG, seed=3))
+    target = int(probe.tables.deck(2)[4])
+    path = root / "run"
     write_run(path, n_games=1200, catalog_path=CATALOG, seed=3, tile_boosts={target: 1.0})
     return open_run(path), target
 
