@@ -89,10 +89,13 @@ browser: $(STAMP)
 		--screenshots reports/$(RUN_NAME)-browser
 
 # One pytest worker per core (pytest-xdist); a test file stays on one worker, so its
-# module fixtures (simulated runs) are made once.
+# module fixtures (simulated runs) are made once. Files are handed out in file-name order:
+# xdist's default order (most tests first) leaves the files of a few long process-level tests
+# (test_hostile_writers, test_jit) to the end, where one worker runs them while the other
+# idles (about 5 s of wall: docs/performance-log.md).
 TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

@@ -98,9 +98,26 @@ def small_run(out, game: str, strategies, players: int, games: int, seed: int, *
 
 
 def script_games(script: str, games, jit: bool):
-    """Run ``script`` (``{tests}`` in it: this folder) in a fresh Python with ``games`` as its
-    JSON argument, compiled or with NUMBA_DISABLE_JIT=1, any RuntimeWarning an error; its
-    printed JSON."""
+    """Run ``script`` (``{tests}`` in it: this folder) with ``games`` as its JSON argument,
+    compiled or with NUMBA_DISABLE_JIT=1, any RuntimeWarning an error; its printed JSON.
+    Interpreted, it runs in a fresh Python (the switch is read at import); compiled, in this
+    process, which runs the same compiled code without a second start-up and cache load."""
+    import numba
+
+    if jit and not numba.config.DISABLE_JIT:
+        import io
+        import warnings
+
+        printed = io.StringIO()
+        argv, path = sys.argv, list(sys.path)
+        try:
+            sys.argv = ["-c", json.dumps(games)]
+            with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                exec(compile(script.format(tests=str(TESTS)), "<script>", "exec"), {})
+        finally:
+            sys.argv, sys.path[:] = argv, path
+        return json.loads(printed.getvalue())
     env = dict(os.environ)
     if not jit:
         env["NUMBA_DISABLE_JIT"] = "1"
@@ -178,3 +195,51 @@ def placeholder_figures(monkeypatch) -> None:
         return ""
 
     monkeypatch.setattr(Report, "figure", figure)
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder ``build(folder)`` fills, built once per test session and shared by the files
+    (and the pytest-xdist workers) that ask for it by ``name``: the first caller builds it
+    under a file lock, the others wait for it and read the same files. Only for deterministic
+    builds that the tests read and never change."""
+    import fcntl
+    import shutil
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' base folders share this parent
+    folder = root / f"built-once-{name}"
+    with open(root / f"built-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+# The synthetic run and its whole report, figures rendered, that tests/test_report.py and
+# tests/test_analysis_findings.py both read (building it is seconds of the suite's CPU).
+REPORT_CATALOG = TESTS.parent / "sim" / "neom" / "data" / "default_catalog.toml"
+
+
+def _synthetic_report(folder: Path) -> None:
+    from analysis.core.report import Report, build_report
+    from analysis.neom.synthetic import write_run
+
+    # Built whole even when a caller's module renders placeholder figures.
+    assert Report.figure.__module__ == "analysis.core.report", "placeholder figures are on"
+    run = write_run(
+        folder / "run", n_games=600, strategies={"greedy": 0.3, "random": 0.0}, boosts={3: 1.5},
+        catalog_path=REPORT_CATALOG,
+    )  # fmt: skip
+    build_report(run, folder / "out" / "report")
+
+
+def synthetic_report(tmp_path_factory) -> tuple[Path, Path]:
+    """(run folder, the report's index.html) of a 600-game synthetic run of greedy (+0.3 SD)
+    and random seats with cornerstone 3 planted strong (+1.5 SD): the report has every
+    section, figure and table."""
+    folder = built_once(tmp_path_factory, "synthetic-report", _synthetic_report)
+    return folder / "run", folder / "out" / "report" / "index.html"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from run_helpers import placeholder_figures
+from run_helpers import placeholder_figures, synthetic_report
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
@@ -33,10 +33,11 @@ FINDING_KEYS = {"kind", "name", "metric", "effect", "lo", "hi", "n", "flag"}
 def planted(tmp_path_factory):
     """A synthetic run in which one generation tile (the 5th of Generation 2) gives its
     selector a real advantage; every other tile does nothing."""
-    path = tmp_path_factory.mktemp("planted") / "run"
-    tables_run = write_run(path, n_games=1200, catalog_path=CATALOG, seed=3)
-    run = open_run(tables_run)
-    target = int(run.tables.deck(2)[4])
+    root = tmp_path_factory.mktemp("planted")
+    # The decks are the catalogue's: a few games name the target (as in the power test below).
+    probe = open_run(write_run(root / "probe", n_games=8, catalog_path=CATALOG, seed=3))
+    target = int(probe.tables.deck(2)[4])
+    path = root / "run"
     write_run(path, n_games=1200, catalog_path=CATALOG, seed=3, tile_boosts={target: 1.0})
     return open_run(path), target
 
@@ -168,13 +169,11 @@ def test_spearman_interval_matches_scipy_and_covers():
     assert math.isnan(spearman_interval([1, 2], [2, 1])["rho"])
 
 
-def test_findings_json_has_the_issue_shape(tmp_path):
-    run = write_run(
-        tmp_path / "run", n_games=800, strategies={"greedy": 0.3, "random": 0.0},
-        boosts={3: 1.5}, catalog_path=CATALOG,
-    )  # fmt: skip
-    build_report(run, tmp_path / "out")
-    items = json.loads((tmp_path / "out" / "findings.json").read_text())
+def test_findings_json_has_the_issue_shape(tmp_path_factory):
+    # The report tests/test_report.py reads too (600 games, cornerstone 3 planted strong).
+    run, index = synthetic_report(tmp_path_factory)
+    out = index.parent
+    items = json.loads((out / "findings.json").read_text())
     assert isinstance(items, list) and items
     kinds = {item["kind"] for item in items}
     assert kinds == {"cornerstone", "tile", "disaster", "seat", "strategy"}
@@ -198,12 +197,12 @@ def test_findings_json_has_the_issue_shape(tmp_path):
     strong = [i for i in items if i["flag"] == "strong" and i["kind"] == "cornerstone"]
     assert [i["name"] for i in strong if "strategy" not in i] == [open_run(run).tile_name(3)]
     # Every CSV and PNG says the data is a reconstruction.
-    for csv in (tmp_path / "out" / "tables").glob("*.csv"):
+    for csv in (out / "tables").glob("*.csv"):
         frame = pl.read_csv(csv)
         assert frame.height == 0 or frame["data"][0].startswith("synthetic"), csv
     from PIL import Image
 
-    for png in (tmp_path / "out" / "figures").glob("*.png"):
+    for png in (out / "figures").glob("*.png"):
         assert Image.open(png).info["Description"].startswith("synthetic")
 
 

@@ -8,9 +8,7 @@ articles: each one line naming the problem, non-zero exit, nothing written."""
 import json
 import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -29,7 +27,6 @@ def no_rendering(monkeypatch):
     placeholder_figures(monkeypatch)
 
 
-ROOT = Path(__file__).resolve().parent.parent
 RANDOM4 = "random,random,random,random"
 
 
@@ -212,10 +209,22 @@ def test_tune_refuses_a_shipped_name_before_playing(tmp_path, capsys):
 # --- documented modules behind the command line's error handling (M1) ---------------------------
 
 
-def _module(*args) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=300)  # fmt: skip
+def _module(capsys, module: str, *args: str) -> tuple[int, str]:
+    """``python -m MODULE ARGS``'s exit code and stderr. Run in this process: runpy runs the
+    module's ``__main__`` block as ``-m`` does, without a second Python's start-up."""
+    import runpy
+    import warnings
+
+    argv = sys.argv
+    try:
+        sys.argv = [module, *args]
+        with pytest.raises(SystemExit) as done, warnings.catch_warnings():
+            # runpy notes that the module was imported already (by the tests): harmless here
+            warnings.filterwarnings("ignore", "'.*' found in sys.modules", RuntimeWarning)
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = argv
+    return done.value.code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("which, words", [
@@ -223,11 +232,10 @@ def _module(*args) -> subprocess.CompletedProcess:
     ("tangram", ["a Tangram City run"]),
     ("plain", ["played without --events"]),
 ])  # fmt: skip
-def test_catalog_figures_refuses_in_one_line(runs, tmp_path, which, words):
+def test_catalog_figures_refuses_in_one_line(runs, tmp_path, capsys, which, words):
     path = tmp_path / "missing" if which == "missing" else runs[which]
-    done = _module("analysis.neom.catalog_figures", str(path))
-    assert done.returncode == 1, done.stderr
-    err = done.stderr
+    code, err = _module(capsys, "analysis.neom.catalog_figures", str(path))
+    assert code == 1, err
     assert err.startswith("python -m analysis.neom.catalog_figures: error: "), err
     assert err.count("\n") == 1 and all(word in err for word in words), err
 

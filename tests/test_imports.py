@@ -10,6 +10,7 @@ package). Every ``import`` counts, at module level or inside a function.
 """
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -41,13 +42,20 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree, parsed once per test process: the seven checks
+    below read the same tree (parsing it each time was most of their 8 s)."""
+    return tuple(ast.walk(ast.parse(path.read_text())))
+
+
 def package_imports() -> dict[str, set[tuple[str, str]]]:
     """package -> {(imported package, the importing module)} over every import statement."""
     edges: dict[str, set[tuple[str, str]]] = {}
     for module, path in _modules().items():
         source = _package(module)
         edges.setdefault(source, set())
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _import_nodes(path):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -82,7 +90,7 @@ def module_imports() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
     for module, path in modules.items():
         edges[module] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _import_nodes(path):
             names = _imported(node, module, path)
             if isinstance(node, ast.ImportFrom):
                 # the submodules named, else the module the names come from

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from run_helpers import placeholder_figures, synthetic_report
 
 from analysis.core.load import open_run
 from analysis.core.report import build_report
@@ -13,7 +14,6 @@ from analysis.neom.cornerstones import cornerstone_table
 from analysis.neom.synthetic import write_run
 from sim.core.cli import main
 
-CATALOG = Path(__file__).resolve().parent.parent / "sim" / "neom" / "data" / "default_catalog.toml"
 SECTIONS = (
     "glance", "findings", "strategies", "seats", "closeness", "cornerstones", "tiles", "dead",
     "economy", "disasters", "flow", "scores",
@@ -32,17 +32,20 @@ TABLES = (
 
 
 @pytest.fixture(scope="module")
-def run_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("report") / "run"
-    return write_run(
-        path, n_games=600, strategies={"greedy": 0.3, "random": 0.0}, boosts={3: 1.5},
-        catalog_path=CATALOG,
-    )  # fmt: skip
+def shared(tmp_path_factory):
+    """600 games of greedy (+0.3 SD) and random seats, cornerstone 3 planted strong, and its
+    whole report (figures rendered): built once for this file and test_analysis_findings."""
+    return synthetic_report(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def report(run_path, tmp_path_factory):
-    return build_report(run_path, tmp_path_factory.mktemp("out") / "report")
+def run_path(shared):
+    return shared[0]
+
+
+@pytest.fixture(scope="module")
+def report(shared):
+    return shared[1]
 
 
 def test_report_has_every_section_figure_and_table(report):
@@ -89,7 +92,8 @@ def test_report_html_needs_nothing_external(report):
     assert "http://" not in text and "https://" not in text
 
 
-def test_report_without_events_explains_missing_tiles(tmp_path):
+def test_report_without_events_explains_missing_tiles(tmp_path, monkeypatch):
+    placeholder_figures(monkeypatch)  # its text and which figure files it writes are checked
     run = write_run(tmp_path / "run", n_games=200, events=False)
     text = build_report(run, tmp_path / "out").read_text(encoding="utf-8")
     assert "no event log" in text
@@ -97,7 +101,8 @@ def test_report_without_events_explains_missing_tiles(tmp_path):
     assert "mirror games" in text  # one strategy only
 
 
-def test_report_command(run_path, tmp_path, capsys):
+def test_report_command(run_path, tmp_path, capsys, monkeypatch):
+    placeholder_figures(monkeypatch)  # the command's output and the correction it applies
     out = tmp_path / "cli"
     assert main(["report", str(run_path), "--out", str(out), "--correction", "holm"]) == 0
     assert capsys.readouterr().out.strip() == str(out / "index.html")

@@ -315,12 +315,14 @@ def test_dead_tiles_say_never_placed_and_not_dealt_apart(no_good):
     )
 
 
-def test_strategies_named_by_their_parameters_get_short_names(tmp_path):
+def test_strategies_named_by_their_parameters_get_short_names(tmp_path, monkeypatch):
     """A strategy labelled by its whole parameter string is shown by a short name on the page,
     in the summary and in the figures, and listed once with its whole label; the CSV tables
     keep the whole label."""
     from analysis.core import figures
     from analysis.core.report import short_names
+
+    placeholder_figures(monkeypatch)  # the figures' renaming is checked on a figure below
 
     long = "greedy:money_weight=0.123456,goods_weight=1.5,vp_weight=2.25"
     assert short_names(["greedy", long, long + ",x=1"]) == {
