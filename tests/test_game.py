@@ -352,11 +352,10 @@ def test_every_caller_passes_strategy_ids_in_one_dtype(monkeypatch, tmp_path):
     def record(*args):
         seen.append(args[4].dtype)
 
-    # Every caller takes its lineup's entry from strategies.neom.entries.play_batch_for: the
-    # runner, play_one and the benchmark through the Game interface (resolved per call), the
-    # matches by name.
-    for module in (entries, arena):
-        monkeypatch.setattr(module, "play_batch_for", lambda strategy_ids: record)
+    # Every caller takes its lineup's entry from strategies.neom.entries.play_batch_for through
+    # the Game interface (resolved per call): the runner, play_one, the benchmark and the
+    # matches (sim.core.match, which arena wraps).
+    monkeypatch.setattr(entries, "play_batch_for", lambda strategy_ids: record)
     tables = load_catalog()
     bench.run_games(tables, "greedy", 0, 1)
     arena.play_match(tables, [parse_strategy("random")], [0, 0], 1, seed=1)

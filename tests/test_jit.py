@@ -137,8 +137,8 @@ INLINED_FUNCTIONS = {
     "turn_disaster_of",
     "strategies.neom.evaluate": "coins_on_placing context_placements context_req_costs "
     "context_score_out context_summary copy_cells game_best_placement goods_by_tier "
-    "income_delta memo_cells memo_city memo_context memo_cs_options memo_ctx memo_floats "
-    "memo_parts memo_values move_terms neighborhoods_after score_delta "
+    "income_delta kind_bonus memo_cells memo_city memo_context memo_cs_options memo_ctx "
+    "memo_floats memo_parts memo_values move_terms neighborhoods_after score_delta "
     "score_delta_and_neighborhoods terms_value try_move undo_move",
     "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change placed_value "
     "value_after",
