@@ -334,23 +334,33 @@ def _counts(name: str, counts: np.ndarray, key: str = "tile") -> Sums:
     return Sums(_sparse(counts, name, key), (key,))
 
 
-def _reduce(chunk) -> dict:
+def _event_arrays(chunk, columns: tuple[str, ...]):
+    """A chunk's event ``columns`` as arrays, each event's game row ``g``, its kind, turn,
+    player, tile and other tile (int64), the chunk's number of games, its tile tables and the
+    number of tile ids its reductions count; None for a run without events."""
     events = chunk.events
     if events is None:
-        return {}
-    ev = {
-        c: events[c].to_numpy()
-        for c in ("game_id", "turn", "player", "kind", "tile", "other", "coins")
-    }
-    seats = chunk.memo(seat_arrays)
+        return None
+    ev = {c: events[c].to_numpy() for c in columns}
     g = game_rows(chunk, ev["game_id"]).astype(np.int64)
     kind, turn = ev["kind"], ev["turn"].astype(np.int64)
     player, tile = ev["player"].astype(np.int64), ev["tile"].astype(np.int64)
     other = ev["other"].astype(np.int64)
-    n_games = chunk.games.height
     tables = chunk.info.data()
     n_tiles = 1 + max(int(tile.max(initial=0)), int(other.max(initial=0)),
                       (tables.n_tiles - 1) if tables is not None else 0)  # fmt: skip
+    return ev, g, kind, turn, player, tile, other, chunk.games.height, tables, n_tiles
+
+
+_EVENT_COLUMNS = ("game_id", "turn", "player", "kind", "tile", "other")
+
+
+def _reduce(chunk) -> dict:
+    arrays = _event_arrays(chunk, (*_EVENT_COLUMNS, "coins"))
+    if arrays is None:
+        return {}
+    ev, g, kind, turn, player, tile, other, n_games, tables, n_tiles = arrays
+    seats = chunk.memo(seat_arrays)
 
     def bincount(mask, weights=None, of=tile):
         keep = mask & (of >= 0)
@@ -541,19 +551,11 @@ def _selected_sums(chunk) -> dict:
     """Of :data:`TILES`' statistics only those of the seats that selected each tile,
     ``effects`` and ``leads``, computed the same way to the bit (a test pins it): the sums a
     paired comparison's shift coefficients read, at a fraction of the whole reduction."""
-    events = chunk.events
-    if events is None:
+    arrays = _event_arrays(chunk, _EVENT_COLUMNS)
+    if arrays is None:
         return {}
-    ev = {c: events[c].to_numpy() for c in ("game_id", "turn", "player", "kind", "tile", "other")}
+    _, g, kind, turn, player, tile, _, n_games, _, n_tiles = arrays
     seats = chunk.memo(seat_arrays)
-    g = game_rows(chunk, ev["game_id"]).astype(np.int64)
-    kind, turn = ev["kind"], ev["turn"].astype(np.int64)
-    player, tile = ev["player"].astype(np.int64), ev["tile"].astype(np.int64)
-    other = ev["other"].astype(np.int64)
-    n_games = chunk.games.height
-    tables = chunk.info.data()
-    n_tiles = 1 + max(int(tile.max(initial=0)), int(other.max(initial=0)),
-                      (tables.n_tiles - 1) if tables is not None else 0)  # fmt: skip
     mask = _taken(g, kind, turn, player) & (tile >= 0)
     keys = unique((g[mask] * MAX_SEATS + player[mask]) * n_tiles + tile[mask],
                   n_games * MAX_SEATS * n_tiles)  # fmt: skip
