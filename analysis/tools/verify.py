@@ -32,7 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from analysis.core.stats import paired_difference, wilson_interval
-from sim.core.commands.options import DEFAULT_GAME, add_game_options, resolve_game_options
+from sim.core.commands.options import (
+    DEFAULT_GAME,
+    THREADS,
+    add_game_options,
+    add_run_options,
+    resolve_game_options,
+)
 from sim.core.errors import UserError
 from sim.core.game import Game, StrategyRegistry
 from sim.core.machine import source_commit
@@ -74,13 +80,12 @@ def register(subparsers) -> None:
         help="the strategy file whose sets to check (default: the shipped tuned sets)",
     )
     parser.add_argument("--sets", help="comma-separated sets to check (default: every set)")
-    parser.add_argument(
-        "--games", type=int, default=DEFAULT_GAMES, help=f"games per match ({DEFAULT_GAMES})"
-    )
-    parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="master seed of the fresh deals"
-    )
-    parser.add_argument("--workers", type=int, default=1, help="threads playing games")
+    add_run_options(
+        parser, "--games", "--seed", "--workers",
+        games={"default": DEFAULT_GAMES, "help": f"games per match ({DEFAULT_GAMES})"},
+        seed={"default": DEFAULT_SEED, "help": "master seed of the fresh deals"},
+        workers=THREADS,
+    )  # fmt: skip
     parser.add_argument(
         "--field",
         default=DEFAULT_FIELD,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.core.commands.options import add_game_options
+from sim.core.commands.options import THREADS, add_game_options, add_run_options
 from sim.core.errors import UserError
 from sim.core.game import Game, StrategyRegistry
 from sim.core.match import play_match
@@ -65,10 +65,11 @@ def register(subparsers) -> None:
         required=True,
         help="comma-separated opponent strategies, e.g. greedy,merchant",
     )
-    parser.add_argument("--players", type=int, default=4, help="players per game (2-5)")
+    add_run_options(
+        parser, "--players", "--seed", "--workers", players={"help": "players per game (2-5; 4)"},
+        workers=THREADS,
+    )  # fmt: skip
     parser.add_argument("--budget", type=int, default=20000, help="games to play in all")
-    parser.add_argument("--seed", type=int, default=1, help="master seed of the deals")
-    parser.add_argument("--workers", type=int, default=1, help="threads playing games")
     parser.add_argument("--name", help="name of the tuned set (default tuned_BASE)")
     parser.add_argument(
         "--out",

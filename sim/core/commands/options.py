@@ -96,6 +96,8 @@ RUN_OPTIONS = {
     "--seed": {"type": int, "default": 1, "help": "master seed of the deals (1)"},
     "--workers": {"type": int, "default": None, "help": "worker processes (all)"},
 }
+# --workers of the commands that play matches in threads of one process (tune, verify).
+THREADS = {"type": int, "default": 1, "help": "threads playing games (1)"}
 # What a result depends on of them: the flags a listing records (``run_parameters``).
 RESULT_FLAGS = ("--players", "--games", "--strategies", "--seed")
 
