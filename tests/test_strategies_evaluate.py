@@ -295,23 +295,30 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
     assert reused > 20
 
 
+def action_positions(tables, seed: int):
+    """Seat 0's action options on ``grown_positions`` with its context built: (options, n,
+    city, the evaluation's table arguments)."""
+    rules = make_rules()
+    ctx = np.empty(N_CTX, dtype=np.int64)
+    for pos, selected in grown_positions(tables, np.random.default_rng(seed), 20):
+        options, n = pos.action_options(0, selected)
+        city = pos.cells[0].copy()
+        money = int(pos.pstate[0, E.PS_MONEY])
+        args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
+        build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
+        yield options, n, city, args
+
+
 def test_action_values_share_terms_without_changing_a_value(tables):
     """The requirement options of one square share their move terms: every option's value
     is bit-identical to valuing it alone (``action_value``)."""
     from strategies.neom.evaluate import action_value, action_values
 
-    rules = make_rules()
-    ctx = np.empty(N_CTX, dtype=np.int64)
     values = np.empty(E.MAX_OPTIONS, dtype=np.float64)
     shared = 0
     for name in ARCHETYPES:
         params = parse_strategy(name).params
-        for pos, selected in grown_positions(tables, np.random.default_rng(13), 20):
-            options, n = pos.action_options(0, selected)
-            city = pos.cells[0].copy()
-            money = int(pos.pstate[0, E.PS_MONEY])
-            args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
-            build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
+        for options, n, city, args in action_positions(tables, 13):
             action_values(params, options, n, city, *args, values, np.empty(0, np.int64))
             for k in range(n):
                 assert values[k] == action_value(params, options, k, city, *args)
@@ -328,8 +335,6 @@ def test_build_and_place_add_exactly_their_value_to_their_actions(tables):
     """``build`` raises every cornerstone action by its value, ``place`` every placement of
     the selected tile, and neither touches a sale (issue 38); at 0 each option's value is
     bit-identical to the archetype's without them."""
-    rules = make_rules()
-    ctx = np.empty(N_CTX, dtype=np.int64)
     plain = np.empty(E.MAX_OPTIONS, dtype=np.float64)
     shifted = np.empty(E.MAX_OPTIONS, dtype=np.float64)
     kinds_seen = set()
@@ -338,12 +343,7 @@ def test_build_and_place_add_exactly_their_value_to_their_actions(tables):
         zeros = parse_strategy(f"{name}:build=0,place=0").params
         with_both = parse_strategy(f"{name}:build=2.5,place=0.75").params
         assert (zeros == params).all()
-        for pos, selected in grown_positions(tables, np.random.default_rng(38), 20):
-            options, n = pos.action_options(0, selected)
-            city = pos.cells[0].copy()
-            money = int(pos.pstate[0, E.PS_MONEY])
-            args = (tables.tiles, tables.effects, tables.goods_tier, rules, ctx)
-            build_context(city, money, pos.gstate, tables.tiles, *args[1:3], rules, ctx)
+        for options, n, city, args in action_positions(tables, 38):
             action_values(params, options, n, city, *args, plain, np.empty(0, np.int64))
             action_values(with_both, options, n, city, *args, shifted, np.empty(0, np.int64))
             for k in range(n):
