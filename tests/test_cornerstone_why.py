@@ -38,3 +38,11 @@ def test_a_seat_that_prizes_cornerstones_is_seen_building_them(tmp_path):
 def test_a_malformed_override_is_one_line(capsys):
     assert cornerstone_why.main(["--set", "tuned_builder_4p"]) == 2
     assert capsys.readouterr().err.strip() == "--set 'tuned_builder_4p': expected NAME=SPEC"
+
+
+def test_an_existing_out_file_is_refused_before_any_game(tmp_path, capsys):
+    out = tmp_path / "why.csv"
+    out.write_text("mine")
+    assert cornerstone_why.main(["--games", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"--out {out}: exists; pass --overwrite to replace it"
+    assert out.read_text() == "mine"

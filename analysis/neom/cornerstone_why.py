@@ -37,7 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--by-set", action="store_true", help="a row per tuned set too")
     parser.add_argument("--out", default=None, help="CSV of the per-cornerstone figures")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args(argv)
+
+    from sim.core.errors import UserError
+    from sim.core.outputs import claim_file, write_file
+
+    try:  # before any game: an existing or unwritable --out is one line
+        if args.out:
+            claim_file(args.out, "--out", args.overwrite)
+    except UserError as exc:
+        print(exc, file=sys.stderr)
+        return 2
 
     from sim.core import rng
     from sim.core.batch import STRATEGY_ID_DTYPE
@@ -189,7 +200,11 @@ def main(argv: list[str] | None = None) -> int:
 
     frame = pl.DataFrame(rows)
     if args.out:
-        frame.write_csv(args.out)
+        try:
+            write_file(args.out, frame.write_csv(), "--out")
+        except UserError as exc:
+            print(exc, file=sys.stderr)
+            return 2
     with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=250, float_precision=2):
         print(frame)
     return 0
