@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import sim
+from sim.core.cache_keys import PACKAGES, _package_modules
 
 ROOT = Path(sim.__file__).resolve().parent.parent
 TOP = ("sim", "strategies", "analysis")  # the floors, ground first
@@ -34,11 +35,14 @@ def _package(module: str) -> str | None:
 
 
 def _modules() -> dict[str, Path]:
-    found = {}
-    for top in TOP:
-        for path in (ROOT / top).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    """Every module of the three floors by dotted name: the compile cache's own walk of the
+    packages it keys (so these checks and the cache's closures agree on what a module is), and
+    ``analysis``, which compiles nothing, named the same way."""
+    found = _package_modules(ROOT)
+    assert set(TOP) == {*PACKAGES, "analysis"}
+    for path in (ROOT / "analysis").rglob("*.py"):
+        dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found[dotted.removesuffix(".__init__")] = path
     return found
 
 
