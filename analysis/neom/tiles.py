@@ -68,6 +68,16 @@ WHY_NO_GOODS = "a required good no city of the game produced"
 WHY_UNAFFORDABLE = "unaffordable (coins below its cost and the goods to buy)"
 WHY_OUTVALUED = "sold though affordable (selling paid more, or no legal square)"
 WHY_CORNERSTONE = "spent on a cornerstone"
+# Each reason's count column in the dead tiles table (``n_<slug>``), in the same order: a
+# reason's index in WHYS is its code in the sale reasons.
+WHY_SLUGS = {
+    WHY_PREREQUISITE: "prerequisite_missing",
+    WHY_NO_GOODS: "goods_unavailable",
+    WHY_UNAFFORDABLE: "unaffordable",
+    WHY_OUTVALUED: "sold_affordable",
+    WHY_CORNERSTONE: "for_cornerstone",
+}
+WHYS = tuple(WHY_SLUGS)
 
 
 def _selections(events: pl.LazyFrame) -> pl.LazyFrame:
@@ -324,9 +334,6 @@ def _sale_reasons_arrays(ev: dict, g: np.ndarray, seats: "SeatArrays", boards, t
         np.concatenate([sell_tile, spent]),
         np.concatenate([why, np.full(spent.size, 4)]),
     )
-
-
-WHYS = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
 
 
 def _counts(name: str, counts: np.ndarray, key: str = "tile") -> Sums:
@@ -870,8 +877,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
     reasons = stats["reasons"].table() if stats.get("reasons") is not None else None
     if reasons is None:
         reasons = pl.DataFrame(schema={"tile": pl.Int64, "why": pl.Utf8, "count": pl.Int64})
-    why_columns = (WHY_PREREQUISITE, WHY_NO_GOODS, WHY_UNAFFORDABLE, WHY_OUTVALUED, WHY_CORNERSTONE)
-    wide = {name: np.zeros(frame.height, dtype=np.int64) for name in why_columns}
+    wide = {name: np.zeros(frame.height, dtype=np.int64) for name in WHYS}
     position = {t: i for i, t in enumerate(frame["tile"].to_list())}
     for tile, why, count in reasons.iter_rows():
         if tile in position:
@@ -891,7 +897,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
             else:
                 whys.append("never selected")
             continue
-        counts_i = {name: int(wide[name][i]) for name in why_columns}
+        counts_i = {name: int(wide[name][i]) for name in WHYS}
         total = sum(counts_i.values())
         if total == 0:
             whys.append("placed whenever selected")
@@ -900,7 +906,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
         whys.append(f"{name}: {counts_i[name]} of {row['selected']} selections")
     frame = frame.with_columns(
         pl.Series("why", whys, dtype=pl.Utf8),
-        *(pl.Series(f"n_{_slug(name)}", wide[name]) for name in why_columns),
+        *(pl.Series(f"n_{slug}", wide[name]) for name, slug in WHY_SLUGS.items()),
         (pl.col("placed") == 0).alias("dead"),
         (1000.0 * pl.col("placed") / n_games).alias("placed_per_1000_games"),
     )
@@ -927,16 +933,6 @@ def _in_decks(run: Run, counts: list[int]) -> set[int]:
             n = E.build_deck(deck, int(n_players), tiles, rules, out)
             found.update(int(t) for t in out[:n])
     return found
-
-
-def _slug(why: str) -> str:
-    return {
-        WHY_PREREQUISITE: "prerequisite_missing",
-        WHY_NO_GOODS: "goods_unavailable",
-        WHY_UNAFFORDABLE: "unaffordable",
-        WHY_OUTVALUED: "sold_affordable",
-        WHY_CORNERSTONE: "for_cornerstone",
-    }[why]
 
 
 def with_generation(frame: pl.DataFrame, tables, column: str = "tile") -> pl.DataFrame:
