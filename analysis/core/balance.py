@@ -26,8 +26,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from sim.core.errors import UserError
-
 MAX_VALUE = 1000  # the largest number a lever takes (NEOM's catalogue, Tangram City's bonuses)
 DEFAULT_MAX_EVALS = 8  # candidates per lever before the search gives up
 FIRST_STEP = 1  # units of the first step away from the current value
@@ -336,20 +334,16 @@ class Balancing:
 
 def balancing(game) -> Balancing:
     """The game's :class:`Balancing`; one line when it has none."""
-    from sim.core.game import resolve
+    from sim.core.commands.options import game_part
 
-    if not game.balance_ref:
-        raise UserError(f"neom balance: --game {game.name} has no levers to balance")
-    return resolve(game.balance_ref)
-
-
-def resolve_side(game) -> Balancing | None:
-    return balancing(game) if game.balance_ref else None
+    return game_part(
+        game, "balance_ref", f"neom balance: --game {game.name} has no levers to balance"
+    )
 
 
 def register(subparsers) -> None:
-    from sim.core.commands.options import add_part_options
-    from sim.core.registry import DEFAULT_GAME, game_names, get_game
+    from sim.core.commands.options import add_part_options, game_parts
+    from sim.core.registry import DEFAULT_GAME, game_names
 
     parser = subparsers.add_parser(
         "balance",
@@ -360,7 +354,7 @@ def register(subparsers) -> None:
         "report's definition) into the practical band. Every candidate plays the same deals as "
         "the game as it is; each suggestion is measured again on fresh deals.",
     )
-    sides = [(get_game(n), resolve_side(get_game(n))) for n in game_names()]
+    sides = game_parts("balance_ref")
     items = "; ".join(f"{g.title}: {s.item_help}" for g, s in sides if s)
     parser.add_argument("name", nargs="?", help=f"the item ({items})")
     parser.add_argument("--game", choices=game_names(), default=DEFAULT_GAME,
@@ -410,5 +404,5 @@ def run(args) -> int:
 
     game = get_game(args.game)
     side = balancing(game)
-    refuse_other_parts(args, game, resolve_side, "neom balance")
+    refuse_other_parts(args, game, "balance_ref", "neom balance")
     return side.run(args)

@@ -69,17 +69,14 @@ class Comparing:
 
 def comparing(game) -> Comparing:
     """The game's :class:`Comparing`; one line when it has none."""
-    from sim.core.game import resolve
+    from sim.core.commands.options import game_part
 
-    if not game.compare_ref:
-        raise UserError(f"neom compare: --game {game.name} has no comparison")
-    return resolve(game.compare_ref)
+    return game_part(game, "compare_ref", f"neom compare: --game {game.name} has no comparison")
 
 
 def register(subparsers) -> None:
     from analysis.core.commands import add_flagging_options
     from sim.core.commands import options
-    from sim.core.registry import game_names, get_game
 
     parser = subparsers.add_parser(
         "compare",
@@ -111,9 +108,7 @@ def register(subparsers) -> None:
         help="rules options of the candidate, e.g. neighborhoods=residential",
     )
     options.add_run_options(parser)
-    options.add_part_options(
-        parser, [(get_game(n), resolve_side(get_game(n))) for n in game_names()]
-    )
+    options.add_part_options(parser, options.game_parts("compare_ref"))
     parser.add_argument("--out", default=None, help="report folder (default: reports/compare)")
     options.add_again_options(parser, "comparison")
     add_flagging_options(parser)
@@ -750,7 +745,7 @@ def run_compare(args) -> int:
 
     game = get_game(args.game)
     side = comparing(game)
-    refuse_other_parts(args, game, resolve_side, "neom compare")
+    refuse_other_parts(args, game, "compare_ref", "neom compare")
     for option, path in (("--baseline", args.baseline), ("--candidate", args.candidate)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{option} {path}: no such {game.data_noun} file")
@@ -790,8 +785,3 @@ def run_compare(args) -> int:
     play_into_folder(args, out, json_path, "neom compare", what, parameters, runs, configs, write)
     print(out / "index.html")
     return 0
-
-
-def resolve_side(game) -> Comparing | None:
-    """The game's :class:`Comparing`, None when it has none."""
-    return comparing(game) if game.compare_ref else None

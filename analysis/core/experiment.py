@@ -83,25 +83,19 @@ def find_by_name(names, name: str, missing: str) -> int:
 
 def experimenting(game) -> Experimenting:
     """The game's :class:`Experimenting`; one line when its engine has no interventions."""
-    from sim.core.game import resolve
+    from sim.core.commands.options import game_part
 
-    if not game.experiment_ref:
-        raise UserError(
-            f"neom experiment: --game {game.name}: {game.title}'s engine cannot force or ban "
-            f"an item (it has no intervention hook); compare two {game.data_noun}s or rules "
-            f"readings instead: neom compare --game {game.name}"
-        )
-    return resolve(game.experiment_ref)
-
-
-def resolve_side(game) -> Experimenting | None:
-    """The game's :class:`Experimenting`, None when it has none."""
-    return experimenting(game) if game.experiment_ref else None
+    return game_part(
+        game,
+        "experiment_ref",
+        f"neom experiment: --game {game.name}: {game.title}'s engine cannot force or ban an "
+        f"item (it has no intervention hook); compare two {game.data_noun}s or rules readings "
+        f"instead: neom compare --game {game.name}",
+    )
 
 
 def register(subparsers) -> None:
     from sim.core.commands import options
-    from sim.core.registry import game_names, get_game
 
     parser = subparsers.add_parser(
         "experiment",
@@ -111,7 +105,7 @@ def register(subparsers) -> None:
         "report the paired difference in win share and score.",
     )
     kinds: dict[str, list[str]] = {}
-    sides = [(get_game(n), resolve_side(get_game(n))) for n in game_names()]
+    sides = options.game_parts("experiment_ref")
     for _, side in sides:
         for kind, what in side.kinds if side else ():
             kinds.setdefault(kind, []).append(what)
@@ -479,7 +473,7 @@ def run_experiment(args) -> int:
 
     game = get_game(args.game)
     side = experimenting(game)
-    refuse_other_parts(args, game, resolve_side, "neom experiment")
+    refuse_other_parts(args, game, "experiment_ref", "neom experiment")
     if args.kind not in dict(side.kinds):
         raise UserError(
             f"neom experiment {args.kind}: not a kind of item of --game {game.name} "

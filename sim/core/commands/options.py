@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from sim.core.errors import UserError
-from sim.core.game import Game, RuleOption
+from sim.core.game import Game, RuleOption, resolve
 from sim.core.registry import DEFAULT_GAME, game_names, get_game
 
 
@@ -158,10 +158,25 @@ def add_json_file_option(parser, help: str) -> None:
     )
 
 
+def game_part(game: Game, field: str, missing: str):
+    """What ``game`` supplies to a design command (compare, experiment, balance): the object
+    its ``field`` (``"compare_ref"``, ...) names, imported; a game that names none gets the one
+    line ``missing``."""
+    ref = getattr(game, field)
+    if not ref:
+        raise UserError(missing)
+    return resolve(ref)
+
+
+def game_parts(field: str) -> list[tuple[Game, object | None]]:
+    """Every game with what it supplies to a design command (``field``: the ``Game`` field
+    naming it), None where it supplies nothing."""
+    return [(g, resolve(getattr(g, field)) if getattr(g, field) else None) for g in _games()]
+
+
 def add_part_options(parser, parts) -> None:
-    """Each game's own options of a design command (``parts``: (game, its part or None); a
-    part has ``options``: (flag, argparse keywords)), in one argument group per game, each flag
-    once."""
+    """Each game's own options of a design command (``parts``: :func:`game_parts`; a part has
+    ``options``: (flag, argparse keywords)), in one argument group per game, each flag once."""
     seen = set()
     for game, part in parts:
         if part is None:
@@ -173,13 +188,13 @@ def add_part_options(parser, parts) -> None:
                 group.add_argument(flag, **keywords)
 
 
-def refuse_other_parts(args, game: Game, part_of, command: str) -> None:
-    """Refuse an option of another game's part (``part_of(game)``: the part, or None) given
-    other than its default (every game's options are offered for every game)."""
-    mine = part_of(game)
+def refuse_other_parts(args, game: Game, field: str, command: str) -> None:
+    """Refuse an option of another game's part (``field``: the ``Game`` field naming the
+    parts) given other than its default (every game's options are offered for every game)."""
+    parts = game_parts(field)
+    mine = next(part for other, part in parts if other.name == game.name)
     own = {flag for flag, _ in mine.options} if mine else set()
-    for other in _games():
-        part = part_of(other)
+    for _, part in parts:
         for flag, keywords in part.options if part else ():
             given = getattr(args, _dest(flag), None)
             store_true = keywords.get("action") == "store_true"
