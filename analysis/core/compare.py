@@ -160,6 +160,8 @@ def parse_rules(text: str, option_name: str, game, tables: dict | None = None) -
 
 # --- the data diff ------------------------------------------------------------------------------
 
+DIFF_COLUMNS = ("kind", "name", "change", "fields")  # of data_diff's rows, its CSV and its table
+
 
 def _entries(raw: bytes, sections: tuple[str, ...], noun: str) -> dict:
     from sim.core.errors import decode_text
@@ -522,7 +524,7 @@ def build_comparison(
     import polars as pl
 
     from analysis.core.load import open_run
-    from analysis.core.report import CSS, Report, html_table, pct, readings
+    from analysis.core.report import CSS, Report, html_table, pct, plain_columns, readings
     from analysis.core.stats import DEFAULT_BAND, DEFAULT_MIN_N
 
     base, cand = open_run(base_path), open_run(cand_path)
@@ -585,21 +587,13 @@ def build_comparison(
     report.findings.extend(findings)
 
     # 3. Sections.
-    report.table(side.diff_table, pl.DataFrame(diff, schema=["kind", "name", "change", "fields"]))
+    report.table(side.diff_table, pl.DataFrame(diff, schema=list(DIFF_COLUMNS)))
     for name, frame in moved.tables.items():
         report.table(name, frame)
     report.table("strategies", strategies)
     report.table("seats", seats)
     diff_html = (
-        html_table(
-            pl.DataFrame(diff),
-            [
-                ("kind", lambda r: r["kind"]),
-                ("name", lambda r: r["name"]),
-                ("change", lambda r: r["change"]),
-                ("fields", lambda r: r["fields"]),
-            ],
-        )  # fmt: skip
+        html_table(pl.DataFrame(diff), plain_columns(*DIFF_COLUMNS))
         if diff
         else f"<p>The two {noun}s are identical.</p>"
     )

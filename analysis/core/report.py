@@ -111,6 +111,11 @@ SCORE_QUANTILES_COLUMN = (
 )
 
 
+def plain_columns(*names: str) -> list[tuple[str, object]]:
+    """Columns shown as stored, each headed by its own name."""
+    return [(name, lambda r, name=name: r[name]) for name in names]
+
+
 def html_table(frame: pl.DataFrame, columns: list[tuple[str, object]]) -> str:
     """``columns``: (header, function of a row dict -> text) pairs."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h, _ in columns)
