@@ -464,7 +464,11 @@ def judge(a: Assessment, baseline: Assessment, targets: set[str], band: float | 
     with any change of play, at an unchanged effect (v2's Condos & Restaurant: +5.9 [+3.4,
     +8.4] pct-pts unflagged, then flagged at the same figures when a cornerstone moved).
     ``exempt``: items known to be flagged without the edits (say, on a reference catalogue the
-    baseline's plants mask): never a new flag."""
+    baseline's plants mask): never a new flag. A one-sided item (a dead tile, ...) already
+    short of its goal at the baseline, undecided there, is not a new flag either: a tile placed
+    in 1 of 4,000 games there and in none here is the same tile on other luck, not the edit's
+    doing (issue 38's Jeweler, starved of Gold by the plant, flickered between the two and had
+    every round that moved City Archive rejected)."""
     fresh = a.decided - baseline.decided - targets - set(exempt)
     a.new_flags = sorted(n for n in fresh if _beyond(a, n, band, baseline))
     mine = a.decided & targets
@@ -474,6 +478,8 @@ def judge(a: Assessment, baseline: Assessment, targets: set[str], band: float | 
 
 
 def _beyond(a: Assessment, name: str, band: float | None, baseline: Assessment) -> bool:
+    if a.kinds.get(name) in ONE_SIDED and baseline.kinds.get(name) in ONE_SIDED:
+        return baseline.errors.get(name, 0.0) >= 0  # short already: not the edit's flag
     if band is None or a.kinds.get(name) in ONE_SIDED or name not in a.figures:
         return True
     est, lo, hi = a.figures[name]
