@@ -673,5 +673,5 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
     return moved
 
 
-V3_EDITS = 95
+V3_EDITS = 94
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
