@@ -71,7 +71,7 @@ def register(subparsers) -> None:
         help="check that tuned sets beat what they replace, on fresh deals",
         description="Play each set and what it replaces on the same fresh deals, in the "
         "field it was tuned in and in a mixed field of the other shipped sets; a set passes "
-        "when, in both, the 95%% interval of its win share's lead over the replaced one is "
+        "when, in both, the 95% interval of its win share's lead over the replaced one is "
         "above 0. --write stores the figures in the strategy file.",
     )
     parser.add_argument(
