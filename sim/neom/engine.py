@@ -564,12 +564,33 @@ def reach_masks(summary, component, out, at):
 
 
 @njit(_nrt=False)
-def summarize_city(cells, tiles, summary):
-    G.city_masks(cells, tiles, summary)
+def link_summary(summary):
+    """The road chains of a summary whose masks are up to date (its cache of traced chains
+    emptied)."""
     summary[SM_FLOOD_KNOWN] = 0
     component = flood_from_center(summary, np.int64(0))  # int64 like placement_mask's calls
     summary[SM_COMPONENT] = component
     reach_masks(summary, component, summary, SM_REACH)
+
+
+@njit(_nrt=False)
+def summarize_city(cells, tiles, summary):
+    G.city_masks(cells, tiles, summary)
+    link_summary(summary)
+
+
+@njit(_nrt=False)
+def update_summary(summary, cell, old, new, city, tiles):
+    """``city`` changed on ``cell`` from ``old`` to ``new`` (either EMPTY; ``city`` already
+    holds ``new``): its summary patched for that one square, the same masks as summarizing the
+    whole city again at a tenth of the cost (a stale summary stays stale)."""
+    if summary[SM_OCCUPIED] == -1:
+        return
+    if old != K.EMPTY:
+        G.remove_tile(summary, cell, old, city, tiles)
+    if new != K.EMPTY:
+        G.add_tile(summary, cell, new, tiles)
+    link_summary(summary)
 
 
 @njit(_nrt=False)
