@@ -39,7 +39,7 @@ from sim.neom.constants import N_TURNS as N_TURNS
 from sim.neom.constants import SELL_COINS as SELL_COINS
 from sim.neom.constants import START_MONEY as START_MONEY
 from sim.neom.constants import TURNS_PER_GENERATION as TURNS_PER_GENERATION
-from sim.neom.effects import effect_coins_on_placed, insured_against
+from sim.neom.effects import holder_coins_on_placed, insured_against
 from sim.neom.grid import (
     ALL_CELLS,
     COL0_CELLS,
@@ -1009,18 +1009,7 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
         holder = city[other]
         if other == cell or holder == K.EMPTY:
             continue
-        for k in range(K.MAX_EFFECTS):
-            kind = effects[holder, k, 0]
-            if kind == K.EF_NONE:
-                continue
-            coins += effect_coins_on_placed(
-                kind,
-                effects[holder, k, 1],
-                effects[holder, k, 2],
-                effects[holder, k, 3],
-                tile,
-                tiles,
-            )
+        coins += holder_coins_on_placed(holder, tile, effects, tiles)
     if coins != 0:
         pstate[seat, PS_MONEY] += coins
         log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)
