@@ -107,6 +107,7 @@ class Scene:
         self.cs_box = np.full(tables.n_tiles, -1, dtype=np.int64)
         self.options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
         self.summaries = np.zeros((len(self.cells), E.N_SUMMARY), dtype=np.int64)
+        self.summaries[:, E.SM_OCCUPIED] = -1  # stale, as a new game's: summarized when read
         self.stats = np.zeros((R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
         self.events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int64)
         spec = parse_strategy(strategy)
@@ -121,6 +122,7 @@ class Scene:
 
     def put(self, seat, cell, name):
         self.cells[seat, cell] = self.t.tile_index(name)
+        E.mark_stale(self.summaries[seat])  # a city changed by hand: summarized again when read
 
     def tile(self, name):
         return self.t.tile_index(name)
@@ -572,12 +574,17 @@ def test_disaster_spares_the_selector_and_the_insured(tables):
     scene.put(2, sq(4, 2), "T Insured")
     scene.pstate[3, E.PS_MONEY] = 0
     before = scene.cells.copy()
+    for seat in range(4):  # summaries up to date, as the loop's
+        E.summarize_city(scene.cells[seat], tables.tiles, scene.summaries[seat])
     scene.resolve(0, K.DIS_FLOOD)
     assert (scene.cells[0] == before[0]).all() and scene.pstate[0, E.PS_MONEY] == 10
     assert (scene.cells[2] == before[2]).all() and scene.pstate[2, E.PS_MONEY] == 10
     assert (scene.cells[3] != before[3]).sum() == 1  # could not pay: one building lost
-    # the game loop summarizes a city again only after it changed: the sacrifice says so
-    assert scene.summaries[3, E.SM_OCCUPIED] == -1 and scene.summaries[0, E.SM_OCCUPIED] == 0
+    # the game loop patches a summary after a sacrifice: the same masks as a fresh one
+    fresh = np.empty(E.N_SUMMARY, dtype=np.int64)
+    for seat in range(4):
+        E.summarize_city(scene.cells[seat], tables.tiles, fresh)
+        assert (scene.summaries[seat, : E.SM_FLOOD_KNOWN] == fresh[: E.SM_FLOOD_KNOWN]).all()
     assert scene.stats[3, R.P_DISASTERS_SACRIFICED] == 1
     paid = scene.stats[1, R.P_DISASTERS_PAID] == 1 and scene.pstate[1, E.PS_MONEY] == 6
     sacrificed = (scene.cells[1] != before[1]).sum() == 1

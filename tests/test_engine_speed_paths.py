@@ -59,6 +59,44 @@ def test_chain_traced_without_a_cell_matches_a_search_of_the_city_without_it(tab
     assert checked > 100
 
 
+def test_a_summary_patched_square_by_square_matches_a_fresh_one(tables):
+    """The game loop patches a seat's summary after each placement and sacrifice
+    (``update_summary``): along games, through replacements and removals, it stays the
+    summary of the city as it is."""
+    patched = np.empty((4, E.N_SUMMARY), dtype=np.int64)
+    fresh = np.empty(E.N_SUMMARY, dtype=np.int64)
+    previous = None
+    changes = replaced = removed = 0
+    for cells in cities_along_games(tables, 3):
+        if previous is None or (previous != cells).sum() != 1:
+            for seat in range(4):  # a new game: summarized whole
+                E.summarize_city(cells[seat], tables.tiles, patched[seat])
+        else:
+            seat, cell = (int(i[0]) for i in np.nonzero(previous != cells))
+            old, new = int(previous[seat, cell]), int(cells[seat, cell])
+            E.update_summary(patched[seat], cell, old, new, cells[seat], tables.tiles)
+            changes += 1
+            replaced += old != K.EMPTY and new != K.EMPTY
+            # A sacrifice of the tile just placed: patched away, the summary of the city
+            # without it.
+            without = cells[seat].copy()
+            without[cell] = K.EMPTY
+            lost = patched[seat].copy()
+            E.update_summary(lost, cell, new, K.EMPTY, without, tables.tiles)
+            E.summarize_city(without, tables.tiles, fresh)
+            assert (lost[: E.SM_FLOOD_KNOWN] == fresh[: E.SM_FLOOD_KNOWN]).all()
+            removed += 1
+        for seat in range(4):
+            E.summarize_city(cells[seat], tables.tiles, fresh)
+            assert (patched[seat, : E.SM_FLOOD_KNOWN] == fresh[: E.SM_FLOOD_KNOWN]).all()
+        previous = cells
+    assert changes > 100 and replaced > 0 and removed > 100
+    # A stale summary stays stale (summarized whole when next read).
+    E.mark_stale(fresh)
+    E.update_summary(fresh, 0, K.EMPTY, int(previous[0, K.CENTER_CELL]), previous[0], tables.tiles)
+    assert fresh[E.SM_OCCUPIED] == -1
+
+
 def test_placement_masks_sharing_one_summary_match_fresh_summaries(tables):
     shared = np.empty(E.N_SUMMARY, dtype=np.int64)
     fresh = np.empty(E.N_SUMMARY, dtype=np.int64)

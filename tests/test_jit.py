@@ -131,7 +131,8 @@ def test_has_cached_code_tells_a_compile_from_a_cache_load(tmp_path):
 # Removing it saved no compile time either (a body of its own costs more than a copy).
 INLINED_FUNCTIONS = {
     "sim.neom.grid": "add_tile city_goods remove_tile",
-    "sim.neom.effects": "tile_income tile_variable_vp vp_reads_change",
+    "sim.neom.effects": "effect_row holder_coins_on_placed tile_income tile_variable_vp "
+    "vp_reads_change",
     "sim.neom.engine": "add_cornerstone_options add_placements cheapest_price disaster_striking "
     "has_prerequisites pass_left plan_cost purchase_cost remove_slot set_option step_key "
     "turn_disaster_of",

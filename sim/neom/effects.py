@@ -121,6 +121,12 @@ def vp_placement(conditions, vp, cell, cells, tiles, masks):
     return 0
 
 
+@njit(inline="always")
+def effect_row(effects, tile, k):
+    """Effect row ``k`` of ``tile`` as the evaluators take it: ``(kind, a, b, c)``."""
+    return effects[tile, k, 0], effects[tile, k, 1], effects[tile, k, 2], effects[tile, k, 3]
+
+
 @njit(_nrt=False)
 def effect_vp(kind, a, b, c, cell, cells, tiles, masks, goods_tier):
     """Variable VP of one effect row ``(kind, a, b, c)`` of the tile on ``cell``; 0 for kinds
@@ -146,17 +152,7 @@ def tile_variable_vp(cell, cells, tiles, masks, effects, goods_tier):
     for k in range(K.MAX_EFFECTS):
         if effects[tile, k, 0] == K.EF_NONE:
             continue  # most tiles have no VP effect: skip the call
-        total += effect_vp(
-            effects[tile, k, 0],
-            effects[tile, k, 1],
-            effects[tile, k, 2],
-            effects[tile, k, 3],
-            cell,
-            cells,
-            tiles,
-            masks,
-            goods_tier,
-        )
+        total += effect_vp(*effect_row(effects, tile, k), cell, cells, tiles, masks, goods_tier)
     return total
 
 
@@ -209,13 +205,7 @@ def tile_income(cell, cells, tiles, masks, effects):
     for k in range(K.MAX_EFFECTS):
         if effects[tile, k, 0] == K.EF_NONE:
             continue  # an unused row: skip the call, as tile_variable_vp does
-        total += effect_income(
-            effects[tile, k, 0],
-            effects[tile, k, 1],
-            effects[tile, k, 2],
-            effects[tile, k, 3],
-            masks,
-        )
+        total += effect_income(*effect_row(effects, tile, k), masks)
     return total
 
 
@@ -243,6 +233,18 @@ def effect_coins_on_placed(kind, a, b, c, placed_tile, tiles):
     if kind == K.EF_COINS_ON_TYPE_PLACED:
         return coins_on_type_placed(a, b, placed_tile, tiles)
     return 0
+
+
+@njit(inline="always")
+def holder_coins_on_placed(holder, placed_tile, effects, tiles):
+    """Coins the effects of ``holder``, a tile already in the city, give when
+    ``placed_tile`` is placed (the engine's placement and the strategies' valuation)."""
+    coins = 0
+    for k in range(K.MAX_EFFECTS):
+        if effects[holder, k, 0] == K.EF_NONE:
+            continue  # an unused row: skip the call
+        coins += effect_coins_on_placed(*effect_row(effects, holder, k), placed_tile, tiles)
+    return coins
 
 
 # --- Disaster effects ---------------------------------------------------------------------

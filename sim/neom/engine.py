@@ -39,7 +39,7 @@ from sim.neom.constants import N_TURNS as N_TURNS
 from sim.neom.constants import SELL_COINS as SELL_COINS
 from sim.neom.constants import START_MONEY as START_MONEY
 from sim.neom.constants import TURNS_PER_GENERATION as TURNS_PER_GENERATION
-from sim.neom.effects import effect_coins_on_placed, insured_against
+from sim.neom.effects import holder_coins_on_placed, insured_against
 from sim.neom.grid import (
     ALL_CELLS,
     COL0_CELLS,
@@ -564,12 +564,33 @@ def reach_masks(summary, component, out, at):
 
 
 @njit(_nrt=False)
-def summarize_city(cells, tiles, summary):
-    G.city_masks(cells, tiles, summary)
+def link_summary(summary):
+    """The road chains of a summary whose masks are up to date (its cache of traced chains
+    emptied)."""
     summary[SM_FLOOD_KNOWN] = 0
     component = flood_from_center(summary, np.int64(0))  # int64 like placement_mask's calls
     summary[SM_COMPONENT] = component
     reach_masks(summary, component, summary, SM_REACH)
+
+
+@njit(_nrt=False)
+def summarize_city(cells, tiles, summary):
+    G.city_masks(cells, tiles, summary)
+    link_summary(summary)
+
+
+@njit(_nrt=False)
+def update_summary(summary, cell, old, new, city, tiles):
+    """``city`` changed on ``cell`` from ``old`` to ``new`` (either EMPTY; ``city`` already
+    holds ``new``): its summary patched for that one square, the same masks as summarizing the
+    whole city again at a tenth of the cost (a stale summary stays stale)."""
+    if summary[SM_OCCUPIED] == -1:
+        return
+    if old != K.EMPTY:
+        G.remove_tile(summary, cell, old, city, tiles)
+    if new != K.EMPTY:
+        G.add_tile(summary, cell, new, tiles)
+    link_summary(summary)
 
 
 @njit(_nrt=False)
@@ -988,18 +1009,7 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
         holder = city[other]
         if other == cell or holder == K.EMPTY:
             continue
-        for k in range(K.MAX_EFFECTS):
-            kind = effects[holder, k, 0]
-            if kind == K.EF_NONE:
-                continue
-            coins += effect_coins_on_placed(
-                kind,
-                effects[holder, k, 1],
-                effects[holder, k, 2],
-                effects[holder, k, 3],
-                tile,
-                tiles,
-            )
+        coins += holder_coins_on_placed(holder, tile, effects, tiles)
     if coins != 0:
         pstate[seat, PS_MONEY] += coins
         log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)

@@ -18,7 +18,7 @@ from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom.effects import (
-    effect_coins_on_placed,
+    holder_coins_on_placed,
     insured_against,
     tile_income,
     tile_variable_vp,
@@ -632,22 +632,10 @@ def coins_on_placing(tile, cell, city, tiles, effects, ctx):
     """Coins placing ``tile`` on ``cell`` pays at once: its own and other tiles' effects."""
     coins = tiles[tile, K.C_COINS_ON_PLACE]
     holders = ctx[CX_COIN_HOLDERS] & ~(1 << cell)
-    for other in range(K.N_CELLS):
-        if not holders:
-            break
-        if not (holders >> other) & 1:
-            continue
-        holders &= ~(1 << other)
-        holder = city[other]
-        for k in range(K.MAX_EFFECTS):
-            coins += effect_coins_on_placed(
-                effects[holder, k, 0],
-                effects[holder, k, 1],
-                effects[holder, k, 2],
-                effects[holder, k, 3],
-                tile,
-                tiles,
-            )
+    while holders:
+        other = lowest_cell(holders)
+        holders &= holders - 1
+        coins += holder_coins_on_placed(city[other], tile, effects, tiles)
     return coins
 
 
@@ -663,12 +651,9 @@ def income_delta(new, cell, city, tiles, effects, ctx):
     masks = try_move(new, cell, city, tiles, ctx)
     delta = tile_income(cell, city, tiles, masks, effects) - ctx[CX_INCOME + cell]
     holders = ctx[CX_INCOME_HOLDERS] & ~(1 << cell)
-    for other in range(K.N_CELLS):
-        if not holders:
-            break
-        if not (holders >> other) & 1:
-            continue
-        holders &= ~(1 << other)
+    while holders:
+        other = lowest_cell(holders)
+        holders &= holders - 1
         # EF_INCOME_PER_TYPE counts the city's tiles of its types: only those can change it.
         if counts_types(city[other], K.EF_INCOME_PER_TYPE, changed_types, effects):
             delta += tile_income(other, city, tiles, masks, effects) - ctx[CX_INCOME + other]

@@ -28,7 +28,7 @@ from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.effects import city_income, insured_against
-from sim.neom.grid import M_GOODS, city_goods
+from sim.neom.grid import M_GOODS
 from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
 from strategies.neom.pointer import GAME_VIEW, call_strategy
@@ -97,8 +97,12 @@ def log(game, seat, kind, tile, cell, coins, other, good):
 
 @njit(inline="always")
 def refresh_goods(game):
+    """Every seat's goods as its city produces them now, read from its summary (kept up to
+    date square by square: ``E.update_summary``)."""
     for s in range(game.gstate[E.GS_N_PLAYERS]):
-        game.goods_of[s] = city_goods(game.cells[s], game.tiles)
+        summary = game.summaries[s]
+        E.refresh_summary(game.cells[s], game.tiles, summary)
+        game.goods_of[s] = summary[M_GOODS]
 
 
 @njit(inline="always")
@@ -366,11 +370,11 @@ def take_action(seat, game):
         log(game, seat, R.EV_CORNERSTONE, tile, cell, -cost, selected, -1)
     else:
         log(game, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
-    E.place_tile(
+    old = E.place_tile(
         seat, tile, cell, game.cells, pstate, stats[seat], game.tiles, game.effects,
         game.events, gstate,
     )  # fmt: skip
-    E.mark_stale(summary)
+    E.update_summary(summary, cell, np.int64(old), tile, game.cells[seat], game.tiles)
     placement_effects(seat, tile, game)
 
 
@@ -405,7 +409,7 @@ def resolve_disaster(spared, disaster, game):
             cell = options[k, E.OPT_CELL]
             lost = city[cell]
             city[cell] = K.EMPTY
-            E.mark_stale(game.summaries[s])
+            E.update_summary(game.summaries[s], cell, np.int64(lost), K.EMPTY, city, game.tiles)
             stats[s, R.P_DISASTER_TILES_LOST] += 1
             log(game, s, R.EV_DISASTER_SACRIFICE, lost, cell, 0, disaster, -1)
     gstate[E.GS_RESOLVING] = K.DIS_NONE
