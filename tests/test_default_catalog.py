@@ -590,8 +590,8 @@ def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
 def test_a_catalogue_read_again_is_compiled_once_and_named_by_its_own_file(tmp_path, monkeypatch):
     """read_catalog keeps what it compiled by the file's bytes: a copy of the catalogue
     under another name, or the same file read again, is the same catalogue with its own
-    source and arrays of its own; other bytes, or a catalogue with problems, are compiled
-    (and refused) afresh each time."""
+    source and arrays of its own, neither parsed nor compiled again; other bytes, or a
+    catalogue with problems, are parsed and compiled (and refused) afresh each time."""
     import numpy as np
 
     from sim.core.errors import CatalogError
@@ -600,9 +600,10 @@ def test_a_catalogue_read_again_is_compiled_once_and_named_by_its_own_file(tmp_p
     copy = tmp_path / "copy.toml"
     copy.write_bytes(CATALOG_PATH.read_bytes())
     first, raw = C.read_catalog(CATALOG_PATH)
-    compiles = []
-    real = C.compile_catalog
+    compiles, parses = [], []
+    real, parse = C.compile_catalog, C.read_toml_input
     monkeypatch.setattr(C, "compile_catalog", lambda *a: compiles.append(a[1]) or real(*a))
+    monkeypatch.setattr(C, "read_toml_input", lambda *a: parses.append(a[3]) or parse(*a))
     again, _ = C.read_catalog(copy)
     assert compiles == [] and again.source == str(copy) and first.source == CATALOG_PATH.name
     fields = ("name", "reconstructed", "digest", "tile_names", "good_names", "board_names",
@@ -620,7 +621,7 @@ def test_a_catalogue_read_again_is_compiled_once_and_named_by_its_own_file(tmp_p
     for _ in range(2):
         with pytest.raises(CatalogError, match="bogus"):
             C.read_catalog(copy)
-    assert compiles == [str(copy)] * 3
+    assert compiles == [str(copy)] * 3 and parses == compiles  # parsed only when compiled
 
 
 def test_v2_rebalance_moved_no_known_fact():

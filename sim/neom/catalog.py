@@ -965,8 +965,8 @@ def shipped_path(path: str | Path | None) -> Path:
 
 
 # Catalogues compiled so far, by the sha256 of their bytes (the last _COMPILED_KEPT): a run
-# compiles its catalogue when it plans and again when its folder is opened, and neom balance
-# does so for every candidate; the compile (about 15 ms) depends on the parsed bytes alone, the
+# reads its catalogue when it plans and again when its folder is opened, and neom balance does
+# so for every candidate; the parse and compile (about 25 ms) depend on the bytes alone, the
 # file's name only naming it in messages, and a catalogue with problems is never kept.
 _COMPILED: dict[str, Tables] = {}
 _COMPILED_KEPT = 32
@@ -979,15 +979,19 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     path = shipped_path(path)
     shipped = path in SHIPPED_CATALOGS.values()
     source = path.name if shipped else str(path)
-    # Size first (before reading), then depth (before parsing): a huge, endless or deeply
-    # nested file is one message in milliseconds.
-    data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
-    check_kind(data, "catalog", source)
-    digest = hashlib.sha256(content).hexdigest()
-    compiled = _COMPILED.pop(digest, None)
+    from sim.core.errors import read_input
+
+    compiled = None
+    if path.is_file():  # bytes seen before need no parse either (a pipe is read only once)
+        content = read_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
+        compiled = _COMPILED.pop(hashlib.sha256(content).hexdigest(), None)
     if compiled is None:
-        compiled = compile_catalog(data, source, digest)
-    _COMPILED[digest] = compiled  # the most recent last
+        # Size first (before reading), then depth (before parsing): a huge, endless or deeply
+        # nested file is one message in milliseconds.
+        data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
+        check_kind(data, "catalog", source)
+        compiled = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
+    _COMPILED[compiled.digest] = compiled  # the most recent last
     while len(_COMPILED) > _COMPILED_KEPT:
         _COMPILED.pop(next(iter(_COMPILED)))
     # Arrays of its own for every caller, as a fresh compile gives.
