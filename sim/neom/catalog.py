@@ -992,8 +992,8 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
         check_kind(data, "catalog", source)
         compiled = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
     _COMPILED[compiled.digest] = compiled  # the most recent last
-    while len(_COMPILED) > _COMPILED_KEPT:
-        _COMPILED.pop(next(iter(_COMPILED)))
+    for stale in list(_COMPILED)[:-_COMPILED_KEPT]:  # safe if another thread reads one too
+        _COMPILED.pop(stale, None)
     # Arrays of its own for every caller, as a fresh compile gives.
     tables = replace(compiled, source=source, **{
         name: getattr(compiled, name).copy()
