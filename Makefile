@@ -93,12 +93,18 @@ browser: $(STAMP)
 # xdist's default order (most tests first) leaves the files of a few long process-level tests
 # (test_hostile_writers, test_jit) to the end, where one worker runs them while the other
 # idles (about 5 s of wall: docs/performance-log.md).
+# Bytecode is cached for the tests' processes even where the environment turns it off
+# (PYTHONDONTWRITEBYTECODE, as on some CI machines): without it every worker and every Python a
+# test starts compiles the project's modules from source, and pytest rewrites every test
+# module's asserts again (its rewrite cache is bytecode too), about half of a worker's
+# collection CPU (docs/performance-log.md). The cache is kept in the venv, not the tree.
+TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
 TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-slow: install
-	$(BIN)/python -m pytest -q -m slow
+	$(TEST_ENV) $(BIN)/python -m pytest -q -m slow
 
 # Engine speed on one core (bench/results.json), each strategy's games/s on one core
 # (bench/strategies.json), runner scaling and memory (bench/runner.json), then Tangram City's

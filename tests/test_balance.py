@@ -87,6 +87,27 @@ def test_apply_values_changes_only_the_numbers_and_keeps_the_rest():
         B.apply_values(text, {("Central Park", "vp"): 1001})
 
 
+def test_a_parsed_catalogue_lent_to_apply_values_gives_the_same_text_and_is_left_as_it_was():
+    import tomlkit
+
+    text = _v1_text()
+    parsed = tomlkit.parse(text)
+    edits = [
+        {("Central Park", "effects[0].vp"): 1, ("Concert Hall", "alternatives[0].cost"): 5},
+        {("Steel Foundry", "requires"): 1, ("Steel Foundry", "cost"): 9},
+        {("Glassworks", "requires"): 0, ("Central Park", "vp"): 0},
+        {("Central Park", "vp"): 4, ("Central Park", "effects[0].vp"): 3},
+    ]
+    for values in edits:
+        out = B.apply_values(text, values, parsed=parsed)
+        assert out == B.apply_values(text, values) != text
+        assert tomlkit.dumps(parsed) == text
+    # A refusal after an edit (the values go in sorted order) leaves it as it was too.
+    with pytest.raises(UserError, match="outside the catalogue's 0..1000"):
+        B.apply_values(text, {("Central Park", "vp"): 3, ("Concert Hall", "vp"): 1001}, parsed)
+    assert tomlkit.dumps(parsed) == text
+
+
 def test_fresh_deals_have_their_own_seed():
     assert B.fresh_seed(1) == B.fresh_seed(1) != B.fresh_seed(2)
     assert B.fresh_seed(1) != 1 and 0 <= B.fresh_seed(0) < 2**63

@@ -587,6 +587,43 @@ def test_shipped_catalogues_by_name(tmp_path, monkeypatch):
         read_catalog("reconstruction_v9")
 
 
+def test_a_catalogue_read_again_is_compiled_once_and_named_by_its_own_file(tmp_path, monkeypatch):
+    """read_catalog keeps what it compiled by the file's bytes: a copy of the catalogue
+    under another name, or the same file read again, is the same catalogue with its own
+    source and arrays of its own, neither parsed nor compiled again; other bytes, or a
+    catalogue with problems, are parsed and compiled (and refused) afresh each time."""
+    import numpy as np
+
+    from sim.core.errors import CatalogError
+    from sim.neom import catalog as C
+
+    copy = tmp_path / "copy.toml"
+    copy.write_bytes(CATALOG_PATH.read_bytes())
+    first, raw = C.read_catalog(CATALOG_PATH)
+    compiles, parses = [], []
+    real, parse = C.compile_catalog, C.read_toml_input
+    monkeypatch.setattr(C, "compile_catalog", lambda *a: compiles.append(a[1]) or real(*a))
+    monkeypatch.setattr(C, "read_toml_input", lambda *a: parses.append(a[3]) or parse(*a))
+    again, _ = C.read_catalog(copy)
+    assert compiles == [] and again.source == str(copy) and first.source == CATALOG_PATH.name
+    fields = ("name", "reconstructed", "digest", "tile_names", "good_names", "board_names",
+              "invented_goods")  # fmt: skip
+    assert [getattr(again, f) for f in fields] == [getattr(first, f) for f in fields]
+    for mine, theirs in zip(again.arrays, first.arrays, strict=True):
+        assert mine is not theirs and np.array_equal(mine, theirs)
+    again.tiles[0, 0] += 1  # a caller's edit reaches no other caller
+    assert np.array_equal(C.read_catalog(copy)[0].tiles, first.tiles)
+    assert np.array_equal(C.read_catalog(CATALOG_PATH)[0].tiles, first.tiles) and compiles == []
+    copy.write_bytes(raw.replace(b'name = "NEOM default', b'name = "Other', 1))
+    assert C.read_catalog(copy)[0].name.startswith("Other")
+    assert compiles == [str(copy)]
+    copy.write_bytes(raw.replace(b"[[tiles]]", b"[[tiles]]\nbogus = 1", 1))
+    for _ in range(2):
+        with pytest.raises(CatalogError, match="bogus"):
+            C.read_catalog(copy)
+    assert compiles == [str(copy)] * 3 and parses == compiles  # parsed only when compiled
+
+
 def test_v2_rebalance_moved_no_known_fact():
     """v2 is catalog_reconstruction_v1.toml rebalanced by neom balance --all (issue 26 part 4;
     the header names the commands): the same tiles in the same decks, roads, types and goods;

@@ -170,3 +170,29 @@ def test_the_report_and_the_balance_usage_goal_read_one_usage_table(run_path, re
             want = [row[column], row[f"{column}_lo"], row[f"{column}_hi"]]
             assert got[key] == pytest.approx(want, nan_ok=True), (row["tile_name"], key)
         assert got["n"] == row["kept"]
+
+
+@pytest.mark.parametrize("label", ["", "Reconstructed data: not the published game"])
+def test_png_bytes_are_savefigs(label):
+    """png_bytes skips savefig's layout-only pass (a fifth of a figure's CPU) and must still
+    write savefig's file: the same pixels, text chunks (the data label) and resolution."""
+    import io
+
+    import numpy as np
+
+    from analysis.core import figures
+
+    def figure():
+        values = np.linspace(-0.2, 0.3, 12)
+        frame = pl.DataFrame({"name": [f"Tile {i}" for i in range(12)], "x": values,
+                              "x_lo": values - 0.1, "x_hi": values + 0.1,
+                              "flag": ["strong", "", "weak"] * 4})  # fmt: skip
+        return figures.forest(frame, "name", "x", "Effect", "win share")
+
+    fig = figure()
+    if label:
+        fig.suptitle(label, fontsize=8, color="#a40000")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=figures.DPI,
+                metadata={"Description": label} if label else None)  # fmt: skip
+    assert figures.png_bytes(figure(), label) == buffer.getvalue()

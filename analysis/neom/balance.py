@@ -155,14 +155,22 @@ class Evaluator:
         self.usage = report_usage  # the usage goal's figures (a function of run and item)
         # Every run played, in order: (values, seed, games, events); a test pins the plan.
         self.played: list = []
-        # Candidate texts by values: a suggestion plays on the search deals and the fresh ones,
-        # and a tomlkit parse of the catalogue is most of a second.
+        # Candidate texts by values: a suggestion plays on the search deals and the fresh ones.
         self._texts: dict = {}
+        # The base text parsed once (tomlkit, about 0.1 s a parse), lent to apply_values, which
+        # leaves it as it was; the lock keeps two threads from editing it at once.
+        self._parsed = None
+        self._parsed_lock = threading.Lock()
 
     def catalog_text(self, values: dict) -> str:
         key = frozenset(values.items())
         if key not in self._texts:
-            text = apply_values(self.base_text, values)
+            with self._parsed_lock:
+                if self._parsed is None and values:
+                    import tomlkit
+
+                    self._parsed = tomlkit.parse(self.base_text)
+                text = apply_values(self.base_text, values, parsed=self._parsed)
             _validate_text(text, f"{self.base_source} with {describe_values(values)}")
             self._texts[key] = text
         return self._texts[key]
