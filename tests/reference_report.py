@@ -50,10 +50,10 @@ from analysis.neom.tiles import (
     WHY_NO_GOODS,
     WHY_OUTVALUED,
     WHY_PREREQUISITE,
+    WHY_SLUGS,
     WHY_UNAFFORDABLE,
     _cheapest_bound,
     _in_decks,
-    _slug,
     passers,
     seen_and_passed,
     with_generation_median_flags,
@@ -994,7 +994,7 @@ def dead_tiles(run: Run, table: pl.DataFrame | None = None) -> pl.DataFrame | No
         whys.append(f"{name}: {counts_i[name]} of {row['selected']} selections")
     frame = frame.with_columns(
         pl.Series("why", whys, dtype=pl.Utf8),
-        *(pl.Series(f"n_{_slug(name)}", wide[name]) for name in why_columns),
+        *(pl.Series(f"n_{WHY_SLUGS[name]}", wide[name]) for name in why_columns),
         (pl.col("placed") == 0).alias("dead"),
         (1000.0 * pl.col("placed") / n_games).alias("placed_per_1000_games"),
     )
