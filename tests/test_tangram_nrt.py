@@ -29,7 +29,7 @@ NO_NRT = {
     "quarters_built legal_placements square_parts legal_placements_on next_start "
     "rank_players round_holders seat_knowledge deal",
     "strategies.tangram.basic": "choose_random completed_squares greedy_keys greedy_index "
-    "choose_greedy",
+    "greedy_pick choose_greedy",
     "strategies.tangram.planner": "play_out _sample_completions choose_planner",
     "strategies.tangram.dispatch": "choose",
     # The game loop: everything under play_batch, which allocates the batch's work arrays.

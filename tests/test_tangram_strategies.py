@@ -16,7 +16,7 @@ from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
 from sim.tangram.tileset import M_TILE, load_tileset
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys
+from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys, greedy_pick
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -29,10 +29,17 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def squares(data):
+def parts(data):
+    """engine.square_parts of the placements: (footprints, whole and partly covered squares)."""
+    footprint = np.zeros(data.arrays[0].shape[0], dtype=np.uint64)
     out = np.zeros((data.arrays[0].shape[0], 2), dtype=np.uint64)
-    E.square_parts(data.arrays[0], np.zeros(data.arrays[0].shape[0], dtype=np.uint64), out)
-    return out
+    E.square_parts(data.arrays[0], footprint, out)
+    return footprint, out
+
+
+@pytest.fixture(scope="module")
+def squares(parts):
+    return parts[1]
 
 
 def test_registry_lists_every_strategy_with_valid_defaults():
@@ -109,12 +116,18 @@ def test_the_view_hides_the_order_of_unseen_cards():
     assert 10 not in views[0][V_UNSEEN : V_UNSEEN + 14]
 
 
-def options_of(data, board, tile):
+def options_of(data, board, *tiles):
+    """The options of a decision on ``tiles`` as the game lists them: each tile's legal
+    placements, then declining each."""
     place_mask, _, _, tile_first, _ = data.arrays
     options = np.zeros((2000, 2), dtype=np.int64)
-    n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
-    options[n] = (-1, tile)
-    return options, n + 1
+    n = 0
+    for tile in tiles:
+        n = E.legal_placements(board, place_mask, tile_first, tile, options, n)
+    for tile in tiles:
+        options[n] = (-1, tile)
+        n += 1
+    return options, n
 
 
 def test_greedy_completes_the_largest_rectangle(data, squares):
@@ -159,9 +172,14 @@ def reference_pick(keys, n, state):
 
 
 @pytest.mark.parametrize("balance_weight", [0.0, 1.0])
-def test_greedy_index_is_the_best_key_with_the_same_tie_draws(data, squares, balance_weight):
-    """greedy_index skips the contact of options already beaten and keeps no key array: on
-    boards of random play it must pick what the full keys pick and draw the same numbers."""
+def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
+    data, parts, balance_weight
+):
+    """greedy_index skips the contact of options already beaten and keeps no key array, and
+    greedy_pick (the planner's rollouts) values the legal placements as its scan finds them,
+    without listing them: on boards of random play, with hands of one to three tiles (the
+    final round), both must pick what the full keys pick and draw the same numbers."""
+    footprint, squares = parts
     place_mask, place_meta, _, _, _ = data.arrays
     rules = make_rules()
     play = np.random.default_rng(5)
@@ -170,18 +188,26 @@ def test_greedy_index_is_the_best_key_with_the_same_tie_draws(data, squares, bal
     for game in range(6):
         board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
         E.put_start(board, data.arrays[4], game % K.N_BOARDS, K.RED)
-        for _ in range(20):
-            tile = int(play.integers(data.content.n_tiles + 1))
-            options, n = options_of(data, board, tile)
+        for turn in range(20):
+            size = 1 if turn < 14 else 1 + turn % 3
+            hand = play.choice(data.content.n_tiles + 1, size=size, replace=False)
+            options, n = options_of(data, board, *hand)
             greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
-            completing += int((keys[: n - 1, 3] > keys[n - 1, 3]).sum())
+            completing += int((keys[:n, 3] > keys[n - 1, 3]).sum())
+            theirs = np.array([7, game], dtype=np.uint64)
+            k = reference_pick(keys, n, theirs)
             ours = np.array([7, game], dtype=np.uint64)
-            theirs = ours.copy()
-            k = greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
-            assert k == reference_pick(keys, n, theirs) and (ours == theirs).all()
+            i = greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
+            assert i == k and (ours == theirs).all()
+            ours = np.array([7, game], dtype=np.uint64)
+            picked = greedy_pick(
+                board, hand, len(hand), data.arrays, squares, footprint, rules,
+                balance_weight, ours,
+            )  # fmt: skip
+            assert picked == tuple(options[k]) and (ours == theirs).all()
             checked += 1
-            if n > 1:
-                E.put(board, place_mask, place_meta, options[int(play.integers(n - 1)), 0])
+            if n > len(hand):
+                E.put(board, place_mask, place_meta, options[int(play.integers(n - len(hand))), 0])
     assert checked == 120 and completing > 100  # options completing squares were compared
 
 

@@ -6,11 +6,15 @@ bit ``(4 * s + q) % 64`` of word ``s // 16`` (sim.tangram.constants). A placemen
 the tile set's placement table; it is legal exactly when its 4 mask words miss OCC.
 
 All bit arithmetic stays in uint64 (mixing signed and unsigned integers makes Numba use floats)
-and never wraps: shifts only move bits down, masks are ANDed, and the popcount adds byte sums
-of at most 64.
+and never wraps: shifts only move bits down and masks are ANDed; bits are counted by LLVM's
+``ctpop``.
 """
 
+import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.extending import intrinsic
 
 from sim.core import rng
 from sim.core.jit import njit
@@ -31,20 +35,13 @@ U2 = np.uint64(2)
 U3 = np.uint64(3)
 U4 = np.uint64(4)
 U6 = np.uint64(6)
-U8 = np.uint64(8)
 U12 = np.uint64(12)
-U16 = np.uint64(16)
 U24 = np.uint64(24)
-U32 = np.uint64(32)
 NIB_LOW = np.uint64(0x1111111111111111)  # bit 0 of every nibble (square)
 C1 = np.uint64(0x0303030303030303)
 C2 = np.uint64(0x000F000F000F000F)
 C3 = np.uint64(0x000000FF000000FF)
 C4 = np.uint64(0xFFFF)
-M55 = np.uint64(0x5555555555555555)
-M33 = np.uint64(0x3333333333333333)
-M0F = np.uint64(0x0F0F0F0F0F0F0F0F)
-M7F = np.uint64(0x7F)
 ROW_MASK = np.uint64(0x7F)  # one row of the 49-bit full-square mask
 ALL_SQUARES = np.uint64((1 << K.N_SQUARES) - 1)
 WORD_SHIFT = np.array([0, 16, 32, 48], dtype=np.uint64)  # word w's squares in the 49-bit mask
@@ -66,16 +63,32 @@ LONGEST_RUN = _longest_runs()  # row bits -> longest run of consecutive set bits
 
 
 # --- bits ---------------------------------------------------------------------------------------
+@intrinsic
+def _ctpop(typingctx, x):
+    """LLVM's population count of an integer's 64 bits (a signed one read as unsigned, as
+    a caller from Python passes): one instruction where the CPU has one (the option values
+    count contact and squares with it about 3 times an option)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, [context.cast(builder, args[0], x, types.uint64)])
+
+    return types.int64(x), codegen
+
+
+def _popcount_interpreted(x):
+    return np.int64(int(x).bit_count())
+
+
 @njit(inline="always")
-def popcount(x):
-    """Number of set bits of a uint64 (SWAR; every partial sum fits its field)."""
-    x = x - ((x >> U1) & M55)
-    x = (x & M33) + ((x >> U2) & M33)
-    x = (x + (x >> U4)) & M0F
-    x = x + (x >> U8)
-    x = x + (x >> U16)
-    x = x + (x >> U32)
-    return np.int64(x & M7F)
+def _popcount_compiled(x):
+    """Number of set bits of a uint64."""
+    return _ctpop(x)
+
+
+popcount = _popcount_interpreted if numba.config.DISABLE_JIT else _popcount_compiled
 
 
 @njit(inline="always")
@@ -224,17 +237,24 @@ def planning_bonus(full, rules):
 
 
 @njit(inline="always")
-def add_if_legal(occupancy, place_mask, p, tile, options, n):
-    """Row n of ``options`` becomes (p, tile) and the count grows if placement p misses the
-    board's 4 occupancy words (read once a scan into ``occupancy``: held in registers, since
-    options may alias the board as far as the compiler knows)."""
+def misses(occupancy, place_mask, p):
+    """True if placement p misses the board's 4 occupancy words (read once a scan into
+    ``occupancy``: held in registers, since the scan's stores may alias the board as far as
+    the compiler knows)."""
     o0, o1, o2, o3 = occupancy
-    if (
+    return (
         (o0 & place_mask[p, 0])
         | (o1 & place_mask[p, 1])
         | (o2 & place_mask[p, 2])
         | (o3 & place_mask[p, 3])
-    ) == U0:
+    ) == U0
+
+
+@njit(inline="always")
+def add_if_legal(occupancy, place_mask, p, tile, options, n):
+    """Row n of ``options`` becomes (p, tile) and the count grows if placement p is legal
+    (:func:`misses`)."""
+    if misses(occupancy, place_mask, p):
         options[n, 0] = p
         options[n, 1] = tile
         n += 1

@@ -15,8 +15,9 @@ Each option is evaluated incrementally from its placement's squares (engine.squa
 placement that meets no partly built square completes exactly the squares it covers whole, so
 only the others test the words they touch, and the rectangle is measured only when a square
 becomes fully built. greedy_index picks without storing the keys and counts an option's contact
-only when the rest of its key does not already lose (the planner's rollouts: about 50 options a
-decision, 12,000 decisions a game of the default field).
+only when the rest of its key does not already lose; greedy_pick does the same without listing
+the options (the planner's rollouts: about 50 options a decision, 12,000 decisions a game of the
+default field).
 """
 
 from sim.core import rng
@@ -171,46 +172,111 @@ def compare(keys, i, j):
     return 0
 
 
-@njit(_nrt=False)
-def greedy_index(board, options, n, data, squares, rules, balance_weight, state):
-    """Greedy's option among ``options[:n]``: the best key of greedy_keys, ties drawn from
-    ``state`` as the options are listed (each option equal to the best so far draws once).
-    An option whose first four fields already lose to the best so far can neither win nor
-    draw, so its contact is not counted: the same choice and the same draws as with every
-    key (tests/test_tangram_strategies.py)."""
-    place_mask, place_meta, place_near, _, _ = data
+@njit(inline="always")
+def _best_option(
+    board, options, n, hand, n_hand, listed, data, squares, footprint, rules, balance_weight, state
+):
+    """Greedy's pick: the best key of greedy_keys, ties drawn from ``state`` in the order the
+    options are listed (each option equal to the best so far draws once). ``listed``: the
+    options are ``options[:n]``, and the result is (its row, -1); else they are the legal
+    placements of each of the ``n_hand`` tiles of ``hand`` in order, then declining each,
+    found by a scan (``footprint``: engine.square_parts) and valued as they are found, and the
+    result is (placement or -1, its tile). An option whose first four fields already lose to
+    the best so far can neither win nor draw, so its contact is not counted: the same choice
+    and the same draws as with every key (tests/test_tangram_strategies.py). Inlined into
+    both wrappers with ``listed`` constant: one source, each copy without the other's
+    branches."""
+    place_mask, place_meta, place_near, tile_first, _ = data
     before = board_before(board, rules, balance_weight)
+    full = before[0]
+    occupancy = (board[E.OCC, 0], board[E.OCC, 1], board[E.OCC, 2], board[E.OCC, 3])
     best = -1
+    best_tile = -1
     ties = 0
     bv = 0.0
     bu = bb = bf = bc = 0
-    for i in range(n):
-        p = options[i, 0]
-        # One call site of each part of the key (each is inlined: its copies cost compile time).
-        v, u, b, f = option_prefix(
-            board, p, place_mask, place_meta, squares, rules, balance_weight, before
-        )
-        k = 1 if best < 0 else _order(v, bv)
-        if k == 0:
-            k = _order(u, bu)
+    for i in range(1 if listed else 2 * n_hand):
+        if listed:
+            tile, lo, hi = -1, 0, n
+        elif i < n_hand:
+            tile = hand[i]
+            lo, hi = tile_first[tile], tile_first[tile + 1]
+        else:
+            tile, lo, hi = hand[i - n_hand], -1, 0  # one option: declining the tile
+        for j in range(lo, hi):
+            if listed:
+                p = options[j, 0]
+            else:
+                p = j
+                if p >= 0 and (footprint[p] & full != U0 or not E.misses(occupancy, place_mask, p)):
+                    continue
+            # One call site of each part of the key (each is inlined: its copies cost
+            # compile time).
+            v, u, b, f = option_prefix(
+                board, p, place_mask, place_meta, squares, rules, balance_weight, before
+            )
+            k = 1 if ties == 0 else _order(v, bv)
             if k == 0:
-                k = _order(b, bb)
+                k = _order(u, bu)
                 if k == 0:
-                    k = _order(f, bf)
-        if k < 0:
-            continue
-        c = option_contact(board, p, place_meta, place_near)
-        if k == 0:
-            k = _order(c, bc)
-        if k > 0:
-            best = i
-            ties = 1
-            bv, bu, bb, bf, bc = v, u, b, f, c
-        elif k == 0:
-            ties += 1
-            if rng.randint(state, ties) == 0:
-                best = i
-    return best
+                    k = _order(b, bb)
+                    if k == 0:
+                        k = _order(f, bf)
+            if k < 0:
+                continue
+            c = option_contact(board, p, place_meta, place_near)
+            if k == 0:
+                k = _order(c, bc)
+            if k > 0:
+                best, best_tile = j, tile
+                ties = 1
+                bv, bu, bb, bf, bc = v, u, b, f, c
+            elif k == 0:
+                ties += 1
+                if rng.randint(state, ties) == 0:
+                    best, best_tile = j, tile
+    return best, best_tile
+
+
+@njit(_nrt=False)
+def greedy_index(board, options, n, data, squares, rules, balance_weight, state):
+    """Greedy's option among ``options[:n]`` (its row; :func:`_best_option`)."""
+    return _best_option(
+        board,
+        options,
+        n,
+        options[0],
+        E.ZERO,
+        True,
+        data,
+        squares,
+        squares[:, 0],
+        rules,
+        balance_weight,
+        state,
+    )[0]
+
+
+@njit(_nrt=False)
+def greedy_pick(board, hand, n_hand, data, squares, footprint, rules, balance_weight, state):
+    """Greedy's option among the legal placements of the ``n_hand`` tiles of ``hand`` and
+    declining each, without listing them (the planner's rollouts): (placement or -1, its
+    tile). A tile with no legal placement and one decline makes no draw, as a decision it
+    skips (:func:`_best_option`)."""
+    return _best_option(
+        board,
+        hand,
+        E.ZERO,
+        hand,
+        n_hand,
+        False,
+        data,
+        squares,
+        footprint,
+        rules,
+        balance_weight,
+        state,
+    )
 
 
 @njit(_nrt=False)
