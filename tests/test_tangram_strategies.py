@@ -16,7 +16,15 @@ from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
 from sim.tangram.tileset import M_TILE, load_tileset
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys, greedy_pick
+from strategies.tangram.basic import (
+    N_KEY,
+    RECT_MEMO,
+    greedy_index,
+    greedy_keys,
+    greedy_pick,
+    rectangle,
+    square_table,
+)
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -29,17 +37,13 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def parts(data):
-    """engine.square_parts of the placements: (footprints, whole and partly covered squares)."""
-    footprint = np.zeros(data.arrays[0].shape[0], dtype=np.uint64)
-    out = np.zeros((data.arrays[0].shape[0], 2), dtype=np.uint64)
-    E.square_parts(data.arrays[0], footprint, out)
-    return footprint, out
+def scratch(data):
+    return make_scratch(max_options(data.arrays[3]), data.arrays[0], data.arrays[3], True)
 
 
 @pytest.fixture(scope="module")
-def squares(parts):
-    return parts[1]
+def squares(scratch):
+    return scratch[-1]  # greedy's squares (basic.square_table): the last of the scratch
 
 
 def test_registry_lists_every_strategy_with_valid_defaults():
@@ -173,13 +177,14 @@ def reference_pick(keys, n, state):
 
 @pytest.mark.parametrize("balance_weight", [0.0, 1.0])
 def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
-    data, parts, balance_weight
+    data, scratch, balance_weight
 ):
     """greedy_index skips the contact of options already beaten and keeps no key array, and
     greedy_pick (the planner's rollouts) values the legal placements as its scan finds them,
     without listing them: on boards of random play, with hands of one to three tiles (the
     final round), both must pick what the full keys pick and draw the same numbers."""
-    footprint, squares = parts
+    blocks, squares = scratch[-2], scratch[-1]
+    found = np.zeros((2000, 2), dtype=np.int64)
     place_mask, place_meta, _, _, _ = data.arrays
     rules = make_rules()
     play = np.random.default_rng(5)
@@ -201,7 +206,7 @@ def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
             assert i == k and (ours == theirs).all()
             ours = np.array([7, game], dtype=np.uint64)
             picked = greedy_pick(
-                board, hand, len(hand), data.arrays, squares, footprint, rules,
+                board, hand, len(hand), found, data.arrays, squares, blocks, rules,
                 balance_weight, ours,
             )  # fmt: skip
             assert picked == tuple(options[k]) and (ours == theirs).all()
@@ -211,7 +216,29 @@ def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
     assert checked == 120 and completing > 100  # options completing squares were compared
 
 
-def test_planner_is_deterministic_given_its_stream(data):
+def test_the_rectangle_memo_gives_the_largest_rectangle(data):
+    """basic.rectangle reads the largest rectangle of a full-square mask from a small table
+    at the end of ``squares``: asked again and again, among masks that share table rows, it
+    must give engine.largest_rectangle's answer every time, and leave the parts untouched."""
+    squares = square_table(data.arrays[0])
+    parts = squares[:-RECT_MEMO].copy()
+    play = np.random.default_rng(3)
+    masks = []
+    for density in (0.2, 0.5, 0.8, 0.95):
+        bits = play.random((400, K.N_SQUARES)) < density
+        masks += [sum(1 << s for s in np.flatnonzero(row)) for row in bits]
+    masks += [(1 << K.N_SQUARES) - 1, 0]
+    hits = 0
+    for mask in masks + masks[::3] + masks[::7]:
+        expected = E.largest_rectangle(np.uint64(mask))
+        before = squares[-RECT_MEMO:, 0].copy()
+        assert rectangle(np.uint64(mask), squares) == expected
+        hits += int((squares[-RECT_MEMO:, 0] == before).all())
+    assert (squares[:-RECT_MEMO] == parts).all()
+    assert 0 < hits < len(masks)  # both hits and misses (with evictions) were checked
+
+
+def test_planner_is_deterministic_given_its_stream(data, scratch):
     board = engine_board(
         board_from_text(["rrrr rrrr gggg .... .... .... ...."] + [".... " * 6 + "...."] * 6)
     )
@@ -222,7 +249,6 @@ def test_planner_is_deterministic_given_its_stream(data):
     fill_view(view, D_PLACE, 0, 1, 0, 0, 0, 0, deck, holders)
     options, n = options_of(data, board, int(deck[0]))
     params = parse_strategy("planner:samples=3,candidates=3").params
-    scratch = make_scratch(max_options(data.arrays[3]), data.arrays[0])
     picks = []
     for _ in range(2):
         state = np.array([11, 12], dtype=np.uint64)

@@ -78,6 +78,33 @@ def _ctpop(typingctx, x):
     return types.int64(x), codegen
 
 
+@intrinsic
+def _cttz(typingctx, x):
+    """LLVM's count of trailing zero bits of a nonzero uint64 (one instruction)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return types.int64(types.uint64), codegen
+
+
+def _lowest_bit_interpreted(x):
+    x = int(x)
+    return np.int64((x & -x).bit_length() - 1)
+
+
+@njit(inline="always")
+def _lowest_bit_compiled(x):
+    """Index of the lowest set bit of a nonzero uint64."""
+    return _cttz(x)
+
+
+lowest_bit = _lowest_bit_interpreted if numba.config.DISABLE_JIT else _lowest_bit_compiled
+
+
 def _popcount_interpreted(x):
     return np.int64(int(x).bit_count())
 
@@ -302,6 +329,86 @@ def legal_placements_on(board, full, place_mask, footprint, tile_first, tile, op
     for p in range(tile_first[tile], tile_first[tile + 1]):
         if footprint[p] & full == U0:
             n = add_if_legal(occupancy, place_mask, p, tile, options, n)
+    return n
+
+
+@njit
+def placement_blocks(place_mask, tile_first):
+    """For each tile (the fountain included) and each square s of the board, bit sets over
+    the tile's placements (bit i: placement ``tile_first[tile] + i``), each
+    ``words[t + 1] - words[t]`` words long: those covering any quarter of s, at
+    ``(words[t] * N_SQUARES + s * nw)``, all of a tile's together (a board's fully built
+    squares read a few kilobytes in order), then, past every tile's, those covering quarter
+    q of s at ``words[-1] * N_SQUARES + (words[t] * N_SQUARES + s * nw) * 4 + q * nw``.
+    Returns (words, sets): :func:`legal_by_blocks` reads them."""
+    n_types = tile_first.shape[0] - 1
+    words = np.zeros(n_types + 1, dtype=np.int64)
+    for t in range(n_types):
+        words[t + 1] = words[t] + (tile_first[t + 1] - tile_first[t] + 63) // 64
+    quarters = words[n_types] * K.N_SQUARES
+    sets = np.zeros(quarters * 5, dtype=np.uint64)
+    for t in range(n_types):
+        nw = words[t + 1] - words[t]
+        for p in range(tile_first[t], tile_first[t + 1]):
+            i = p - tile_first[t]
+            bit = U1 << np.uint64(i % 64)
+            for w in range(K.N_WORDS):
+                m = place_mask[p, w]
+                touched = compress(any_flags(m))  # only the squares it covers: once a batch
+                while touched != U0:
+                    k = lowest_bit(touched)
+                    touched &= touched - U1
+                    nibble = (m >> np.uint64(4 * k)) & np.uint64(15)
+                    row = words[t] * K.N_SQUARES + (16 * w + k) * nw
+                    sets[row + i // 64] |= bit
+                    while nibble != U0:
+                        q = lowest_bit(nibble)
+                        nibble &= nibble - U1
+                        sets[quarters + row * 4 + q * nw + i // 64] |= bit
+    return words, sets
+
+
+@njit(inline="always")
+def legal_by_blocks(board, full, partial, tile, tile_first, blocks, options, n):
+    """:func:`legal_placements` (the same rows in the same order) without visiting the
+    placements: the tile's placements blocked by the board are the union of the sets of
+    :func:`placement_blocks` for each fully built square (any quarter) and each built quarter
+    of a partly built square (``full``, ``partial``: 49-bit square masks); the rest are
+    legal, listed by their bits (a few dozen set unions instead of a test of each of the
+    tile's 100-400 placements; the planner's rollouts). ``blocks``: (words, sets, a scratch
+    of at least the largest tile's words)."""
+    words, sets, acc = blocks
+    first = tile_first[tile]
+    count = tile_first[tile + 1] - first
+    nw = words[tile + 1] - words[tile]
+    base = words[tile] * K.N_SQUARES
+    quarters = words[words.shape[0] - 1] * K.N_SQUARES
+    for w in range(nw):
+        acc[w] = U0
+    f = full
+    while f != U0:
+        row = base + lowest_bit(f) * nw
+        f &= f - U1
+        for w in range(nw):
+            acc[w] |= sets[row + w]
+    f = partial
+    while f != U0:
+        s = lowest_bit(f)
+        f &= f - U1
+        nibble = (board[OCC, s >> 4] >> np.uint64(4 * (s & 15))) & np.uint64(15)
+        while nibble != U0:
+            row = quarters + (base + s * nw) * 4 + lowest_bit(nibble) * nw
+            nibble &= nibble - U1
+            for w in range(nw):
+                acc[w] |= sets[row + w]
+    for w in range(nw):
+        legal = ~acc[w]
+        if w == nw - 1 and count % 64 != 0:
+            legal &= (U1 << np.uint64(count % 64)) - U1
+        while legal != U0:
+            options[n, 0] = first + 64 * w + lowest_bit(legal)
+            legal &= legal - U1
+            n += 1
     return n
 
 

@@ -14,11 +14,14 @@ nothing, so greedy declines only when every placement lowers the value.
 Each option is evaluated incrementally from its placement's squares (engine.square_parts): a
 placement that meets no partly built square completes exactly the squares it covers whole, so
 only the others test the words they touch, and the rectangle is measured only when a square
-becomes fully built. greedy_index picks without storing the keys and counts an option's contact
-only when the rest of its key does not already lose; greedy_pick does the same without listing
-the options (the planner's rollouts: about 50 options a decision, 12,000 decisions a game of the
-default field).
+becomes fully built (through a memo by full-square mask). greedy_index picks without storing the
+keys and counts an option's contact only when the rest of its key does not already lose;
+greedy_pick does the same for a hand of tiles, finding their legal placements from bit sets
+rather than testing each placement (the planner's rollouts: about 50 options a decision, 12,000
+decisions a game of the default field).
 """
+
+import numpy as np
 
 from sim.core import rng
 from sim.core.jit import njit
@@ -95,11 +98,48 @@ def completed_squares(board, place_mask, p, colour):
     return new, d_red, d_green
 
 
+# The largest rectangle is memoized by full-square mask in the last RECT_MEMO rows of
+# ``squares`` (square_table): one multiply and one compared load instead of up to 28 bands;
+# about half the options that complete a square find their mask there (profile: the
+# rectangle's share of a planner game 14% -> 7%).
+RECT_MEMO_BITS = 8
+RECT_MEMO = 1 << RECT_MEMO_BITS
+_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of mask * 2^64/phi
+_HASH_SHIFT = np.uint64(64 - RECT_MEMO_BITS)
+_NO_KEY = ~np.uint64(0)  # no full-square mask has bits above the 49th
+
+
+@njit
+def square_table(place_mask):
+    """engine.square_parts' parts of each placement (its whole and partly covered squares),
+    then RECT_MEMO empty rows of the rectangle memo (:func:`rectangle`): greedy's
+    ``squares``, allocated once per batch."""
+    n = place_mask.shape[0]
+    squares = np.zeros((n + RECT_MEMO, 2), dtype=np.uint64)
+    E.square_parts(place_mask, np.zeros(n, dtype=np.uint64), squares)
+    for h in range(n, n + RECT_MEMO):
+        squares[h, 0] = _NO_KEY
+    return squares
+
+
+@njit(inline="always")
+def rectangle(full, squares):
+    """engine.largest_rectangle(full), through the memo at the end of ``squares``: row
+    (key, squares), replaced on a miss."""
+    h = squares.shape[0] - RECT_MEMO + np.int64((full * _HASH) >> _HASH_SHIFT)
+    if squares[h, 0] == full:
+        return np.int64(squares[h, 1])
+    r = E.largest_rectangle(full)
+    squares[h, 0] = full
+    squares[h, 1] = np.uint64(r)
+    return r
+
+
 @njit(inline="always")
 def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weight, before):
     """The key's first four fields (value, builds, balance bonus, full squares) after
     placement p (p < 0: nothing placed); ``before``: board_before; ``squares``:
-    engine.square_parts' parts."""
+    :func:`square_table`."""
     full, value, red, green, n_full, partial, bonus = before
     if p < 0:
         return value, 0, bonus, n_full
@@ -121,7 +161,7 @@ def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weig
         new_full = full | new
     new_bonus = E.balance_bonus(red + d_red, green + d_green, rules)
     new_value = (
-        E.largest_rectangle(new_full)
+        rectangle(new_full, squares)
         + balance_weight * new_bonus
         + E.planning_bonus(new_full, rules)
     )
@@ -174,22 +214,21 @@ def compare(keys, i, j):
 
 @njit(inline="always")
 def _best_option(
-    board, options, n, hand, n_hand, listed, data, squares, footprint, rules, balance_weight, state
+    board, options, n, hand, n_hand, listed, data, squares, blocks, rules, balance_weight, state
 ):
     """Greedy's pick: the best key of greedy_keys, ties drawn from ``state`` in the order the
     options are listed (each option equal to the best so far draws once). ``listed``: the
     options are ``options[:n]``, and the result is (its row, -1); else they are the legal
     placements of each of the ``n_hand`` tiles of ``hand`` in order, then declining each,
-    found by a scan (``footprint``: engine.square_parts) and valued as they are found, and the
-    result is (placement or -1, its tile). An option whose first four fields already lose to
-    the best so far can neither win nor draw, so its contact is not counted: the same choice
-    and the same draws as with every key (tests/test_tangram_strategies.py). Inlined into
+    listed tile by tile into ``options`` from their bit sets (engine.legal_by_blocks,
+    ``blocks``), and the result is (placement or -1, its tile). An option whose first four
+    fields already lose to the best so far can neither win nor draw, so its contact is not
+    counted: the same choice and the same draws as with every key
+    (tests/test_tangram_strategies.py). Inlined into
     both wrappers with ``listed`` constant: one source, each copy without the other's
     branches."""
     place_mask, place_meta, place_near, tile_first, _ = data
     before = board_before(board, rules, balance_weight)
-    full = before[0]
-    occupancy = (board[E.OCC, 0], board[E.OCC, 1], board[E.OCC, 2], board[E.OCC, 3])
     best = -1
     best_tile = -1
     ties = 0
@@ -200,16 +239,14 @@ def _best_option(
             tile, lo, hi = -1, 0, n
         elif i < n_hand:
             tile = hand[i]
-            lo, hi = tile_first[tile], tile_first[tile + 1]
+            lo = 0
+            hi = E.legal_by_blocks(
+                board, before[0], before[5], tile, tile_first, blocks, options, E.ZERO
+            )
         else:
             tile, lo, hi = hand[i - n_hand], -1, 0  # one option: declining the tile
         for j in range(lo, hi):
-            if listed:
-                p = options[j, 0]
-            else:
-                p = j
-                if p >= 0 and (footprint[p] & full != U0 or not E.misses(occupancy, place_mask, p)):
-                    continue
+            p = options[j, 0] if j >= 0 else E.NONE
             # One call site of each part of the key (each is inlined: its copies cost
             # compile time).
             v, u, b, f = option_prefix(
@@ -228,13 +265,13 @@ def _best_option(
             if k == 0:
                 k = _order(c, bc)
             if k > 0:
-                best, best_tile = j, tile
+                best, best_tile = j if listed else p, tile
                 ties = 1
                 bv, bu, bb, bf, bc = v, u, b, f, c
             elif k == 0:
                 ties += 1
                 if rng.randint(state, ties) == 0:
-                    best, best_tile = j, tile
+                    best, best_tile = j if listed else p, tile
     return best, best_tile
 
 
@@ -250,7 +287,7 @@ def greedy_index(board, options, n, data, squares, rules, balance_weight, state)
         True,
         data,
         squares,
-        squares[:, 0],
+        (data[3], squares[:, 0], squares[:, 0]),  # unused: the options are listed
         rules,
         balance_weight,
         state,
@@ -258,21 +295,22 @@ def greedy_index(board, options, n, data, squares, rules, balance_weight, state)
 
 
 @njit(_nrt=False)
-def greedy_pick(board, hand, n_hand, data, squares, footprint, rules, balance_weight, state):
+def greedy_pick(board, hand, n_hand, found, data, squares, blocks, rules, balance_weight, state):
     """Greedy's option among the legal placements of the ``n_hand`` tiles of ``hand`` and
-    declining each, without listing them (the planner's rollouts): (placement or -1, its
-    tile). A tile with no legal placement and one decline makes no draw, as a decision it
-    skips (:func:`_best_option`)."""
+    declining each (the planner's rollouts): (placement or -1, its tile). ``found``: scratch
+    of max_options rows for a tile's legal placements; ``blocks``: engine.legal_by_blocks'.
+    A tile with no legal placement and one decline makes no draw, as a decision it skips
+    (:func:`_best_option`)."""
     return _best_option(
         board,
-        hand,
+        found,
         E.ZERO,
         hand,
         n_hand,
         False,
         data,
         squares,
-        footprint,
+        blocks,
         rules,
         balance_weight,
         state,

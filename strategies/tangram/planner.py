@@ -19,7 +19,14 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import engine as E
-from strategies.tangram.basic import N_KEY, compare, greedy_index, greedy_keys, greedy_pick
+from strategies.tangram.basic import (
+    N_KEY,
+    compare,
+    greedy_index,
+    greedy_keys,
+    greedy_pick,
+    square_table,
+)
 from strategies.tangram.registry import MAX_CANDIDATES, MAX_SAMPLES
 from strategies.tangram.view import (
     D_FINAL,
@@ -42,11 +49,14 @@ ONE = np.int64(1)  # a one-tile hand (a literal argument would compile the calle
 
 
 @njit
-def make_scratch(max_options, place_mask):
-    """The planner's work arrays, allocated once per batch."""
-    footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
-    squares = np.zeros((place_mask.shape[0], 2), dtype=np.uint64)
-    E.square_parts(place_mask, footprint, squares)
+def make_scratch(max_options, place_mask, tile_first, planner):
+    """The planner's work arrays, allocated once per batch (``planner``: a planner seat
+    plays in it; without one, engine.legal_by_blocks' bit sets are left empty)."""
+    if planner:
+        words, sets = E.placement_blocks(place_mask, tile_first)
+    else:
+        words = np.zeros(tile_first.shape[0], dtype=np.int64)
+        sets = np.zeros(0, dtype=np.uint64)
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -55,10 +65,11 @@ def make_scratch(max_options, place_mask):
         np.zeros(MAX_SAMPLES, dtype=np.uint64),  # a tie-break seed per completion
         np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64),  # the board being played out
         np.zeros(K.FINAL_CARDS, dtype=np.int64),  # the tiles of a rollout decision
+        np.zeros((max_options, 2), dtype=np.int64),  # their legal placements
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
         np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
-        footprint,  # each placement's squares (engine.square_parts)
-        squares,  # its whole and partly covered squares (engine.square_parts): keep it last
+        (words, sets, np.zeros(np.max(np.diff(words)) + 1, dtype=np.uint64)),  # legal_by_blocks
+        square_table(place_mask),  # greedy's squares (basic.square_table): keep it last
     )
 
 
@@ -76,7 +87,8 @@ def play_out(
     bw,
     state,
     hand,
-    footprint,
+    opts,
+    blocks,
     squares,
 ):
     """Points ``board`` still scores from the given point of round ``rnd`` when greedy plays
@@ -91,7 +103,9 @@ def play_out(
             if r < K.N_ROUNDS:
                 for p in range(pos, K.ROUND_LAST_CARD[r - 1] + 1):
                     hand[0] = seq[p]
-                    q, _ = greedy_pick(board, hand, ONE, data, squares, footprint, rules, bw, state)
+                    q, _ = greedy_pick(
+                        board, hand, ONE, opts, data, squares, blocks, rules, bw, state
+                    )
                     if q >= 0:
                         E.put(board, place_mask, place_meta, q)
             else:
@@ -103,7 +117,7 @@ def play_out(
                             hand[n] = seq[K.ROUND_FIRST_CARD[5] + k]
                             n += 1
                     q, tile = greedy_pick(
-                        board, hand, n, data, squares, footprint, rules, bw, state
+                        board, hand, n, opts, data, squares, blocks, rules, bw, state
                     )
                     if q >= 0:
                         E.put(board, place_mask, place_meta, q)
@@ -116,7 +130,7 @@ def play_out(
         if stage == STAGE_FOUNTAIN:
             hand[0] = fountain
             while supply > 0:
-                q, _ = greedy_pick(board, hand, ONE, data, squares, footprint, rules, bw, state)
+                q, _ = greedy_pick(board, hand, ONE, opts, data, squares, blocks, rules, bw, state)
                 if q < 0:
                     break
                 E.put(board, place_mask, place_meta, q)
@@ -167,7 +181,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, hand, roll, pool, footprint, squares = scratch
+    keys, cand, total, seqs, seeds, tmp, hand, opts, roll, pool, blocks, squares = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
@@ -244,7 +258,8 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 bw,
                 roll,
                 hand,
-                footprint,
+                opts,
+                blocks,
                 squares,
             )
     best = 0
