@@ -14,11 +14,12 @@ from sim.core.game import StrategyRegistry
 from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
-from sim.tangram.tileset import M_TILE, load_tileset
+from sim.tangram.tileset import M_COLOUR, M_TILE, load_tileset
 from strategies.tangram import registry as REG
 from strategies.tangram.basic import (
     N_KEY,
     RECT_MEMO,
+    completed_squares,
     greedy_index,
     greedy_keys,
     greedy_pick,
@@ -214,6 +215,48 @@ def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
             if n > len(hand):
                 E.put(board, place_mask, place_meta, options[int(play.integers(n - len(hand))), 0])
     assert checked == 120 and completing > 100  # options completing squares were compared
+
+
+def test_completed_squares_are_those_the_board_gains(data, squares):
+    """basic.completed_squares tests only the partly built squares a placement covers part
+    of: on boards of random play, for every legal placement of every tile and the fountain,
+    its squares and colour counts must be what building it adds to the whole board's."""
+    place_mask, place_meta, _, tile_first, start_mask = data.arrays
+    play = np.random.default_rng(9)
+    options = np.zeros((1000, 2), dtype=np.int64)
+    checked = completing = 0
+    for game in range(4):
+        board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+        E.put_start(board, start_mask, game % K.N_BOARDS, K.RED)
+        for _ in range(30):
+            full = int(E.full_squares(board))
+            red, green = E.colour_counts(board)
+            built = sum(
+                1 << s
+                for s in range(K.N_SQUARES)
+                if int(board[E.OCC, s // 16]) >> (4 * (s % 16)) & 15
+            )
+            partial = np.uint64(built & ~full)
+            for tile in range(tile_first.shape[0] - 1):
+                n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
+                for p in options[:n, 0]:
+                    after = board.copy()
+                    E.put(after, place_mask, place_meta, p)
+                    red_after, green_after = E.colour_counts(after)
+                    got = completed_squares(
+                        board, place_mask, p, place_meta[p, M_COLOUR], squares[p, 0],
+                        squares[p, 1] & partial,
+                    )  # fmt: skip
+                    gained = int(E.full_squares(after)) & ~full
+                    assert got == (gained, red_after - red, green_after - green), p
+                    checked += 1
+                    completing += bool(int(squares[p, 1]) & int(partial) & gained)
+            n = E.legal_placements(
+                board, place_mask, tile_first, int(play.integers(24)), options, 0
+            )
+            if n:
+                E.put(board, place_mask, place_meta, options[int(play.integers(n)), 0])
+    assert checked > 10_000 and completing > 100  # partly built squares were completed
 
 
 def test_the_rectangle_memo_gives_the_largest_rectangle(data):

@@ -27,7 +27,7 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import engine as E
-from sim.tangram.engine import U0
+from sim.tangram.engine import U0, U1
 from sim.tangram.tileset import M_COLOUR, M_EDGES
 
 K_VALUE = 0
@@ -36,6 +36,7 @@ K_BALANCE = 2
 K_FULL = 3
 K_CONTACT = 4
 N_KEY = 5
+_NIBBLE = np.uint64(15)  # one square's 4 quarter bits
 
 
 @njit(_nrt=False)
@@ -69,32 +70,35 @@ def board_before(board, rules, balance_weight):
 
 
 @njit(_nrt=False)
-def completed_squares(board, place_mask, p, colour):
-    """(squares placement p completes, red squares gained, green squares gained), each word
-    it touches tested: the option values' rarer case, a placement meeting a partly built
-    square (not inlined: option_prefix is inlined twice, and this would double its compile)."""
-    new = U0
-    d_red = 0
-    d_green = 0
-    for w in range(K.N_WORDS):
-        m = place_mask[p, w]
-        if m == U0:
-            continue
-        occ = board[E.OCC, w]
-        after = E.word_full(occ | m)
-        before = E.word_full(occ)
-        if after != before:
-            new |= (after & ~before) << E.WORD_SHIFT[w]
-            r = board[E.RED, w]
-            g = board[E.GREEN, w]
-            r0, g0 = E.word_colours(occ, r, g)
+def completed_squares(board, place_mask, p, colour, whole, candidates):
+    """(squares placement p completes, red squares gained, green squares gained): its
+    ``whole`` squares, in its colour, and those of the partly built ``candidates`` (the
+    squares it covers part of) whose quarters it completes, each counted red or green as
+    engine.word_colours counts a full square (that colour and not the other). The option
+    values' rarer case, a placement meeting a partly built square (not inlined: option_prefix
+    is inlined twice, and this would double its compile)."""
+    k = E.popcount(whole)
+    new = whole
+    d_red = k if colour == K.RED else 0
+    d_green = k if colour == K.GREEN else 0
+    while candidates != U0:
+        s = E.lowest_bit(candidates)
+        candidates &= candidates - U1
+        w = s >> 4
+        shift = np.uint64(4 * (s & 15))
+        m = (place_mask[p, w] >> shift) & _NIBBLE
+        if ((board[E.OCC, w] >> shift) & _NIBBLE) | m == _NIBBLE:
+            new |= U1 << np.uint64(s)
+            r = (board[E.RED, w] >> shift) & _NIBBLE
+            g = (board[E.GREEN, w] >> shift) & _NIBBLE
             if colour == K.RED:
-                r = r | m
+                r |= m
             elif colour == K.GREEN:
-                g = g | m
-            r1, g1 = E.word_colours(occ | m, r, g)
-            d_red += r1 - r0
-            d_green += g1 - g0
+                g |= m
+            if r != U0 and g == U0:
+                d_red += 1
+            elif g != U0 and r == U0:
+                d_green += 1
     return new, d_red, d_green
 
 
@@ -155,7 +159,9 @@ def option_prefix(board, p, place_mask, place_meta, squares, rules, balance_weig
         d_red = k if colour == K.RED else 0
         d_green = k if colour == K.GREEN else 0
     else:
-        new, d_red, d_green = completed_squares(board, place_mask, p, colour)
+        new, d_red, d_green = completed_squares(
+            board, place_mask, p, colour, whole, squares[p, 1] & partial
+        )
         if new == U0:
             return value, 1, bonus, n_full
         new_full = full | new
