@@ -126,6 +126,7 @@ def square_table(place_mask):
     return squares
 
 
+@rng.wraps_silently  # the hash's multiply wraps by design (interpreted, numpy warns)
 @njit(inline="always")
 def rectangle(full, squares):
     """engine.largest_rectangle(full), through the memo at the end of ``squares``: row
