@@ -29,8 +29,7 @@ def partly_built(board, full):
 
 def test_the_bit_sets_list_the_legal_placements_in_order(data):
     place_mask, place_meta, _, tile_first, start_mask = data.arrays
-    words, sets = E.placement_blocks(place_mask, tile_first)
-    blocks = (words, sets, np.zeros(int(np.diff(words).max()), dtype=np.uint64))
+    blocks = E.placement_blocks(place_mask, tile_first, True)
     n_types = tile_first.shape[0] - 1  # the tiles and the fountain
     plain = np.zeros((1000, 2), dtype=np.int64)
     listed = np.zeros((1000, 2), dtype=np.int64)

@@ -294,7 +294,7 @@ def greedy_index(board, options, n, data, squares, rules, balance_weight, state)
         True,
         data,
         squares,
-        (data[3], squares[:, 0], squares[:, 0]),  # unused: the options are listed
+        squares[:, 0],  # unused: the options are listed
         rules,
         balance_weight,
         state,

@@ -52,11 +52,6 @@ ONE = np.int64(1)  # a one-tile hand (a literal argument would compile the calle
 def make_scratch(max_options, place_mask, tile_first, planner):
     """The planner's work arrays, allocated once per batch (``planner``: a planner seat
     plays in it; without one, engine.legal_by_blocks' bit sets are left empty)."""
-    if planner:
-        words, sets = E.placement_blocks(place_mask, tile_first)
-    else:
-        words = np.zeros(tile_first.shape[0], dtype=np.int64)
-        sets = np.zeros(0, dtype=np.uint64)
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -64,11 +59,11 @@ def make_scratch(max_options, place_mask, tile_first, planner):
         np.zeros((MAX_SAMPLES, K.N_CARDS), dtype=np.int64),  # sampled deck completions
         np.zeros(MAX_SAMPLES, dtype=np.uint64),  # a tie-break seed per completion
         np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64),  # the board being played out
-        np.zeros(K.FINAL_CARDS, dtype=np.int64),  # the tiles of a rollout decision
-        np.zeros((max_options, 2), dtype=np.int64),  # their legal placements
+        np.zeros((max_options, 2), dtype=np.int64),  # a rollout decision's legal placements
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
-        np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
-        (words, sets, np.zeros(np.max(np.diff(words)) + 1, dtype=np.uint64)),  # legal_by_blocks
+        np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled; then a rollout
+        # decision's tiles (the scratch goes through every call of the game loop: no slot more)
+        E.placement_blocks(place_mask, tile_first, planner),  # engine.legal_by_blocks
         square_table(place_mask),  # greedy's squares (basic.square_table): keep it last
     )
 
@@ -181,7 +176,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, hand, opts, roll, pool, blocks, squares = scratch
+    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, blocks, squares = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
@@ -257,7 +252,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 rules,
                 bw,
                 roll,
-                hand,
+                pool,
                 opts,
                 blocks,
                 squares,
