@@ -15,17 +15,8 @@ from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
 from sim.tangram.tileset import M_COLOUR, M_TILE, load_tileset
+from strategies.tangram import basic as B
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import (
-    N_KEY,
-    RECT_MEMO,
-    completed_squares,
-    greedy_index,
-    greedy_keys,
-    greedy_pick,
-    rectangle,
-    square_table,
-)
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -145,7 +136,7 @@ def test_greedy_completes_the_largest_rectangle(data, squares):
     options, n = options_of(data, board, domino)
     state = np.array([1, 2], dtype=np.uint64)
     for _ in range(5):
-        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
+        k = B.greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         after = board.copy()
         E.put(after, data.arrays[0], data.arrays[1], options[k, 0])
         assert E.largest_rectangle(np.uint64(E.full_squares(after))) == 6
@@ -158,7 +149,7 @@ def test_greedy_builds_rather_than_declines(data, squares):
     state = np.array([3, 4], dtype=np.uint64)
     for tile in range(data.content.n_tiles):
         options, n = options_of(data, board, tile)
-        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
+        k = B.greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         assert options[k, 0] >= 0 and data.arrays[1][options[k, 0], M_TILE] == tile
 
 
@@ -189,7 +180,7 @@ def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
     place_mask, place_meta, _, _, _ = data.arrays
     rules = make_rules()
     play = np.random.default_rng(5)
-    keys = np.zeros((2000, N_KEY))
+    keys = np.zeros((2000, B.N_KEY))
     checked = completing = 0
     for game in range(6):
         board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
@@ -198,15 +189,15 @@ def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
             size = 1 if turn < 14 else 1 + turn % 3
             hand = play.choice(data.content.n_tiles + 1, size=size, replace=False)
             options, n = options_of(data, board, *hand)
-            greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
+            B.greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
             completing += int((keys[:n, 3] > keys[n - 1, 3]).sum())
             theirs = np.array([7, game], dtype=np.uint64)
             k = reference_pick(keys, n, theirs)
             ours = np.array([7, game], dtype=np.uint64)
-            i = greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
+            i = B.greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
             assert i == k and (ours == theirs).all()
             ours = np.array([7, game], dtype=np.uint64)
-            picked = greedy_pick(
+            picked = B.greedy_pick(
                 board, hand, len(hand), found, data.arrays, squares, blocks, rules,
                 balance_weight, ours,
             )  # fmt: skip
@@ -243,7 +234,7 @@ def test_completed_squares_are_those_the_board_gains(data, squares):
                     after = board.copy()
                     E.put(after, place_mask, place_meta, p)
                     red_after, green_after = E.colour_counts(after)
-                    got = completed_squares(
+                    got = B.completed_squares(
                         board, place_mask, p, place_meta[p, M_COLOUR], squares[p, 0],
                         squares[p, 1] & partial,
                     )  # fmt: skip
@@ -263,8 +254,8 @@ def test_the_rectangle_memo_gives_the_largest_rectangle(data):
     """basic.rectangle reads the largest rectangle of a full-square mask from a small table
     at the end of ``squares``: asked again and again, among masks that share table rows, it
     must give engine.largest_rectangle's answer every time, and leave the parts untouched."""
-    squares = square_table(data.arrays[0])
-    parts = squares[:-RECT_MEMO].copy()
+    squares = B.square_table(data.arrays[0])
+    parts = squares[: -B.RECT_MEMO].copy()
     play = np.random.default_rng(3)
     masks = []
     for density in (0.2, 0.5, 0.8, 0.95):
@@ -274,10 +265,10 @@ def test_the_rectangle_memo_gives_the_largest_rectangle(data):
     hits = 0
     for mask in masks + masks[::3] + masks[::7]:
         expected = E.largest_rectangle(np.uint64(mask))
-        before = squares[-RECT_MEMO:, 0].copy()
-        assert rectangle(np.uint64(mask), squares) == expected
-        hits += int((squares[-RECT_MEMO:, 0] == before).all())
-    assert (squares[:-RECT_MEMO] == parts).all()
+        before = squares[-B.RECT_MEMO :, 0].copy()
+        assert B.rectangle(np.uint64(mask), squares) == expected
+        hits += int((squares[-B.RECT_MEMO :, 0] == before).all())
+    assert (squares[: -B.RECT_MEMO] == parts).all()
     assert 0 < hits < len(masks)  # both hits and misses (with evictions) were checked
 
 

@@ -29,14 +29,7 @@ N_LAYERS = 3
 
 ZERO = np.int64(0)  # int64 constants for arguments: a literal 0 or -1 argument would compile
 NONE = np.int64(-1)  # the callee once more for that literal
-U0 = np.uint64(0)
-U1 = np.uint64(1)
-U2 = np.uint64(2)
-U3 = np.uint64(3)
-U4 = np.uint64(4)
-U6 = np.uint64(6)
-U12 = np.uint64(12)
-U24 = np.uint64(24)
+U0, U1, U2, U3, U4, U6, U12, U24 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 6, 12, 24))
 NIB_LOW = np.uint64(0x1111111111111111)  # bit 0 of every nibble (square)
 C1 = np.uint64(0x0303030303030303)
 C2 = np.uint64(0x000F000F000F000F)
