@@ -90,9 +90,11 @@ def test_a_batch_frees_every_allocation_it_makes(data, lineup):
 # --- increfs per game (slow: compiles the entry cold, with counting NRT functions) --------------
 # Over 5 four-player games of sim.tangram.bench.play (seed 1), measured by
 # strategies.tools.nrt_audit after issue 36 step 6: only play_batch, which allocates,
-# counts (20 increfs a batch of 5).
+# counts (20 increfs a batch of 5; 25 since issue 40 item 4: the batch's setup also returns
+# the planner's bit sets and greedy's square table, engine.placement_blocks and
+# basic.square_table, one incref each a batch).
 # Before: 5,789 random, 23,434 greedy, 3,426,687 planner (four planner seats) a game.
-MOST_INCREFS_A_GAME = 4
+MOST_INCREFS_A_GAME = 5
 
 
 @pytest.mark.slow
