@@ -150,10 +150,11 @@ INLINED_FUNCTIONS = {
     "strategies.neom.search": "unseen_cornerstones",
     "strategies.neom.dispatch": "",
     "sim.neom.scoring": "",
-    "sim.tangram.engine": "add_if_legal any_flags balance_bonus compress fits full_flags "
-    "log_event markers planning_bonus popcount put word_colours word_full",
-    "strategies.tangram.basic": "_order board_before board_value compare option_contact "
-    "option_prefix",
+    "sim.tangram.engine": "_lowest_bit_compiled _popcount_compiled add_if_legal any_flags "
+    "balance_bonus compress fits full_flags legal_by_blocks log_event lowest_bit markers "
+    "misses planning_bonus popcount put word_colours word_full",
+    "strategies.tangram.basic": "_best_option _order board_before board_value compare "
+    "option_contact option_prefix rectangle",
     "strategies.tangram.view": "fill_view",
     "strategies.tangram.planner": "_ranked_before",
 }

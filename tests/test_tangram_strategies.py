@@ -14,9 +14,9 @@ from sim.core.game import StrategyRegistry
 from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
-from sim.tangram.tileset import M_TILE, load_tileset
+from sim.tangram.tileset import M_COLOUR, M_TILE, load_tileset
+from strategies.tangram import basic as B
 from strategies.tangram import registry as REG
-from strategies.tangram.basic import N_KEY, greedy_index, greedy_keys
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
@@ -29,10 +29,13 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def squares(data):
-    out = np.zeros((data.arrays[0].shape[0], 2), dtype=np.uint64)
-    E.square_parts(data.arrays[0], np.zeros(data.arrays[0].shape[0], dtype=np.uint64), out)
-    return out
+def scratch(data):
+    return make_scratch(max_options(data.arrays[3]), data.arrays[0], data.arrays[3], True)
+
+
+@pytest.fixture(scope="module")
+def squares(scratch):
+    return scratch[-1]  # greedy's squares (basic.square_table): the last of the scratch
 
 
 def test_registry_lists_every_strategy_with_valid_defaults():
@@ -109,12 +112,18 @@ def test_the_view_hides_the_order_of_unseen_cards():
     assert 10 not in views[0][V_UNSEEN : V_UNSEEN + 14]
 
 
-def options_of(data, board, tile):
+def options_of(data, board, *tiles):
+    """The options of a decision on ``tiles`` as the game lists them: each tile's legal
+    placements, then declining each."""
     place_mask, _, _, tile_first, _ = data.arrays
     options = np.zeros((2000, 2), dtype=np.int64)
-    n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
-    options[n] = (-1, tile)
-    return options, n + 1
+    n = 0
+    for tile in tiles:
+        n = E.legal_placements(board, place_mask, tile_first, tile, options, n)
+    for tile in tiles:
+        options[n] = (-1, tile)
+        n += 1
+    return options, n
 
 
 def test_greedy_completes_the_largest_rectangle(data, squares):
@@ -127,7 +136,7 @@ def test_greedy_completes_the_largest_rectangle(data, squares):
     options, n = options_of(data, board, domino)
     state = np.array([1, 2], dtype=np.uint64)
     for _ in range(5):
-        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
+        k = B.greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         after = board.copy()
         E.put(after, data.arrays[0], data.arrays[1], options[k, 0])
         assert E.largest_rectangle(np.uint64(E.full_squares(after))) == 6
@@ -140,7 +149,7 @@ def test_greedy_builds_rather_than_declines(data, squares):
     state = np.array([3, 4], dtype=np.uint64)
     for tile in range(data.content.n_tiles):
         options, n = options_of(data, board, tile)
-        k = greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
+        k = B.greedy_index(board, options, n, data.arrays, squares, make_rules(), 0.0, state)
         assert options[k, 0] >= 0 and data.arrays[1][options[k, 0], M_TILE] == tile
 
 
@@ -159,33 +168,111 @@ def reference_pick(keys, n, state):
 
 
 @pytest.mark.parametrize("balance_weight", [0.0, 1.0])
-def test_greedy_index_is_the_best_key_with_the_same_tie_draws(data, squares, balance_weight):
-    """greedy_index skips the contact of options already beaten and keeps no key array: on
-    boards of random play it must pick what the full keys pick and draw the same numbers."""
+def test_greedy_index_and_pick_are_the_best_key_with_the_same_tie_draws(
+    data, scratch, balance_weight
+):
+    """greedy_index skips the contact of options already beaten and keeps no key array, and
+    greedy_pick (the planner's rollouts) values the legal placements as its scan finds them,
+    without listing them: on boards of random play, with hands of one to three tiles (the
+    final round), both must pick what the full keys pick and draw the same numbers."""
+    blocks, squares = scratch[-2], scratch[-1]
+    found = np.zeros((2000, 2), dtype=np.int64)
     place_mask, place_meta, _, _, _ = data.arrays
     rules = make_rules()
     play = np.random.default_rng(5)
-    keys = np.zeros((2000, N_KEY))
+    keys = np.zeros((2000, B.N_KEY))
     checked = completing = 0
     for game in range(6):
         board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
         E.put_start(board, data.arrays[4], game % K.N_BOARDS, K.RED)
-        for _ in range(20):
-            tile = int(play.integers(data.content.n_tiles + 1))
-            options, n = options_of(data, board, tile)
-            greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
-            completing += int((keys[: n - 1, 3] > keys[n - 1, 3]).sum())
+        for turn in range(20):
+            size = 1 if turn < 14 else 1 + turn % 3
+            hand = play.choice(data.content.n_tiles + 1, size=size, replace=False)
+            options, n = options_of(data, board, *hand)
+            B.greedy_keys(board, options, n, data.arrays, squares, rules, balance_weight, keys)
+            completing += int((keys[:n, 3] > keys[n - 1, 3]).sum())
+            theirs = np.array([7, game], dtype=np.uint64)
+            k = reference_pick(keys, n, theirs)
             ours = np.array([7, game], dtype=np.uint64)
-            theirs = ours.copy()
-            k = greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
-            assert k == reference_pick(keys, n, theirs) and (ours == theirs).all()
+            i = B.greedy_index(board, options, n, data.arrays, squares, rules, balance_weight, ours)
+            assert i == k and (ours == theirs).all()
+            ours = np.array([7, game], dtype=np.uint64)
+            picked = B.greedy_pick(
+                board, hand, len(hand), found, data.arrays, squares, blocks, rules,
+                balance_weight, ours,
+            )  # fmt: skip
+            assert picked == tuple(options[k]) and (ours == theirs).all()
             checked += 1
-            if n > 1:
-                E.put(board, place_mask, place_meta, options[int(play.integers(n - 1)), 0])
+            if n > len(hand):
+                E.put(board, place_mask, place_meta, options[int(play.integers(n - len(hand))), 0])
     assert checked == 120 and completing > 100  # options completing squares were compared
 
 
-def test_planner_is_deterministic_given_its_stream(data):
+def test_completed_squares_are_those_the_board_gains(data, squares):
+    """basic.completed_squares tests only the partly built squares a placement covers part
+    of: on boards of random play, for every legal placement of every tile and the fountain,
+    its squares and colour counts must be what building it adds to the whole board's."""
+    place_mask, place_meta, _, tile_first, start_mask = data.arrays
+    play = np.random.default_rng(9)
+    options = np.zeros((1000, 2), dtype=np.int64)
+    checked = completing = 0
+    for game in range(4):
+        board = np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64)
+        E.put_start(board, start_mask, game % K.N_BOARDS, K.RED)
+        for _ in range(30):
+            full = int(E.full_squares(board))
+            red, green = E.colour_counts(board)
+            built = sum(
+                1 << s
+                for s in range(K.N_SQUARES)
+                if int(board[E.OCC, s // 16]) >> (4 * (s % 16)) & 15
+            )
+            partial = np.uint64(built & ~full)
+            for tile in range(tile_first.shape[0] - 1):
+                n = E.legal_placements(board, place_mask, tile_first, tile, options, 0)
+                for p in options[:n, 0]:
+                    after = board.copy()
+                    E.put(after, place_mask, place_meta, p)
+                    red_after, green_after = E.colour_counts(after)
+                    got = B.completed_squares(
+                        board, place_mask, p, place_meta[p, M_COLOUR], squares[p, 0],
+                        squares[p, 1] & partial,
+                    )  # fmt: skip
+                    gained = int(E.full_squares(after)) & ~full
+                    assert got == (gained, red_after - red, green_after - green), p
+                    checked += 1
+                    completing += bool(int(squares[p, 1]) & int(partial) & gained)
+            n = E.legal_placements(
+                board, place_mask, tile_first, int(play.integers(24)), options, 0
+            )
+            if n:
+                E.put(board, place_mask, place_meta, options[int(play.integers(n)), 0])
+    assert checked > 10_000 and completing > 100  # partly built squares were completed
+
+
+def test_the_rectangle_memo_gives_the_largest_rectangle(data):
+    """basic.rectangle reads the largest rectangle of a full-square mask from a small table
+    at the end of ``squares``: asked again and again, among masks that share table rows, it
+    must give engine.largest_rectangle's answer every time, and leave the parts untouched."""
+    squares = B.square_table(data.arrays[0])
+    parts = squares[: -B.RECT_MEMO].copy()
+    play = np.random.default_rng(3)
+    masks = []
+    for density in (0.2, 0.5, 0.8, 0.95):
+        bits = play.random((400, K.N_SQUARES)) < density
+        masks += [sum(1 << s for s in np.flatnonzero(row)) for row in bits]
+    masks += [(1 << K.N_SQUARES) - 1, 0]
+    hits = 0
+    for mask in masks + masks[::3] + masks[::7]:
+        expected = E.largest_rectangle(np.uint64(mask))
+        before = squares[-B.RECT_MEMO :, 0].copy()
+        assert B.rectangle(np.uint64(mask), squares) == expected
+        hits += int((squares[-B.RECT_MEMO :, 0] == before).all())
+    assert (squares[: -B.RECT_MEMO] == parts).all()
+    assert 0 < hits < len(masks)  # both hits and misses (with evictions) were checked
+
+
+def test_planner_is_deterministic_given_its_stream(data, scratch):
     board = engine_board(
         board_from_text(["rrrr rrrr gggg .... .... .... ...."] + [".... " * 6 + "...."] * 6)
     )
@@ -196,7 +283,6 @@ def test_planner_is_deterministic_given_its_stream(data):
     fill_view(view, D_PLACE, 0, 1, 0, 0, 0, 0, deck, holders)
     options, n = options_of(data, board, int(deck[0]))
     params = parse_strategy("planner:samples=3,candidates=3").params
-    scratch = make_scratch(max_options(data.arrays[3]), data.arrays[0])
     picks = []
     for _ in range(2):
         state = np.array([11, 12], dtype=np.uint64)

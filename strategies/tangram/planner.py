@@ -19,7 +19,14 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.tangram import constants as K
 from sim.tangram import engine as E
-from strategies.tangram.basic import N_KEY, compare, greedy_index, greedy_keys
+from strategies.tangram.basic import (
+    N_KEY,
+    compare,
+    greedy_index,
+    greedy_keys,
+    greedy_pick,
+    square_table,
+)
 from strategies.tangram.registry import MAX_CANDIDATES, MAX_SAMPLES
 from strategies.tangram.view import (
     D_FINAL,
@@ -38,14 +45,13 @@ from strategies.tangram.view import (
 STAGE_CARDS = 0  # the round's cards from ``pos`` (final round: those in ``final_left``)
 STAGE_FOUNTAIN = 1  # the round's fountain step, ``supply`` including this round's fountain
 STAGE_SCORE = 2  # the round's scoring
+ONE = np.int64(1)  # a one-tile hand (a literal argument would compile the callee once more)
 
 
 @njit
-def make_scratch(max_options, place_mask):
-    """The planner's work arrays, allocated once per batch."""
-    footprint = np.zeros(place_mask.shape[0], dtype=np.uint64)
-    squares = np.zeros((place_mask.shape[0], 2), dtype=np.uint64)
-    E.square_parts(place_mask, footprint, squares)
+def make_scratch(max_options, place_mask, tile_first, planner):
+    """The planner's work arrays, allocated once per batch (``planner``: a planner seat
+    plays in it; without one, engine.legal_by_blocks' bit sets are left empty)."""
     return (
         np.zeros((max_options, N_KEY), dtype=np.float64),  # greedy keys of the options
         np.zeros(MAX_CANDIDATES + 1, dtype=np.int64),  # candidate option indices
@@ -53,11 +59,12 @@ def make_scratch(max_options, place_mask):
         np.zeros((MAX_SAMPLES, K.N_CARDS), dtype=np.int64),  # sampled deck completions
         np.zeros(MAX_SAMPLES, dtype=np.uint64),  # a tie-break seed per completion
         np.zeros((E.N_LAYERS, K.N_WORDS), dtype=np.uint64),  # the board being played out
-        np.zeros((max_options, 2), dtype=np.int64),  # rollout options
+        np.zeros((max_options, 2), dtype=np.int64),  # a rollout decision's legal placements
         np.zeros(2, dtype=np.uint64),  # rollout tie-break stream
-        np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled
-        footprint,  # each placement's squares (engine.square_parts)
-        squares,  # its whole and partly covered squares (engine.square_parts): keep it last
+        np.zeros(K.N_CARDS, dtype=np.int64),  # unseen tiles being shuffled; then a rollout
+        # decision's tiles (the scratch goes through every call of the game loop: no slot more)
+        E.placement_blocks(place_mask, tile_first, planner),  # engine.legal_by_blocks
+        square_table(place_mask),  # greedy's squares (basic.square_table): keep it last
     )
 
 
@@ -74,8 +81,9 @@ def play_out(
     rules,
     bw,
     state,
+    hand,
     opts,
-    footprint,
+    blocks,
     squares,
 ):
     """Points ``board`` still scores from the given point of round ``rnd`` when greedy plays
@@ -89,60 +97,38 @@ def play_out(
         if stage == STAGE_CARDS:
             if r < K.N_ROUNDS:
                 for p in range(pos, K.ROUND_LAST_CARD[r - 1] + 1):
-                    full = E.full_squares(board)
-                    n = E.legal_placements_on(
-                        board, full, place_mask, footprint, tile_first, seq[p], opts, E.ZERO
+                    hand[0] = seq[p]
+                    q, _ = greedy_pick(
+                        board, hand, ONE, opts, data, squares, blocks, rules, bw, state
                     )
-                    if n == 0:
-                        continue
-                    opts[n, 0] = -1
-                    opts[n, 1] = seq[p]
-                    i = greedy_index(board, opts, n + 1, data, squares, rules, bw, state)
-                    if opts[i, 0] >= 0:
-                        E.put(board, place_mask, place_meta, opts[i, 0])
+                    if q >= 0:
+                        E.put(board, place_mask, place_meta, q)
             else:
                 left = final_left
                 while left != 0:
                     n = E.ZERO
-                    full = E.full_squares(board)
                     for k in range(K.FINAL_CARDS):
                         if left >> k & 1:
-                            n = E.legal_placements_on(
-                                board,
-                                full,
-                                place_mask,
-                                footprint,
-                                tile_first,
-                                seq[K.ROUND_FIRST_CARD[5] + k],
-                                opts,
-                                n,
-                            )
-                    for k in range(K.FINAL_CARDS):
-                        if left >> k & 1:
-                            opts[n, 0] = -1
-                            opts[n, 1] = seq[K.ROUND_FIRST_CARD[5] + k]
+                            hand[n] = seq[K.ROUND_FIRST_CARD[5] + k]
                             n += 1
-                    i = greedy_index(board, opts, np.int64(n), data, squares, rules, bw, state)
-                    if opts[i, 0] >= 0:
-                        E.put(board, place_mask, place_meta, opts[i, 0])
+                    q, tile = greedy_pick(
+                        board, hand, n, opts, data, squares, blocks, rules, bw, state
+                    )
+                    if q >= 0:
+                        E.put(board, place_mask, place_meta, q)
                     for k in range(K.FINAL_CARDS):
-                        if left >> k & 1 and seq[K.ROUND_FIRST_CARD[5] + k] == opts[i, 1]:
+                        if left >> k & 1 and seq[K.ROUND_FIRST_CARD[5] + k] == tile:
                             left &= ~(1 << k)
                             break
             supply += 1
             stage = STAGE_FOUNTAIN
         if stage == STAGE_FOUNTAIN:
+            hand[0] = fountain
             while supply > 0:
-                full = E.full_squares(board)
-                n = E.legal_placements_on(
-                    board, full, place_mask, footprint, tile_first, fountain, opts, E.ZERO
-                )
-                opts[n, 0] = -1
-                opts[n, 1] = fountain
-                i = greedy_index(board, opts, n + 1, data, squares, rules, bw, state)
-                if opts[i, 0] < 0:
+                q, _ = greedy_pick(board, hand, ONE, opts, data, squares, blocks, rules, bw, state)
+                if q < 0:
                     break
-                E.put(board, place_mask, place_meta, opts[i, 0])
+                E.put(board, place_mask, place_meta, q)
                 supply -= 1
             if not kept:
                 supply = 0
@@ -190,7 +176,7 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     """Index of the planner's option (see the module docstring)."""
     if n == 1:
         return 0
-    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, footprint, squares = scratch
+    keys, cand, total, seqs, seeds, tmp, opts, roll, pool, blocks, squares = scratch
     place_mask, place_meta, _, _, _ = data
     samples = min(max(np.int64(params[0]), 1), MAX_SAMPLES)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
@@ -266,8 +252,9 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
                 rules,
                 bw,
                 roll,
+                pool,
                 opts,
-                footprint,
+                blocks,
                 squares,
             )
     best = 0
