@@ -8,21 +8,14 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from sim.core import rng
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
-from sim.neom.catalog import load_catalog
 from sim.neom.grid import city_goods
 from strategies.neom.play import final_cities, play_one
 from strategies.neom.registry import parse_strategy
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def cities_along_games(tables, n_games=6):

@@ -15,7 +15,6 @@ from sim.neom import GAME
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
-from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
 from strategies.neom.registry import parse_strategy
 
@@ -26,11 +25,6 @@ N_GAMES = 40
 def no_rendering(monkeypatch):
     """The reports here are checked by their files, tables and text, not their images."""
     placeholder_figures(monkeypatch)
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog(None)
 
 
 def play(tables, n_players, rules, n_games=N_GAMES, seed=5):

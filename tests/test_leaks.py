@@ -23,7 +23,6 @@ from sim.core.strategies import shipped_sets
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
-from sim.neom.catalog import load_catalog
 from sim.neom.state import FIELDS, Game
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
@@ -45,11 +44,6 @@ EVERY_STRATEGY = [SEARCHES.get(info.name, info.name) for info in list_strategies
     shipped_sets(REGISTRY)
 )
 SHARED = ("tiles", "req", "effects", "goods_tier", "board_center", "rules")
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def copy_game(game):

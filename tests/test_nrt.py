@@ -29,7 +29,6 @@ from numba.core.runtime import _nrt_python, rtsys
 from sim.core import rng
 from sim.core.batch import STRATEGY_ID_DTYPE, play_arrays
 from sim.neom import GAME
-from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
 from strategies.neom.registry import parse_strategy
 
@@ -81,11 +80,6 @@ def test_the_strategy_families_state_their_reference_count_flag():
 
     flags = {family: pieces.piece(family).options["_nrt"] for family in pieces.FAMILIES}
     assert flags == {"basic": False, "greedy": False, "evaluated": False, "search_policy": True}
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def play(tables, lineup, n_games, events=True):

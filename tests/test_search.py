@@ -13,7 +13,6 @@ from sim.core.batch import STRATEGY_ID_DTYPE
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
-from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom import search as S
@@ -30,11 +29,6 @@ from strategies.neom.registry import (
     resolve_strategy,
 )
 from strategies.tools.fit_value import fit
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def start(tables, specs, seed, variant=K.V_STANDARD, events=True):

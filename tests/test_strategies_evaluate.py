@@ -8,7 +8,6 @@ from strategy_positions import VICTIM_CELLS, disaster_position, empty_position, 
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
-from sim.neom.catalog import load_catalog
 from sim.neom.effects import city_income
 from sim.neom.grid import masks_of
 from sim.neom.scoring import score_city
@@ -28,11 +27,6 @@ from strategies.neom.evaluate import (
 from strategies.neom.registry import parse_strategy
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def total(city, money, tables, rules):

@@ -9,16 +9,10 @@ from analysis.core.stats import wilson_interval
 from sim.core.cli import main
 from sim.neom import constants as K
 from sim.neom import records as R
-from sim.neom.catalog import load_catalog
 from strategies.neom.registry import list_strategies, load_strategy_file, parse_strategy
 from strategies.tools.arena import play_match
 
 FAST = [info.name for info in list_strategies() if info.name not in ("rollout", "expert")]
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 @pytest.mark.parametrize("n_players", [1, 2, 3, 4, 5])

@@ -12,18 +12,12 @@ from strategy_positions import VICTIM_CELLS, disaster_position, empty_position
 
 from sim.neom import constants as K
 from sim.neom import engine as E
-from sim.neom.catalog import load_catalog
 from sim.neom.tables import make_rules
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
 EVERYONE = ("greedy", *ARCHETYPES, "rollout")
 LAST_TURN = E.N_TURNS - 1
 ALL_DISASTERS_PAST = (1 << E.N_GENERATIONS) - 1
-
-
-@pytest.fixture(scope="module")
-def tables():
-    return load_catalog()
 
 
 def placed_cells(options, n):

@@ -17,16 +17,10 @@ from sim.tangram import constants as K
 from sim.tangram import geometry as G
 from sim.tangram import records as R
 from sim.tangram.rules import make_rules, rules_as_dict
-from sim.tangram.tileset import load_tileset
 
 BANNED = 5  # the Fan
 FORCED = 20  # the House: 3 squares, often declined by random seats late in a game
 STRATEGIES = ("random", "greedy", "planner:samples=2,candidates=2")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 def play(data, n_players, games, rules=None, strategies=STRATEGIES, seed=3):

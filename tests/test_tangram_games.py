@@ -14,12 +14,6 @@ from test_tangram_support import Replay, run_batch
 from sim.tangram import constants as K
 from sim.tangram import records as R
 from sim.tangram.rules import make_rules
-from sim.tangram.tileset import load_tileset
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 def check_start_markers(events, n_players):

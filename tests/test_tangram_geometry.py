@@ -6,7 +6,6 @@ import itertools
 import random
 
 import numpy as np
-import pytest
 from test_tangram_support import (
     board_from_text,
     engine_board,
@@ -18,12 +17,7 @@ from test_tangram_support import (
 from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram import geometry as G
-from sim.tangram.tileset import M_COLOUR, M_TILE, load_tileset
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
+from sim.tangram.tileset import M_COLOUR, M_TILE
 
 
 def shape(*rows):

@@ -6,16 +6,9 @@ the same order (the planner's games, and their golden digests, depend on that or
 import random
 
 import numpy as np
-import pytest
 
 from sim.tangram import constants as K
 from sim.tangram import engine as E
-from sim.tangram.tileset import load_tileset
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 def partly_built(board, full):

@@ -19,8 +19,6 @@ from nrt_helpers import functions_returning_an_argument, without_nrt
 from numba.core.runtime import _nrt_python, rtsys
 from test_tangram_support import run_batch
 
-from sim.tangram.tileset import load_tileset
-
 pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiled code only")
 
 # Every Tangram City function compiled _nrt=False, by module. Adding one: list it here.
@@ -55,11 +53,6 @@ def test_no_function_without_reference_counts_returns_an_array_argument():
     # An argument handed back uncounted would reach a counting caller (a test, score.py) as a
     # reference it then releases once too often.
     assert not functions_returning_an_argument(NO_NRT, SCALAR_PARAMETERS_RETURNED)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 # Every strategy, and the player counts that take the loop's other paths (solo, 5 players).

@@ -12,12 +12,6 @@ from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram import records as R
 from sim.tangram.rules import describe_rules, make_rules, rules_as_dict, rules_from_dict
-from sim.tangram.tileset import load_tileset
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 def holders_of(n_players, start):

@@ -52,11 +52,6 @@ FINAL_KEYS = {
 
 
 @pytest.fixture(scope="module")
-def data():
-    return load_tileset()
-
-
-@pytest.fixture(scope="module")
 def record(data):
     return play_one(data, 3, ["random", "greedy", "planner:samples=1"], 4, make_rules(), True)
 

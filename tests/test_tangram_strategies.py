@@ -14,18 +14,13 @@ from sim.core.game import StrategyRegistry
 from sim.tangram import constants as K
 from sim.tangram import engine as E
 from sim.tangram.rules import make_rules
-from sim.tangram.tileset import M_COLOUR, M_TILE, load_tileset
+from sim.tangram.tileset import M_COLOUR, M_TILE
 from strategies.tangram import basic as B
 from strategies.tangram import registry as REG
 from strategies.tangram.planner import choose_planner, make_scratch
 from strategies.tangram.play import max_options
 from strategies.tangram.registry import parse_strategy
 from strategies.tangram.view import D_PLACE, N_VIEW, V_KNOWN, V_UNSEEN, fill_view
-
-
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
 
 
 @pytest.fixture(scope="module")

@@ -34,11 +34,6 @@ def raw():
     return tomllib.loads(DEFAULT_TILESET.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def data():
-    return load_tileset()
-
-
 def problems_of(raw, change, witnesses=False):
     """The problems of the default set after ``change``; without the witnesses unless asked
     (a changed tile makes every witness wrong too)."""
