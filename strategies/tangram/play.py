@@ -736,10 +736,12 @@ def play_batch(
     size = max_options(data[3])
     work = make_work(size)
     # The planner's bit sets take about 0.6 ms to build: a batch without a planner skips them.
-    planner = False
+    # Counted, not a flag started at False: a variable first typed as the literal False made
+    # make_scratch compile twice (Literal[bool](False) and bool; tests/test_signatures.py).
+    n_planners = 0
     for k in range(strategy_ids.shape[0]):
-        planner = planner or strategy_ids[k] == PLANNER_ID
-    scratch = make_scratch(size, data[0], data[3], planner)
+        n_planners += strategy_ids[k] == PLANNER_ID
+    scratch = make_scratch(size, data[0], data[3], n_planners > 0)
     play_games(
         key,
         game_ids,
