@@ -173,7 +173,7 @@ def test_every_readme_command_takes_game_tangram_or_says_why_not(command, capsys
     own commands need no --game."""
     from sim.core.registry import get_game
 
-    own = command in {name for name, _ in get_game("tangram").commands}
+    own = command in {name for name, _, _ in get_game("tangram").commands}
     argv = [command, "tile"] if command == "experiment" else [command]
     try:
         code = main([*argv, *([] if own else ["--game", "tangram"]), "--help"])

@@ -89,7 +89,7 @@ def test_every_reference_resolves():
     for ref in refs:
         target = resolve(ref)
         assert callable(target) or target is registry or isinstance(target, parts), ref
-    for _, module in getattr(GAME, "commands", ()):
+    for _, module, _ in getattr(GAME, "commands", ()):
         assert callable(importlib.import_module(module).register)
     # sim/tangram imports only the core: the loop and strategies are named, not imported.
     for module in ("sim.tangram", "sim.tangram.engine", "sim.tangram.tileset"):

@@ -341,18 +341,14 @@ def balancing(game) -> Balancing:
     )
 
 
-def register(subparsers) -> None:
+def register(parser) -> None:
     from sim.core.commands.options import add_part_options, game_parts
     from sim.core.registry import DEFAULT_GAME, game_names
 
-    parser = subparsers.add_parser(
-        "balance",
-        help="the lever value (NEOM: VP, cost, ...; Tangram City: a tile's area, a bonus) that "
-        "brings an item's effect into the band, measured on paired deals and re-measured on "
-        "fresh ones; NEOM --all: a whole-catalogue pass",
-        description="Search an item's numeric levers for the value that brings its effect (the "
+    parser.description = (
+        "Search an item's numeric levers for the value that brings its effect (the "
         "report's definition) into the practical band. Every candidate plays the same deals as "
-        "the game as it is; each suggestion is measured again on fresh deals.",
+        "the game as it is; each suggestion is measured again on fresh deals."
     )
     sides = game_parts("balance_ref")
     items = "; ".join(f"{g.title}: {s.item_help}" for g, s in sides if s)

@@ -15,12 +15,8 @@ from analysis.core.stats import CORRECTIONS
 from sim.core.errors import UserError
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "report",
-        help="write the balance report (HTML, Markdown, figures, CSV tables) of a run folder",
-        description="Analyse a run folder from `neom simulate` and write its balance report.",
-    )
+def register(parser) -> None:
+    parser.description = "Analyse a run folder from `neom simulate` and write its balance report."
     parser.add_argument(
         "run",
         nargs="+",

@@ -74,16 +74,13 @@ def comparing(game) -> Comparing:
     return game_part(game, "compare_ref", f"neom compare: --game {game.name} has no comparison")
 
 
-def register(subparsers) -> None:
+def register(parser) -> None:
     from analysis.core.commands import add_flagging_options
     from sim.core.commands import options
 
-    parser = subparsers.add_parser(
-        "compare",
-        help="A/B report: two data files (catalogues, tile sets) or two rules readings played "
-        "on the same deals",
-        description="Play a baseline and a candidate (data file and/or rules reading) on the "
-        "same deals and write a report of what moved (HTML, Markdown, CSV, JSON).",
+    parser.description = (
+        "Play a baseline and a candidate (data file and/or rules reading) on the "
+        "same deals and write a report of what moved (HTML, Markdown, CSV, JSON)."
     )
     options.add_game_option(parser)
     parser.add_argument(

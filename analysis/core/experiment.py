@@ -94,15 +94,12 @@ def experimenting(game) -> Experimenting:
     )
 
 
-def register(subparsers) -> None:
+def register(parser) -> None:
     from sim.core.commands import options
 
-    parser = subparsers.add_parser(
-        "experiment",
-        help="paired experiment: force an item on a seat (NEOM: first draft pick / first "
-        "selection of its generation) or ban it, same deals twice",
-        description="Play the same deals with and without an intervention on one item and "
-        "report the paired difference in win share and score.",
+    parser.description = (
+        "Play the same deals with and without an intervention on one item and "
+        "report the paired difference in win share and score."
     )
     kinds: dict[str, list[str]] = {}
     sides = options.game_parts("experiment_ref")

@@ -137,13 +137,11 @@ def play_rung(
     return RungResult(rung, below, players, games, rate, lo, hi, result.games_per_s)
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "ladder",
-        help="each rung of a skill ladder against the rung below, on paired deals",
-        description="Play each rung against the rung below (seats rotated on paired deals) "
+def register(parser) -> None:
+    parser.description = (
+        "Play each rung against the rung below (seats rotated on paired deals) "
         "and print its win rate with a 95% interval. Without --rungs: the game's default "
-        "ladder, weakest to strongest.",
+        "ladder, weakest to strongest."
     )
     parser.add_argument("--rungs", help="strategies, weakest first (comma-separated)")
     add_run_options(

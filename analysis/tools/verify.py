@@ -65,14 +65,12 @@ DEFAULT_SEED = 20_261_201  # not a seed any shipped set was tuned with
 DEFAULT_FIELD = "strong"
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "verify",
-        help="check that tuned sets beat what they replace, on fresh deals",
-        description="Play each set and what it replaces on the same fresh deals, in the "
+def register(parser) -> None:
+    parser.description = (
+        "Play each set and what it replaces on the same fresh deals, in the "
         "field it was tuned in and in a mixed field of the other shipped sets; a set passes "
         "when, in both, the 95% interval of its win share's lead over the replaced one is "
-        "above 0. --write stores the figures in the strategy file.",
+        "above 0. --write stores the figures in the strategy file."
     )
     parser.add_argument(
         "--strategy-file",

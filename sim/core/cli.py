@@ -1,8 +1,10 @@
 """The ``neom`` command line.
 
-Each command lives in its own module exposing ``register(subparsers)``, which adds the
-command's parser and sets ``func`` to a function taking the parsed arguments and returning an
-exit code. Modules are imported lazily so that ``neom catalog`` does not load the analysis stack.
+Each command is named in a table here with its one-line help, and lives in its own module
+exposing ``register(parser)``, which gives the command's parser its description and arguments and
+sets ``func`` to a function taking the parsed arguments and returning an exit code. Only the module
+of the command asked for is imported: ``neom catalog`` does not load the analysis stack, and
+``neom --help`` or a mistyped command imports none.
 A user's mistake raises :class:`sim.core.errors.UserError`: one line on stderr, exit 1, no
 traceback; so does an operating-system failure (a full disk, a read-only folder) that no command
 reported in its own words.
@@ -17,23 +19,56 @@ from collections.abc import Callable
 from sim.core.errors import UserError
 from sim.core.registry import game_names, get_game
 
-# Commands every game shares: (command name, module that registers it).
+# Commands every game shares: (command name, module whose register(parser) defines it, one-line
+# help for ``neom --help``, here so that listing the commands imports none of them).
 COMMANDS = (
-    ("simulate", "sim.core.commands.simulate"),
-    ("report", "analysis.core.commands"),
-    ("play", "sim.core.commands.play"),
-    ("score", "sim.core.commands.score"),
-    ("strategies", "sim.core.commands.strategies"),
-    ("ladder", "analysis.core.ladder"),
-    ("compare", "analysis.core.compare"),
-    ("experiment", "analysis.core.experiment"),
-    ("balance", "analysis.core.balance"),
-    ("tune", "strategies.tools.tune"),
-    ("verify", "analysis.tools.verify"),
+    ("simulate", "sim.core.commands.simulate", "play many games and write Parquet tables"),
+    (
+        "report",
+        "analysis.core.commands",
+        "write the balance report (HTML, Markdown, figures, CSV tables) of a run folder",
+    ),
+    ("play", "sim.core.commands.play", "play one game and tell it turn by turn"),
+    (
+        "score",
+        "sim.core.commands.score",
+        "score one position (JSON) and print the breakdown as JSON",
+    ),
+    ("strategies", "sim.core.commands.strategies", "list the strategies and their parameters"),
+    (
+        "ladder",
+        "analysis.core.ladder",
+        "each rung of a skill ladder against the rung below, on paired deals",
+    ),
+    (
+        "compare",
+        "analysis.core.compare",
+        "A/B report: two data files (catalogues, tile sets) or two rules readings played on the "
+        "same deals",
+    ),
+    (
+        "experiment",
+        "analysis.core.experiment",
+        "paired experiment: force an item on a seat (NEOM: first draft pick / first selection of "
+        "its generation) or ban it, same deals twice",
+    ),
+    (
+        "balance",
+        "analysis.core.balance",
+        "the lever value (NEOM: VP, cost, ...; Tangram City: a tile's area, a bonus) that brings "
+        "an item's effect into the band, measured on paired deals and re-measured on fresh ones; "
+        "NEOM --all: a whole-catalogue pass",
+    ),
+    ("tune", "strategies.tools.tune", "tune a strategy's parameters against opponents (CMA-ES)"),
+    (
+        "verify",
+        "analysis.tools.verify",
+        "check that tuned sets beat what they replace, on fresh deals",
+    ),
 )
 
 
-def all_commands() -> tuple[tuple[str, str], ...]:
+def all_commands() -> tuple[tuple[str, str, str], ...]:
     """The shared commands, then each game's own (NEOM's catalog, ...)."""
     own = tuple(command for name in game_names() for command in get_game(name).commands)
     return COMMANDS + tuple(dict.fromkeys(own))
@@ -66,16 +101,13 @@ def refuse_other_games(argv: list[str]) -> None:
         raise UserError(f"neom {argv[0]}: --game does not apply: {GAME_FROM_INPUT[argv[0]]}")
     if name not in game_names():
         return
-    owners = {g: m for g in game_names() for c, m in get_game(g).commands if c == argv[0]}
+    owners = {g: what for g in game_names() for c, _, what in get_game(g).commands if c == argv[0]}
     if not owners or name in owners:
         return
-    parser = argparse.ArgumentParser(prog="neom")
-    sub = parser.add_subparsers()
-    importlib.import_module(next(iter(owners.values()))).register(sub)
-    what = sub._choices_actions[0].help  # the command's one-line help, as `neom --help` shows
+    what = next(iter(owners.values()))  # the command's one-line help, as `neom --help` shows
     titles = " and ".join(get_game(g).title for g in owners)
     game = get_game(name)
-    own = ", ".join(c for c, _ in game.commands) or "none"
+    own = ", ".join(c for c, _, _ in game.commands) or "none"
     raise UserError(
         f"neom {argv[0]}: --game {name} does not apply: {argv[0]} is {titles}'s own command "
         f"({what}), built on its data and strategies; {game.title}'s own commands: {own}"
@@ -89,13 +121,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         f"({', '.join(get_game(name).title for name in game_names())}).",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands = all_commands()
-    names = [name for name, _ in commands]
-    wanted = argv[0] if argv and argv[0] in names else None
-    for name, module_name in commands:
-        # Import only the module of the command asked for; all of them for help or a typo.
-        if wanted is None or wanted == name:
-            importlib.import_module(module_name).register(subparsers)
+    wanted = argv[0] if argv else None
+    for name, module_name, what in all_commands():
+        command = subparsers.add_parser(name, help=what)
+        if name == wanted:  # only its module: the others' arguments are not needed
+            importlib.import_module(module_name).register(command)
     return parser
 
 

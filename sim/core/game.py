@@ -176,8 +176,8 @@ class Game:
     play_ref: str  # -> show_game(args, data, rules, specs) -> exit code: ``neom play``
     report_ref: str  # -> add_sections(report, run): the game's report sections
     score_ref: str = ""  # -> score_file(path, data, rules) -> dict (``neom score``); "" if none
-    # The game's own commands: (name, module whose register(subparsers) adds it).
-    commands: tuple[tuple[str, str], ...] = ()
+    # The game's own commands: (name, module whose register(parser) defines it, one-line help).
+    commands: tuple[tuple[str, str, str], ...] = ()
     compile_seconds: float = 60.0  # a cold compile of play_batch here (said while compiling)
     # -> play_batch_for(strategy_ids) -> the compiled play_batch (same signature) that plays a
     # lineup of these strategies, when a game has several entries ("": play_batch for all).

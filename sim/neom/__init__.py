@@ -118,5 +118,5 @@ GAME = Game(
     probe_ref="analysis.neom.vp_probe:probe_report",
     score_ref="sim.neom.commands.score:score_file",
     compile_seconds=40.0,  # the loop (strategies.neom.entries.PIECES)
-    commands=(("catalog", "sim.neom.commands.catalog"),),
+    commands=(("catalog", "sim.neom.commands.catalog", "check, show or start a tile catalogue"),),
 )

@@ -56,5 +56,11 @@ GAME = Game(
     intervention_rules=("force_tile", "force_seat", "ban_tile"),
     score_ref="sim.tangram.score:score_file",
     compile_seconds=30.0,  # a cold compile of play_batch (docs/tangram.md: 24-31 s CPU)
-    commands=(("tileset", "sim.tangram.commands"),),
+    commands=(
+        (
+            "tileset",
+            "sim.tangram.commands",
+            "Tangram City tile sets: validate, template, show, witness",
+        ),
+    ),
 )

@@ -1,7 +1,7 @@
 """Tangram City's own command: ``tileset`` (``validate FILE``, ``template``, ``show [FILE]``,
 ``witness [FILE]``).
 
-``register(subparsers)`` adds it to ``neom`` (``Game.commands``): ``neom tileset ...``.
+``register(parser)`` defines it for ``neom`` (``Game.commands``): ``neom tileset ...``.
 """
 
 import sys
@@ -19,10 +19,7 @@ from sim.tangram.tileset import (
 )
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "tileset", help="Tangram City tile sets: validate, template, show, witness"
-    )
+def register(parser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = actions.add_parser("validate", help="check a tile-set file; every problem listed")
     check.add_argument("file")

@@ -52,12 +52,10 @@ def planned_generations(dimensions: int) -> int:
 FIXED_PARAMS = ("vp",)  # besides the whole-number ones (see the module docstring)
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "tune",
-        help="tune a strategy's parameters against opponents (CMA-ES)",
-        description="CMA-ES search over the parameters of --base against --opponents "
-        "on paired deals; writes the best set as a strategy file usable by name.",
+def register(parser) -> None:
+    parser.description = (
+        "CMA-ES search over the parameters of --base against --opponents "
+        "on paired deals; writes the best set as a strategy file usable by name."
     )
     parser.add_argument("--base", required=True, help="strategy to tune, e.g. builder")
     parser.add_argument(

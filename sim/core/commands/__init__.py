@@ -1,1 +1,1 @@
-"""One module per `neom` command; each exposes register(subparsers)."""
+"""One module per `neom` command; each exposes register(parser) (sim.core.cli names them)."""

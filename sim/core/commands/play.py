@@ -19,8 +19,7 @@ from sim.core.runner import rules_array as rules_array_of
 from sim.core.strategies import seat_strategies, split_strategies
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("play", help="play one game and tell it turn by turn")
+def register(parser) -> None:
     parser.add_argument("--players", type=int, required=True, metavar="P", help="players")
     parser.add_argument(
         "--strategies",

@@ -10,10 +10,7 @@ from sim.core.errors import UserError
 from sim.core.game import resolve
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "score", help="score one position (JSON) and print the breakdown as JSON"
-    )
+def register(parser) -> None:
     parser.add_argument("position", metavar="FILE.json", type=Path, help="the city or board")
     add_game_options(parser, "score")
     parser.set_defaults(func=run)

@@ -10,12 +10,10 @@ from sim.core.seeding import SEAT_MODES
 from sim.core.strategies import split_strategies
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "simulate",
-        help="play many games and write Parquet tables",
-        description="Play many games with one strategy per seat and write a run folder "
-        "(manifest.json, the data file's copy, games/ players/ [events/] Parquet tables).",
+def register(parser) -> None:
+    parser.description = (
+        "Play many games with one strategy per seat and write a run folder "
+        "(manifest.json, the data file's copy, games/ players/ [events/] Parquet tables)."
     )
     add_run_options(
         parser,

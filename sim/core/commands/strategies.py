@@ -8,14 +8,12 @@ from sim.core.commands.options import add_game_options, resolve_game_options
 from sim.core.strategies import StrategyFile, read_strategy_file, shipped_file
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "strategies",
-        help="list the strategies and their parameters",
-        description="List every strategy: name, one-line description, parameters with their "
+def register(parser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = (
+        "List every strategy: name, one-line description, parameters with their "
         "defaults, and the tuned parameter sets the game ships. Use a strategy as NAME or "
-        "NAME:param=value,...",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "NAME:param=value,..."
     )
     parser.add_argument(
         "--strategy-file",

@@ -28,8 +28,7 @@ TYPE_ABBREVIATIONS = {
 }
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("catalog", help="check, show or start a tile catalogue")
+def register(parser) -> None:
     commands = parser.add_subparsers(dest="catalog_command", required=True, metavar="ACTION")
 
     validate = commands.add_parser("validate", help="check a catalogue file, list every problem")
