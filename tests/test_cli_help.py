@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from sim.core.cli import all_commands
+from sim.core.game import RuleOption
 
 LISTING = """
 import contextlib, io, sys
@@ -36,3 +37,12 @@ def test_each_module_defines_the_command_it_is_named_for():
         importlib.import_module(module).register(parser)
         assert parser.format_usage() != f"usage: neom {name} [-h]\n", name  # arguments added
 
+
+def test_rule_option_flag_is_the_name_unless_given():
+    choices = {"yes": 1, "no": 0}
+    plain = RuleOption(name="fountain_kept", choices=choices, default="no", help="")
+    assert plain.flag == "--fountain-kept"
+    named = RuleOption(
+        name="neighborhood_through_any", choices=choices, default="no", help="", flag="--nb"
+    )
+    assert named.flag == "--nb"

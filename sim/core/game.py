@@ -70,20 +70,25 @@ def resolve(reference: str):
 
 @dataclass(frozen=True)
 class RuleOption:
-    """One rules option a user can choose: its manifest name, its command-line flag, the
-    choices (label -> value stored in the rules array) and the default label.
+    """One rules option a user can choose: its manifest name, the choices (label -> value
+    stored in the rules array) and the default label.
 
     ``commands``: the commands that offer it (of ``play``, ``simulate``, ``score``).
     ``describe``: label -> the reading in words, for report headers.
+    ``flag``: its command-line flag; by default the name's (``first_start``: ``--first-start``).
     """
 
     name: str
-    flag: str
     choices: dict[str, int]
     default: str
     help: str
     commands: tuple[str, ...] = ("play", "simulate", "score")
     describe: dict[str, str] = field(default_factory=dict)
+    flag: str = ""
+
+    def __post_init__(self):
+        if not self.flag:
+            object.__setattr__(self, "flag", "--" + self.name.replace("_", "-"))
 
 
 @dataclass(frozen=True)

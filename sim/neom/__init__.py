@@ -41,7 +41,6 @@ def data_warnings(data: GameData) -> list[str]:
 RULE_OPTIONS = (
     RuleOption(
         name="variant",
-        flag="--variant",
         choices=dict(K.VARIANT_NAMES),
         default="standard",
         help="game variant (RULES.md P13)",
@@ -71,7 +70,6 @@ RULE_OPTIONS = (
     ),
     RuleOption(
         name="solo_tileset",
-        flag="--solo-tileset",
         choices={"1": 1, "4": 4, "5": 5},
         default="1",
         help="solo games: 1 (1+ tiles), 4 (1+ and 4+) or 5 (all)",

@@ -17,7 +17,6 @@ MAX_BONUS = 1000  # keeps every total inside the players table's int16
 RULE_OPTIONS = (
     RuleOption(
         name="first_start",
-        flag="--first-start",
         choices={"seat0": K.FIRST_START_SEAT0, "random": K.FIRST_START_RANDOM},
         default="seat0",
         help="who holds the start marker in round 1 (not in the texts): seat 0, or a seat drawn "
@@ -30,7 +29,6 @@ RULE_OPTIONS = (
     ),
     RuleOption(
         name="fountain_kept",
-        flag="--fountain-kept",
         choices={"no": 0, "yes": 1},
         default="no",
         help="yes: a fountain not placed in its round may be placed later, a house rule that "
@@ -45,7 +43,6 @@ RULE_OPTIONS = (
     ),
     RuleOption(
         name="balance_cap",
-        flag="--balance-cap",
         choices={"none": K.UNCAPPED, "30": 30, "20": 20, "15": 15, "10": 10},
         default="none",
         help="the balance scale's last space (its length is not in the texts): markers stop there",
@@ -60,7 +57,6 @@ RULE_OPTIONS = (
     ),
     RuleOption(
         name="start_colour",
-        flag="--start-colour",
         choices={
             "choose": K.START_COLOUR_CHOOSE,
             "red": K.START_COLOUR_RED,
@@ -78,7 +74,6 @@ RULE_OPTIONS = (
     ),
     RuleOption(
         name="boards",
-        flag="--boards",
         choices={"shuffled": K.BOARDS_SHUFFLED, "by_seat": K.BOARDS_BY_SEAT},
         default="shuffled",
         help="which City Board each seat plays: dealt at random with the deal, or board s to "
