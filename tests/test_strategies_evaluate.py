@@ -1,6 +1,8 @@
 """The shared evaluation: its exact score change against ``score_city``, and the archetypes'
 decisions on hand-made positions where the right choice is clear."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from strategy_positions import VICTIM_CELLS, disaster_position, empty_position, grow_city
@@ -13,14 +15,17 @@ from sim.neom.grid import masks_of
 from sim.neom.scoring import score_city
 from sim.neom.state import view
 from sim.neom.tables import make_rules
+from strategies.neom.archetypes import W_VP
 from strategies.neom.evaluate import (
     CX_EXPOSURE,
     N_CTX,
     action_values,
     build_context,
     choose_evaluated,
+    evaluated_values,
     income_delta,
     memo_size,
+    placement_vp_out_of_reach,
     score_delta,
     select_values,
 )
@@ -437,3 +442,78 @@ def test_choose_evaluated_is_deterministic_for_a_stream(tables):
         fresh_memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)  # nothing kept
         picks.add(choose_evaluated(spec.params, state, E.D_SELECT, n, 0, game, fresh_memo))
     assert len(picks) == 1
+
+
+def twin_cornerstones(tables):
+    """A copy of the catalogue where the Lighthouse (an edge bonus, the outer ring: RULES.md
+    G5) prints no VP and City Hall becomes its twin without the bonus (same columns and
+    requirement options, no effect): the bonus is the only difference. (tables, lighthouse, twin)"""
+    lighthouse = tables.tile_index("Lighthouse")
+    twin = tables.tile_index("City Hall")
+    tiles = tables.tiles.copy()
+    req = tables.req.copy()
+    effects = tables.effects.copy()
+    tiles[lighthouse, K.C_VP] = 0
+    tiles[twin] = tiles[lighthouse]
+    req[twin] = req[lighthouse]
+    effects[twin] = K.EF_NONE
+    return replace(tables, tiles=tiles, req=req, effects=effects), lighthouse, twin
+
+
+@njit
+def draft_values_of_game(params, n_options, game, memo, values):
+    """Seat 0's ``evaluated_values`` of a draft for a ``Game`` held here."""
+    evaluated_values(params, E.D_DRAFT, n_options, 0, view(game), memo, values)
+
+
+@pytest.mark.parametrize("name", ("builder", "merchant", "denier:foresight=2"))
+def test_the_draft_sees_a_placement_bonus_the_empty_city_cannot_hold(tables, name):
+    """Issue 38: a cornerstone whose only value is its edge bonus (3 VP) is drafted over an
+    otherwise equal one without it, by exactly ``vp`` x 3 more, though the draft's city holds
+    only the City Center, whose neighbours are not on the edge."""
+    twins, lighthouse, twin = twin_cornerstones(tables)
+    pos = empty_position(twins, 4, turn=-1, money=5)
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+    options[0, E.OPT_TILE] = twin
+    options[1, E.OPT_TILE], options[1, E.OPT_SLOT] = lighthouse, 1
+    spec = parse_strategy(name)
+    values = np.zeros(2)
+    memo = np.zeros(memo_size(len(twins.tiles)), dtype=np.int64)
+    draft_values_of_game(spec.params, 2, pos.game(options), memo, values)
+    assert values[1] - values[0] == pytest.approx(3 * spec.params[W_VP], abs=1e-9)
+    for seed in range(5):
+        assert pos.decide(name, E.D_DRAFT, options, 2, seed=seed) == 1
+
+
+def out_of_reach(tables, name, city):
+    ctx = np.zeros(N_CTX, dtype=np.int64)
+    gstate = np.zeros(E.N_GSTATE, dtype=np.int64)
+    build_context(city, 5, gstate, tables.tiles, tables.effects, tables.goods_tier, make_rules(),
+                  ctx)  # fmt: skip
+    before = city.copy()
+    vp = placement_vp_out_of_reach(tables.tile_index(name), city, tables.tiles, tables.effects,
+                                   ctx)  # fmt: skip
+    assert (city == before).all()
+    return vp
+
+
+def test_placement_vp_out_of_reach_is_the_bonus_the_reachable_squares_miss(tables):
+    """The draft's city (the City Center alone): the Lighthouse's and the Wind Park's edge
+    bonus (3 VP) and the Hydroelectric Dam's "alone in a corner" (10 VP) lie out of reach; a
+    tile without a placement bonus has none. Once a tile south of the center makes an
+    edge square reachable, ``best_placement`` sees the bonus and nothing is added twice."""
+    city = empty_position(tables, 1).cells[0].copy()
+    assert out_of_reach(tables, "Lighthouse", city) == 3
+    assert out_of_reach(tables, "Wind Park", city) == 3
+    assert out_of_reach(tables, "Hydroelectric Dam", city) == 10
+    assert out_of_reach(tables, "City Hall", city) == 0
+    city[17] = tables.tile_index("Villas")  # south of the center; square 22 is on the edge
+    assert E.placement_mask(city, tables.tiles, tables.tile_index("Wind Park"),
+                            summary_of(city, tables)) >> 22 & 1  # fmt: skip
+    assert out_of_reach(tables, "Wind Park", city) == 0
+
+
+def summary_of(city, tables):
+    summary = np.zeros(E.N_SUMMARY, dtype=np.int64)
+    E.summarize_city(city, tables.tiles, summary)
+    return summary

@@ -22,6 +22,7 @@ from sim.neom.effects import (
     insured_against,
     tile_income,
     tile_variable_vp,
+    vp_placement,
     vp_reads_change,
 )
 from sim.neom.grid import (
@@ -1183,6 +1184,7 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
             values[k] = game_best_placement(params, seat, tile, city, money, FREE, game, ctx, memo)
             if params[W_FORESIGHT] != 0:
                 values[k] += params[W_FORESIGHT] * vp_per_matching_tile(effects, tile)
+            values[k] += params[W_VP] * placement_vp_out_of_reach(tile, city, tiles, effects, ctx)
             if deny:
                 values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
@@ -1231,6 +1233,38 @@ def vp_per_matching_tile(effects, tile):
         if kind == K.EF_VP_PER_TYPE_CITY or kind == K.EF_VP_PER_TYPE_ADJACENT:
             total += effects[tile, k, 2]
     return total
+
+
+@njit(_nrt=False)
+def placement_vp_out_of_reach(tile, city, tiles, effects, ctx):
+    """VP of the tile's placement conditions (``EF_VP_PLACEMENT``: corner, edge, alone) at its
+    best square of the grid beyond what they give on the squares it can go on now. The draft's
+    city holds only the City Center, whose neighbours are neither edge nor corner, so
+    ``best_placement`` cannot see an edge or corner bonus, though the city reaches the edge
+    long before its cornerstones are built. Each condition is the engine's (``vp_placement``),
+    read with the tile put on each square; ``city`` (a copy) is restored."""
+    if not E.has_effect(effects, tile, K.EF_VP_PLACEMENT):
+        return 0
+    summary = context_summary(ctx)
+    reachable = E.placement_mask(city, tiles, tile, summary)
+    anywhere = 0
+    in_reach = 0
+    for cell in range(K.N_CELLS):
+        in_mask = (reachable >> cell) & 1
+        if city[cell] != K.EMPTY and not in_mask:
+            continue
+        old = city[cell]
+        city[cell] = tile
+        vp = 0
+        for k in range(K.MAX_EFFECTS):
+            if effects[tile, k, 0] == K.EF_VP_PLACEMENT:
+                vp += vp_placement(effects[tile, k, 1], effects[tile, k, 2], cell, city, tiles,
+                                   summary)  # fmt: skip
+        city[cell] = old
+        anywhere = max(anywhere, vp)
+        if in_mask:
+            in_reach = max(in_reach, vp)
+    return anywhere - in_reach
 
 
 @njit(_nrt=False)
