@@ -358,8 +358,28 @@ def context_placements(seat, tile, city, ctx, goods_of, n_players, money, tiles,
 def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
     and its Trade Routes (all greedy needs)."""
+    E.summarize_city(city, tiles, context_summary(ctx))
+    score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def kept_score_context(city, kept, money, tiles, effects, goods_tier, rules, ctx):
+    """``build_score_context`` of a seat's city with the summary the game keeps of it
+    (``kept``: ``game.summaries[seat]``, patched by the engine after every placement and
+    removal) copied instead of summarized again, unless it is stale."""
     summary = context_summary(ctx)
-    E.summarize_city(city, tiles, summary)
+    if kept[E.SM_OCCUPIED] == -1:
+        E.summarize_city(city, tiles, summary)
+    else:
+        for k in range(E.N_SUMMARY):
+            summary[k] = kept[k]
+    score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def score_context(city, money, tiles, effects, goods_tier, rules, ctx):
+    """``build_score_context`` after the summary: what it reads is the context's summary."""
+    summary = context_summary(ctx)
     score = context_score_out(ctx)
     score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
     residential = cells_of_types(summary, K.T_RESIDENTIAL)
