@@ -141,8 +141,7 @@ INLINED_FUNCTIONS = {
     "income_delta kind_bonus memo_cells memo_city memo_context memo_cs_options memo_ctx "
     "memo_floats memo_parts memo_values move_terms neighborhoods_after score_delta "
     "score_delta_and_neighborhoods terms_value try_move undo_move",
-    "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change placed_value "
-    "value_after",
+    "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change value_after",
     "strategies.neom.play": "act_seat decide disaster_selectable discard_hand draft end_turn "
     "forced_option keep_cornerstone list_actions list_selections load_pack pauses "
     "pay_requirements placement_effects refresh_goods release_pending resolve_disaster "

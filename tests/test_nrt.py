@@ -55,7 +55,8 @@ NO_NRT = {
     "has_effect take_options swap_options protected_cells disaster_charge disaster_cost_of "
     "sacrifice_steps sacrifice_types sacrifice_options ranks_and_winners",
     "strategies.neom.evaluate": "memo_size memo_holds set_context_money has_effect_kinds "
-    "upcoming_disasters exposure charge build_score_context build_context label_components "
+    "upcoming_disasters exposure charge build_score_context kept_score_context score_context "
+    "build_context kept_context move_context label_components "
     "remaining_share money_value pollution_of counts_types memo_move_terms progress pick_best "
     "action_values seat_money best_placement move_value left_neighbour denied_value "
     "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "

@@ -189,13 +189,21 @@ def test_greedy_values_equal_scoring_the_city_after_the_move(tables):
     memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
     args = (tables.tiles, tables.effects, tables.goods_tier, rules)
     checked = 0
-    for pos, selected in grown_positions(tables, np.random.default_rng(12), 30):
+    summary = np.empty(E.N_SUMMARY, dtype=np.int64)
+    for i, (pos, selected) in enumerate(grown_positions(tables, np.random.default_rng(12), 30)):
         options, n = pos.action_options(0, selected)
         city = pos.cells[0].copy()
         money = int(pos.pstate[0, E.PS_MONEY])
+        # The game's summary of the city, copied into greedy's context; or a stale one, which
+        # greedy summarizes again: both give the same values.
+        if i % 2:
+            E.summarize_city(city, tables.tiles, summary)
+        else:
+            E.mark_stale(summary)
         basic.greedy_values(
             params, E.D_ACTION, options, n, 0, pos.gstate, pos.pstate, pos.goods_of, city,
-            tables.tiles, tables.req, tables.effects, tables.goods_tier, rules, values, memo,
+            summary, tables.tiles, tables.req, tables.effects, tables.goods_tier, rules, values,
+            memo,
         )  # fmt: skip
         for k in range(n):
             after = city.copy()
@@ -246,8 +254,11 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
         hand, n_hand = pos.select_options(0)
         options, n = pos.action_options(0, selected)
         city = pos.cells[0].copy()
+        summary = np.empty(E.N_SUMMARY, dtype=np.int64)  # the game's summary of the city
+        E.summarize_city(city, tables.tiles, summary)
         if spec.id == basic.GREEDY_ID:
-            state = (0, pos.gstate, pos.pstate, pos.goods_of, city, tables.tiles, tables.req)
+            state = (0, pos.gstate, pos.pstate, pos.goods_of, city, summary, tables.tiles,
+                     tables.req)  # fmt: skip
             for decision, opts, count, out, m in (
                 (E.D_SELECT, hand, n_hand, scratch, memo),
                 (E.D_ACTION, options, n, values, memo),
@@ -256,7 +267,7 @@ def test_a_memo_serves_only_the_state_it_was_written_for(tables):
                 basic.greedy_values(spec.params, decision, opts, count, *state, *args[1:], out, m)
             return n
         money = int(pos.pstate[0, E.PS_MONEY] + pos.pstate[0, E.PS_PENDING])
-        evaluated_context(memo, spec.params, city, money, pos.gstate, *args)
+        evaluated_context(memo, spec.params, city, summary, money, pos.gstate, *args)
         kept = memo_context(memo)
         select_values_of_game(spec.params, n_hand, 0, pos.game(hand), city, kept, scratch, memo)
         action_values(spec.params, options, n, city, *args, kept, values, memo)

@@ -17,15 +17,16 @@ from sim.core import rng
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
+from sim.neom.grid import lowest_cell
 from sim.neom.scoring import money_vp, money_vp_change, score_city
 from strategies.neom.evaluate import (
     ANY_STATE,
     CX_MONEY,
     CX_SCORE,
     MEMO_TRIED,
-    build_score_context,
     context_placements,
     context_req_costs,
+    kept_score_context,
     memo_city,
     memo_context,
     memo_holds,
@@ -39,10 +40,11 @@ from strategies.neom.evaluate import (
 from strategies.neom.registry import GREEDY_ID, GREEDY_MONEY_WEIGHT
 
 NO_VALUE = -1e18
+NO_CHANGE = np.int64(-(1 << 62))
 
 
 @njit(_nrt=False)
-def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules):
+def greedy_context(memo, params, city, summary, money, tiles, effects, goods_tier, rules):
     """Brings the score context of ``city`` with ``money``, kept in the seat's memo
     (``memo_context``), up to date (returns nothing: a view handed back out of code
     compiled without reference counts would be released once too often).
@@ -50,16 +52,17 @@ def greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
     Greedy's score changes without coins depend on the city alone (the batch's tables and
     rules are fixed), so the memo is keyed on the city only (``memo_holds``): it outlives
     the turn, and a seat that sold or paid keeps its context and every square it valued, with
-    only the money brought up to date."""
+    only the money brought up to date. ``summary``: the game's summary of ``city``, copied
+    (``kept_score_context``)."""
     ctx = memo_context(memo)
     strategy_id = np.int64(GREEDY_ID)  # not a literal: one memo_holds for every strategy
     if not memo_holds(memo, strategy_id, params, city, ANY_STATE, ANY_STATE, tiles.shape[0]):
-        build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+        kept_score_context(city, summary, money, tiles, effects, goods_tier, rules, ctx)
     else:
         set_context_money(ctx, money)
 
 
-# memo_change, placed_value, score_delta and the value helpers are inlined: they run for every
+# memo_change, score_delta and the value helpers are inlined: they run for every
 # square greedy tries, and a compiled call passing their arrays costs more than their work.
 @njit(inline="always")
 def memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx):
@@ -99,15 +102,6 @@ def coins_value(params, coins, ctx):
     return value_after(params, money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
 
 
-@njit(inline="always")
-def placed_value(params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo):
-    """Value of the city with ``tile`` on ``cell`` for ``cost`` coins (its one-off coins
-    included)."""
-    coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
-    change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
-    return value_after(params, change + money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
-
-
 @njit(_nrt=False)
 def best_placement_value(
     params, seat, tile, city, money, goods_of, n_players, tiles, req, effects, goods_tier, rules,
@@ -125,14 +119,18 @@ def best_placement_value(
     for o in range(tiles[tile, K.C_N_REQ_OPTIONS]):
         if req_costs[o] >= 0 and (cost < 0 or req_costs[o] < cost):
             cost = req_costs[o]
-    best = NO_VALUE
-    for cell in range(K.N_CELLS):
-        if (mask >> cell) & 1:
-            value = placed_value(
-                params, tile, cell, cost, city, tiles, effects, goods_tier, rules, ctx, memo
-            )
-            best = max(best, value)
-    return best
+    # A value is the score change plus the same coins for every square (value_after, a float
+    # of an integer plus a constant, never smaller for a larger change): the best square's
+    # value is that of the largest change.
+    best = NO_CHANGE  # below any change: the mask holds a square
+    left = mask
+    while left:
+        cell = lowest_cell(left)
+        left &= left - 1
+        change = memo_change(memo, tile, cell, city, tiles, effects, goods_tier, rules, ctx)
+        best = max(best, change)
+    coins = tiles[tile, K.C_COINS_ON_PLACE] - cost
+    return value_after(params, best + money_vp_change(ctx[CX_MONEY], coins), coins, ctx)
 
 
 @njit
@@ -188,6 +186,7 @@ def greedy_values(
     pstate,
     goods_of,
     city,
+    summary,
     tiles,
     req,
     effects,
@@ -196,8 +195,8 @@ def greedy_values(
     values,
     memo,
 ):
-    """Greedy's value of each option into ``values`` (``city``: the seat's city, only read;
-    ``memo``: the seat's, see memo_context)."""
+    """Greedy's value of each option into ``values`` (``city``: the seat's city, only read,
+    ``summary`` the game's summary of it; ``memo``: the seat's, see memo_context)."""
     money = pstate[seat, E.PS_MONEY]
     if decision == E.D_BUY:
         for k in range(n_options):
@@ -208,7 +207,7 @@ def greedy_values(
         for k in range(n_options):
             values[k] = 1.0 if k == 0 else 0.0
         return
-    greedy_context(memo, params, city, money, tiles, effects, goods_tier, rules)
+    greedy_context(memo, params, city, summary, money, tiles, effects, goods_tier, rules)
     ctx = memo_context(memo)
     city = memo_city(memo)  # moves are tried on the memo's copy: the game's city is never written
     n_players = gstate[E.GS_N_PLAYERS]
@@ -272,6 +271,7 @@ def choose_greedy(params, rng_state, decision, n_options, seat, game, memo):
         game.pstate,
         game.goods_of,
         game.cells[seat],
+        game.summaries[seat],
         game.tiles,
         game.req,
         game.effects,

@@ -359,8 +359,28 @@ def context_placements(seat, tile, city, ctx, goods_of, n_players, money, tiles,
 def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
     """Fill the part of ``ctx`` that ``score_delta`` reads, the score itself, the city summary
     and its Trade Routes (all greedy needs)."""
+    E.summarize_city(city, tiles, context_summary(ctx))
+    score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def kept_score_context(city, kept, money, tiles, effects, goods_tier, rules, ctx):
+    """``build_score_context`` of a seat's city with the summary the game keeps of it
+    (``kept``: ``game.summaries[seat]``, patched by the engine after every placement and
+    removal) copied instead of summarized again, unless it is stale."""
     summary = context_summary(ctx)
-    E.summarize_city(city, tiles, summary)
+    if kept[E.SM_OCCUPIED] == -1:
+        E.summarize_city(city, tiles, summary)
+    else:
+        for k in range(E.N_SUMMARY):
+            summary[k] = kept[k]
+    score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def score_context(city, money, tiles, effects, goods_tier, rules, ctx):
+    """``build_score_context`` after the summary: what it reads is the context's summary."""
+    summary = context_summary(ctx)
     score = context_score_out(ctx)
     score_masks(city, summary, money, tiles, effects, goods_tier, rules, score)
     residential = cells_of_types(summary, K.T_RESIDENTIAL)
@@ -394,6 +414,21 @@ def build_score_context(city, money, tiles, effects, goods_tier, rules, ctx):
 def build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
     """Fill ``ctx`` for ``city`` (one pass per decision; candidates then cost little)."""
     build_score_context(city, money, tiles, effects, goods_tier, rules, ctx)
+    move_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def kept_context(city, kept, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """``build_context`` of a seat's city with the game's summary of it (``kept``, see
+    ``kept_score_context``)."""
+    kept_score_context(city, kept, money, tiles, effects, goods_tier, rules, ctx)
+    move_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+
+
+@njit(_nrt=False)
+def move_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx):
+    """The rest of ``build_context`` after the score context: frontier, covers, income and
+    coin holders, the disasters to come."""
     summary = context_summary(ctx)
     occupied = summary[E.SM_OCCUPIED]
     ctx[CX_OCCUPIED] = occupied
@@ -992,8 +1027,9 @@ def left_neighbour(seat, deny, game, memo):
     copy_cells(game.cells[left], city)
     ctx = memo_ctx(memo, MEMO_LEFT_CTX)
     if deny:
-        build_context(
+        kept_context(
             city,
+            game.summaries[left],
             seat_money(game.pstate, left),
             game.gstate,
             game.tiles,
@@ -1112,7 +1148,7 @@ def seat_money(pstate, seat):
 
 
 @njit(_nrt=False)
-def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules):
+def evaluated_context(memo, params, city, kept, money, gstate, tiles, effects, goods_tier, rules):
     """Brings the context of ``city`` kept in the seat's memo (``memo_context``) up to date:
     built there unless the memo holds it (``memo_holds``: same city, generation and disasters
     past), else brought up to the money and the turn. Returns nothing (a view handed back out
@@ -1127,7 +1163,7 @@ def evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_t
         gstate[E.GS_DISASTERS],
         tiles.shape[0],
     ):
-        build_context(city, money, gstate, tiles, effects, goods_tier, rules, ctx)
+        kept_context(city, kept, money, gstate, tiles, effects, goods_tier, rules, ctx)
     else:
         set_context_money(ctx, money)
         ctx[CX_TURN] = gstate[E.GS_TURN]
@@ -1159,7 +1195,9 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
     city = memo_cells(memo, MEMO_OWN_CITY)
     copy_cells(game.cells[seat], city)
     money = seat_money(game.pstate, seat)
-    evaluated_context(memo, params, city, money, gstate, tiles, effects, goods_tier, rules)
+    evaluated_context(
+        memo, params, city, game.summaries[seat], money, gstate, tiles, effects, goods_tier, rules
+    )
     ctx = memo_context(memo)
     if decision == E.D_ACTION:
         action_values(
