@@ -60,7 +60,7 @@ NO_NRT = {
     "remaining_share money_value pollution_of counts_types memo_move_terms progress pick_best "
     "action_values seat_money best_placement move_value left_neighbour denied_value "
     "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "
-    "cornerstone_value vp_per_matching_tile",
+    "cornerstone_value vp_per_matching_tile placement_vp_out_of_reach",
     "strategies.neom.basic": "choose_random best_placement_value greedy_context",
     # The game loop (run: advance on a view of the game) and the dispatch of Python callers.
     "strategies.neom.play": "force log deal_draft_hand discard_draft_hand collect_income "
