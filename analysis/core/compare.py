@@ -340,21 +340,23 @@ def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", va
     Returns ``key``, ``effect_b``, ``n_b``, ``se_b``, ``effect_c``, ``n_c``, ``se_c``,
     ``shift``, ``shift_se``, ``shift_lo``, ``shift_hi``, ``shift_p``, sorted by ``key``: the
     chunk-wise comparison's steps (:func:`shift_coefficients`, :func:`cluster_squares`,
-    :func:`shift_table`) on the whole frames.
+    :func:`shift_table`) on the whole frames (each side's per-game sums made once).
     """
     import polars as pl
 
     from analysis.core.exact import group_sums
 
     games = games.select("game_id", "deal")
+    sides = {side: _per_game(long, key, value, side)
+             for side, long in (("b", base_long), ("c", cand_long))}  # fmt: skip
     totals = [
-        group_sums(_per_game(long, key, value, "x"), key, ["s_x", "k_x"]).select(
-            key, pl.col("s_x").alias("s"), pl.col("k_x").alias("k")
+        group_sums(sums, key, [f"s_{side}", f"k_{side}"]).select(
+            key, pl.col(f"s_{side}").alias("s"), pl.col(f"k_{side}").alias("k")
         )
-        for long in (base_long, cand_long)
+        for side, sums in sides.items()
     ]
     coefficients = shift_coefficients(*totals, games.height, key)
-    squares = cluster_squares(base_long, cand_long, games, key, value, coefficients)
+    squares = paired_squares(sides["b"], sides["c"], games, key, coefficients)
     return shift_table(coefficients, squares, games.height, games["deal"].n_unique(), key)
 
 

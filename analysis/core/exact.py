@@ -49,6 +49,7 @@ def group_fsum(codes, values, n_groups: int) -> np.ndarray:
     exponent = exponent.astype(np.int64) - 53
     lowest = int(exponent.min())
     span = int(exponent.max()) - lowest + 1
+    counts = np.bincount(codes, minlength=n_groups)
     totals: dict[int, int] = {}
     for start in range(0, values.size, _BIN_LIMIT - 1):
         part = slice(start, start + _BIN_LIMIT - 1)
@@ -58,12 +59,39 @@ def group_fsum(codes, values, n_groups: int) -> np.ndarray:
         # m = high * 2^26 + low, both halves below 2^27 in size.
         high = np.bincount(inverse, weights=(m >> _HALF).astype(np.float64))
         low = np.bincount(inverse, weights=(m & ((1 << _HALF) - 1)).astype(np.float64))
+        if values.size < _BIN_LIMIT:  # one part: small groups are added in int64 at once
+            used, high, low = _add_small_groups(out, used, high, low, span, lowest, counts)
         for key, h, lo in zip(used.tolist(), high.tolist(), low.tolist(), strict=True):
             group, shift = divmod(key, span)
             totals[group] = totals.get(group, 0) + (((int(h) << _HALF) + int(lo)) << shift)
     for group, total in totals.items():
         out[group] += _scaled(total, lowest)
     return out
+
+
+def _add_small_groups(out, used, high, low, span: int, lowest: int, counts):
+    """Adds to ``out`` the groups whose exact total fits in an int64 (few values of nearby
+    exponents: most groups of a few rows) and returns the other groups' bins. A group's bins
+    come together in ``used`` (sorted); its total in units of its lowest bin's 2^e is below
+    n 2^(54 + spread) < 2^63 when n 2^spread <= 2^8, and one int64 -> double conversion and a
+    scaling by a power of two (exact while the result is a normal double) round it once."""
+    group, offset = np.divmod(used, span)
+    first = np.flatnonzero(np.diff(group, prepend=-1))
+    size = np.diff(first, append=used.size)
+    base = np.repeat(offset[first], size)
+    spread = np.repeat(offset[first + size - 1], size) - base
+    power = base + lowest
+    small = (spread <= 8) & ((counts[group] << np.minimum(spread, 8)) <= 256) & (power >= -1022)
+    if not small.any():
+        return used, high, low
+    term = (high[small].astype(np.int64) << _HALF) + low[small].astype(np.int64)
+    term <<= offset[small] - base[small]
+    starts = np.flatnonzero(np.diff(group[small], prepend=-1))
+    total = np.add.reduceat(term, starts)
+    owners = group[small][starts]
+    out[owners] += np.ldexp(total.astype(np.float64), power[small][starts])
+    rest = ~small
+    return used[rest], high[rest], low[rest]
 
 
 def _scaled(total: int, power: int) -> float:
