@@ -7,8 +7,8 @@ and sums (:class:`Sums`, also histograms and pattern counts), means with their s
 :class:`VectorClusterMoments` for a vector per cluster). Each kind knows its merge
 (``merge_all``), which does not depend on how the games were cut into chunks:
 
-- sums, counts, maxima and minima merge exactly (integers exactly; float sums up to rounding
-  in the last bits, as any change of summation order);
+- sums, counts, maxima and minima merge exactly (integers exactly; float sums exactly
+  rounded, :mod:`analysis.core.exact`, so the order of the parts does not matter);
 - a mean and its sum of squares merge by Chan et al.'s parallel formula, each part centred
   on its own mean, so a large mean does not cancel the spread;
 - the cluster-robust (CR1) variance needs, per group, sum over clusters c of
