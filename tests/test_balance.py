@@ -395,10 +395,9 @@ def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path
     runs = len(evaluator.played)
     base = evaluator.measure({}, events=False)
     start = B.item_point(base, base, item, kind, 0, setting.min_n)
-    # Up to the order of polars' float sums, as below: this point is computed in a pipeline
-    # thread while the main thread plays and opens runs (exact equality failed 1 run in 3 on
-    # 518a016 too, in the last bit).
-    assert _same(astuple(start), astuple(result.baseline))
+    # To the bit, though this point is computed in a pipeline thread while the main thread
+    # plays and opens runs: every sum behind it is exactly rounded (analysis.core.exact).
+    assert _identical(astuple(start), astuple(result.baseline))
     for search in searched:
         lever = search.lever
 
@@ -416,13 +415,13 @@ def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path
         assert (again.suggested, again.stop, sorted(again.points)) == (
             search.suggested, search.stop, sorted(search.points))  # fmt: skip
         for value, point in again.points.items():
-            assert _same(astuple(point), astuple(search.points[value]))
+            assert _identical(astuple(point), astuple(search.points[value]))
     verified = B.verify(evaluator, item, kind, result.searches, fresh, verify_games)
     assert len(evaluator.played) == runs
     for name, entry in result.verified.items():
-        assert _same(verified[name]["target"], entry["target"])
+        assert _identical(verified[name]["target"], entry["target"])
         if name:
-            assert _same(verified[name]["shift"], entry["shift"])
+            assert _identical(verified[name]["shift"], entry["shift"])
             assert [o["name"] for o in verified[name]["others"]] == [
                 o["name"] for o in entry["others"]]  # fmt: skip
 
@@ -470,11 +469,33 @@ def test_the_fresh_baseline_side_is_computed_once_for_every_check(tmp_path, monk
     assert len({run for run, _ in rows}) == 1 + len(checks)
 
 
-def _same(a, b) -> bool:
-    """Equal up to the order of polars' float sums (its thread pool may split them
-    differently from one query to the next): 1e-12 of a share."""
-    return np.allclose(np.array(a, dtype=float), np.array(b, dtype=float), rtol=0, atol=1e-12,
-                       equal_nan=True)  # fmt: skip
+def _identical(a, b) -> bool:
+    """The same numbers exactly (NaN equal to NaN)."""
+    return np.array_equal(np.array(a, dtype=float), np.array(b, dtype=float), equal_nan=True)
+
+
+def _measured(rows: list[tuple[int, str, float]], games: int) -> "B.Measurement":
+    """A Measurement of a played run reduced to its tile long table and deals (one per game)."""
+    import polars as pl
+
+    long = pl.DataFrame(rows, schema={"game_id": pl.Int64, "tile_name": pl.String,
+                                      "residual": pl.Float64}, orient="row")  # fmt: skip
+    deals = pl.DataFrame({"game_id": range(games), "deal": range(games)},
+                         schema={"game_id": pl.Int64, "deal": pl.UInt64})  # fmt: skip
+    return B.Measurement({}, 0, games, True, None, None, 0.0, {"tile": long}, deals)
+
+
+def test_an_item_point_is_the_exactly_rounded_mean_in_any_row_order():
+    """Known answer: residuals 1, 1e100, 1 and -1e100 in games 0..3 sum to exactly 2 (a
+    float sum in game order, even compensated, loses both ones and gives 0; the extreme
+    values only make the last bit visible). The effect is 2/4 on both sides whatever order
+    the rows come in, and the shift is exactly 0."""
+    rows = [(0, "Tower 1", 1.0), (1, "Tower 1", 1e100), (2, "Tower 1", 1.0),
+            (3, "Tower 1", -1e100)]  # fmt: skip
+    rows += [(g, "Park", 0.25 * g) for g in range(6)]
+    base, cand = _measured(rows, 6), _measured(rows[::-1], 6)
+    point = B.item_point(base, cand, "Tower 1", "tile", 11, min_n=1)
+    assert (point.effect, point.shift, point.n) == (0.5, 0.0, 4)
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

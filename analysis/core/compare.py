@@ -202,16 +202,19 @@ def data_diff(base_raw: bytes, cand_raw: bytes, sections: tuple[str, ...], noun:
 
 
 def _per_game(long, key: str, value: str, side: str):
-    """Per (game, item): the sum of ``value`` over the item's rows and their number."""
+    """Per (game, item), sorted by them: the sum of ``value`` over the item's rows and their
+    number."""
     import polars as pl
 
-    # Sorted and order-kept, so the same rows always sum in the same order (data against
-    # itself must give exactly 0, not a rounding error).
-    long = long.filter(pl.col(value).is_not_null()).sort("game_id", key, value)
-    return long.group_by("game_id", key, maintain_order=True).agg(
-        pl.col(value).cast(pl.Float64).sum().alias(f"s_{side}"),
-        pl.len().cast(pl.Float64).alias(f"k_{side}"),
-    )
+    from analysis.core.exact import group_sums
+
+    # Exactly rounded sums: the same in any row order (data against itself gives exactly 0).
+    long = long.filter(pl.col(value).is_not_null())
+    return group_sums(long, ["game_id", key], [value]).select(
+        "game_id", key,
+        pl.col(value).cast(pl.Float64).alias(f"s_{side}"),
+        pl.col("rows").cast(pl.Float64).alias(f"k_{side}"),
+    )  # fmt: skip
 
 
 def shift_coefficients(totals_b, totals_c, n_games: int, key: str):
@@ -256,6 +259,7 @@ def paired_squares(base_sums, cand_sums, deals, key: str, coefficients):
     """:func:`cluster_squares` from each side's :func:`side_sums`."""
     import polars as pl
 
+    from analysis.core.exact import group_sums
     from analysis.core.reduce import Sums
 
     both = (
@@ -263,11 +267,9 @@ def paired_squares(base_sums, cand_sums, deals, key: str, coefficients):
         .join(cand_sums, on=["game_id", key], how="full", coalesce=True)
         .fill_null(0)
         .join(deals, on="game_id", how="left")
-        .sort(key, "game_id")
     )  # fmt: skip
-    per_deal = both.group_by(key, "deal", maintain_order=True).agg(
-        pl.col("s_b", "k_b", "s_c", "k_c").sum()
-    )
+    # Exactly rounded sums here and below: no figure depends on polars' threads or row order.
+    per_deal = group_sums(both, [key, "deal"], ["s_b", "k_b", "s_c", "k_c"])
     influence = per_deal.join(
         coefficients.select(key, "alpha_b", "beta_b", "alpha_c", "beta_c"), on=key, how="left"
     ).select(
@@ -275,14 +277,14 @@ def paired_squares(base_sums, cand_sums, deals, key: str, coefficients):
         (pl.col("alpha_b") * pl.col("s_b") + pl.col("beta_b") * pl.col("k_b")).alias("i_b"),
         (pl.col("alpha_c") * pl.col("s_c") + pl.col("beta_c") * pl.col("k_c")).alias("i_c"),
     )
-    return Sums.of(
-        influence,
+    squares = influence.select(
         key,
-        pl.len().alias("clusters"),
-        (pl.col("i_b") ** 2).sum().alias("q_b"),
-        (pl.col("i_c") ** 2).sum().alias("q_c"),
-        ((pl.col("i_c") - pl.col("i_b")) ** 2).sum().alias("q_shift"),
+        (pl.col("i_b") ** 2).alias("q_b"),
+        (pl.col("i_c") ** 2).alias("q_c"),
+        ((pl.col("i_c") - pl.col("i_b")) ** 2).alias("q_shift"),
     )
+    table = group_sums(squares, key, ["q_b", "q_c", "q_shift"]).rename({"rows": "clusters"})
+    return Sums(table.select(key, "clusters", "q_b", "q_c", "q_shift"), (key,))
 
 
 def shift_table(coefficients, squares, n_games: int, n_clusters: int, key: str):
@@ -338,19 +340,23 @@ def paired_effect_shifts(base_long, cand_long, games, key: str = "tile_name", va
     Returns ``key``, ``effect_b``, ``n_b``, ``se_b``, ``effect_c``, ``n_c``, ``se_c``,
     ``shift``, ``shift_se``, ``shift_lo``, ``shift_hi``, ``shift_p``, sorted by ``key``: the
     chunk-wise comparison's steps (:func:`shift_coefficients`, :func:`cluster_squares`,
-    :func:`shift_table`) on the whole frames.
+    :func:`shift_table`) on the whole frames (each side's per-game sums made once).
     """
     import polars as pl
 
+    from analysis.core.exact import group_sums
+
     games = games.select("game_id", "deal")
+    sides = {side: _per_game(long, key, value, side)
+             for side, long in (("b", base_long), ("c", cand_long))}  # fmt: skip
     totals = [
-        _per_game(long, key, value, "x")
-        .group_by(key)
-        .agg(pl.col("s_x").sum().alias("s"), pl.col("k_x").sum().alias("k"))
-        for long in (base_long, cand_long)
+        group_sums(sums, key, [f"s_{side}", f"k_{side}"]).select(
+            key, pl.col(f"s_{side}").alias("s"), pl.col(f"k_{side}").alias("k")
+        )
+        for side, sums in sides.items()
     ]
     coefficients = shift_coefficients(*totals, games.height, key)
-    squares = cluster_squares(base_long, cand_long, games, key, value, coefficients)
+    squares = paired_squares(sides["b"], sides["c"], games, key, coefficients)
     return shift_table(coefficients, squares, games.height, games["deal"].n_unique(), key)
 
 

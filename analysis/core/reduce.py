@@ -7,8 +7,8 @@ and sums (:class:`Sums`, also histograms and pattern counts), means with their s
 :class:`VectorClusterMoments` for a vector per cluster). Each kind knows its merge
 (``merge_all``), which does not depend on how the games were cut into chunks:
 
-- sums, counts, maxima and minima merge exactly (integers exactly; float sums up to rounding
-  in the last bits, as any change of summation order);
+- sums, counts, maxima and minima merge exactly (integers exactly; float sums exactly
+  rounded, :mod:`analysis.core.exact`, so the order of the parts does not matter);
 - a mean and its sum of squares merge by Chan et al.'s parallel formula, each part centred
   on its own mean, so a large mean does not cancel the spread;
 - the cluster-robust (CR1) variance needs, per group, sum over clusters c of
@@ -29,7 +29,9 @@ import numpy as np
 import polars as pl
 
 from analysis.core.arrays import unique, unique_inverse
+from analysis.core.exact import group_sums
 
+_FLOATS = (pl.Float32, pl.Float64)
 _NUMERIC_INTS = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 
@@ -63,9 +65,6 @@ def _with_group_totals(frame: pl.DataFrame, keys, totals) -> pl.DataFrame:
         return frame.join(frame.group_by(keys).agg(totals), on=keys, how="left",
                           nulls_equal=True, maintain_order="left")  # fmt: skip
     return frame.with_columns(totals)
-
-
-_FLOATS = (pl.Float32, pl.Float64)
 
 
 def canonical(frame: pl.DataFrame, columns=None) -> pl.DataFrame:
@@ -121,9 +120,24 @@ class Sums:
             return parts[0]
         first, frame = parts[0], _concat([p.frame for p in parts])
         values = [c for c in frame.columns if c not in first.keys]
+        # Float sums exactly rounded (analysis.core.exact): the same for any order of the
+        # parts and any polars thread count.
+        exact = [c for c in values
+                 if first.how.get(c, "sum") == "sum" and frame.schema[c] in _FLOATS]  # fmt: skip
         rule = {"sum": pl.Expr.sum, "max": pl.Expr.max, "min": pl.Expr.min}
-        aggregations = [rule[first.how.get(c, "sum")](pl.col(c)) for c in values]
-        return cls(_aggregate(frame, first.keys, aggregations), first.keys, first.how)
+        aggregations = [rule[first.how.get(c, "sum")](pl.col(c)) for c in values
+                        if c not in exact]  # fmt: skip
+        if not exact:
+            return cls(_aggregate(frame, first.keys, aggregations), first.keys, first.how)
+        sums = group_sums(frame, list(first.keys), exact).drop("rows")
+        if first.keys:
+            rest = _aggregate(frame, first.keys, aggregations) if aggregations else None
+            if rest is not None:
+                sums = sums.join(rest, on=list(first.keys), how="left", nulls_equal=True)
+        elif aggregations:
+            sums = pl.concat([sums, frame.select(aggregations)], how="horizontal")
+        sums = sums.with_columns(pl.col(c).cast(frame.schema[c]) for c in exact)
+        return cls(sums.select(frame.columns), first.keys, first.how)
 
     def table(self) -> pl.DataFrame:
         """The merged frame, sorted by its keys."""
@@ -235,55 +249,41 @@ class ClusterMoments:
             pl.col(cluster).alias("_c"),
             *([pl.col(expected).cast(pl.Float64).alias("_e")] if expected else []),
         )
-        rows = canonical(rows)
-        extra = []
+        # Exactly rounded sums (analysis.core.exact): the same for any row order and any
+        # polars thread count (polars' own float sums vary with both).
+        floats = ["_v"]
         if expected:
-            extra = [
-                (pl.col("_e") * (1.0 - pl.col("_e"))).sum().alias("floor"),
-                pl.col("_e").sum().alias("e_sum"),
-            ]
-        groups = (
-            rows.group_by(keys).agg(
-                pl.len().cast(pl.Int64).alias("n"),
-                pl.col("_c").n_unique().cast(pl.Int64).alias("clusters"),
-                pl.col("_v").sum().alias("sum"),
-                *extra,
-            )
-            if keys
-            else rows.select(
-                pl.len().cast(pl.Int64).alias("n"),
-                pl.col("_c").n_unique().cast(pl.Int64).alias("clusters"),
-                pl.col("_v").sum().alias("sum"),
-                *extra,
-            )
+            rows = rows.with_columns((pl.col("_e") * (1.0 - pl.col("_e"))).alias("_f"))
+            floats += ["_f", "_e"]
+        groups = group_sums(rows, keys, floats).rename(
+            {"rows": "n", "_v": "sum"} | ({"_f": "floor", "_e": "e_sum"} if expected else {})
         )
         groups = groups.with_columns((pl.col("sum") / pl.col("n")).alias("shift"))
-        # The clusters in the order they come (a group_by's own order varies from one call to
-        # the next), so that their float sums below add up the same way every time.
-        by_cluster = rows.group_by(*keys, "_c", maintain_order=True).agg(
-            pl.col("_v").sum().alias("_s"), pl.len().cast(pl.Float64).alias("_k")
+        by_cluster = group_sums(rows, [*keys, "_c"], ["_v"]).select(
+            *keys, pl.col("_v").alias("_s"), pl.col("rows").cast(pl.Float64).alias("_k")
         )
         if keys:
-            by_cluster = by_cluster.join(
-                groups.select(*keys, "shift"),
-                on=keys,
-                how="left",
-                nulls_equal=True,
-                maintain_order="left",
-            )
+            by_cluster = by_cluster.join(groups.select(*keys, "shift"), on=keys, how="left",
+                                         nulls_equal=True, maintain_order="left")  # fmt: skip
         else:
-            by_cluster = by_cluster.with_columns(pl.lit(groups["shift"][0]).alias("shift"))
+            shift = groups["shift"][0] if groups.height else None
+            by_cluster = by_cluster.with_columns(pl.lit(shift, dtype=pl.Float64).alias("shift"))
         centred = pl.col("_s") - pl.col("shift") * pl.col("_k")
-        spread_aggs = [
-            (centred**2).sum().alias("q"),
-            (centred * pl.col("_k")).sum().alias("b"),
-            (pl.col("_k") ** 2).sum().alias("c"),
-        ]
+        terms = by_cluster.select(
+            *keys,
+            (centred**2).alias("q"),
+            (centred * pl.col("_k")).alias("b"),
+            (pl.col("_k") ** 2).alias("c"),
+        )
+        spread = group_sums(terms, keys, ["q", "b", "c"]).rename({"rows": "clusters"})
+        columns = ["n", "clusters", "sum", *(["floor", "e_sum"] if expected else []), "shift",
+                   "q", "b", "c"]  # fmt: skip
         if keys:
-            spread = by_cluster.group_by(keys).agg(spread_aggs)
-            out = groups.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
+            out = groups.join(spread, on=keys, how="left", nulls_equal=True,
+                              maintain_order="left")  # fmt: skip
         else:
-            out = pl.concat([groups, by_cluster.select(spread_aggs)], how="horizontal")
+            out = pl.concat([groups, spread], how="horizontal")
+        out = out.select(*keys, *columns)
         return cls(out, tuple(keys), bool(expected))
 
     @classmethod
@@ -354,22 +354,26 @@ class ClusterMoments:
         if len(parts) == 1:
             return parts[0]
         first, keys = parts[0], list(parts[0].keys)
-        totals = [pl.col("n").sum().alias("_n"), pl.col("sum").sum().alias("_sum")]
-        frame = _with_group_totals(_concat([p.frame for p in parts]), keys, totals)
-        mean = pl.col("_sum") / pl.col("_n")
-        d = mean - pl.col("shift")
-        aggregations = [
-            pl.col("n").sum(),
-            pl.col("clusters").sum(),
-            pl.col("sum").sum(),
-            mean.first().alias("shift"),
-            (pl.col("q") - 2.0 * d * pl.col("b") + d**2 * pl.col("c")).sum().alias("q"),
-            (pl.col("b") - d * pl.col("c")).sum().alias("b"),
-            pl.col("c").sum(),
-        ]
-        if first.expected:
-            aggregations += [pl.col("floor").sum(), pl.col("e_sum").sum()]
-        return cls(_aggregate(frame, keys, aggregations), first.keys, first.expected)
+        frame = _concat([p.frame for p in parts])
+        # Exactly rounded sums (analysis.core.exact): the same in any order of the parts.
+        added = ["n", "clusters", "sum", *(["floor", "e_sum"] if first.expected else []), "c"]
+        merged = group_sums(frame, keys, added).drop("rows")
+        merged = merged.with_columns((pl.col("sum") / pl.col("n")).alias("shift"))
+        if keys:
+            frame = frame.join(merged.select(*keys, pl.col("shift").alias("_m")), on=keys,
+                               how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
+        else:
+            frame = frame.with_columns(pl.lit(merged["shift"][0], dtype=pl.Float64).alias("_m"))
+        d = pl.col("_m") - pl.col("shift")
+        moved = frame.select(
+            *keys,
+            (pl.col("q") - 2.0 * d * pl.col("b") + d**2 * pl.col("c")).alias("q"),
+            (pl.col("b") - d * pl.col("c")).alias("b"),
+        )
+        spread = group_sums(moved, keys, ["q", "b"]).drop("rows")
+        out = (merged.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
+               if keys else pl.concat([merged, spread], how="horizontal"))  # fmt: skip
+        return cls(out.select(first.frame.columns), first.keys, first.expected)
 
     def effect_table(self, name: str = "effect", level: float = 0.95) -> pl.DataFrame:
         """The table of :func:`analysis.core.tabulate.effect_table` from these moments."""

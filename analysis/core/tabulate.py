@@ -8,6 +8,7 @@ import polars as pl
 
 from analysis.core.arrays import unique_inverse
 from analysis.core.batches import Reduction
+from analysis.core.exact import WIN_SHARE_UNIT, win_share_units
 from analysis.core.load import Run
 from analysis.core.reduce import ClusterMoments, Sums
 from analysis.core.stats import (
@@ -106,15 +107,20 @@ def _expected_reduce(chunk) -> dict:
             chunk.players,
             ("strategy_name", "n_players"),
             pl.len().alias("n"),
-            pl.col("win_share").sum().alias("wins"),
+            win_share_units().sum().alias("wins"),
         )
     }
 
 
 def _expected_finish(stats: dict, run) -> pl.DataFrame:
     shares = stats["shares"].table()
-    return shares.select(
-        "strategy_name", "n_players", (pl.col("wins") / pl.col("n")).alias("expected")
+    return shares.select("strategy_name", "n_players", _expected_share("wins", "n"))
+
+
+def _expected_share(units: str, n: str) -> pl.Expr:
+    """The mean win share from its exact sum in sixtieths: one rounding, in any order."""
+    return (pl.col(units).cast(pl.Float64) / (WIN_SHARE_UNIT * pl.col(n)).cast(pl.Float64)).alias(
+        "expected"
     )
 
 
@@ -214,11 +220,17 @@ def seat_outcomes(run: Run) -> pl.LazyFrame:
     ``residual`` (win share - expected), ``score_diff`` (total minus the mean total of the
     other seats of the game; null in solo games) and ``deal`` (see :func:`deals`). Whole-run
     and lazy: a section reads :func:`chunk_outcomes` chunk by chunk instead."""
+    # The expected share as EXPECTED computes it (an exact sum, divided once), so the whole-run
+    # and the chunk-wise residuals are the same to the bit under any polars thread count.
+    group = ("strategy_name", "n_players")
+    expected = (
+        run.players.group_by(group)
+        .agg(win_share_units().sum().alias("wins"), pl.len().alias("n"))
+        .select(*group, _expected_share("wins", "n"))
+    )
     return (
-        run.players.with_columns(
-            pl.col("win_share").mean().over("strategy_name", "n_players").alias("expected"),
-            (pl.col("total") - _others_mean_total()).alias("score_diff"),
-        )
+        run.players.join(expected, on=group, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns((pl.col("total") - _others_mean_total()).alias("score_diff"))
         .with_columns((pl.col("win_share") - pl.col("expected")).alias("residual"))
         .join(deals(run), on="game_id", how="left")
     )
