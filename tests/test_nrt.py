@@ -50,7 +50,7 @@ NO_NRT = {
     "add_cornerstone add_to_pile position_of swap_entries cornerstone_hand_size "
     "force_into_hand forced_choice ban_cornerstone flood_from_center reach_mask reach_masks "
     "link_summary summarize_city update_summary mark_stale refresh_summary trade_routes "
-    "replaceable_cells placement_mask "
+    "replaceable_cells placement_mask list_actions "
     "purchase_price tile_placements fill_action_options buy_options count_placed place_tile "
     "has_effect take_options swap_options protected_cells disaster_charge disaster_cost_of "
     "sacrifice_steps sacrifice_types sacrifice_options ranks_and_winners",

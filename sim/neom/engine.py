@@ -629,6 +629,12 @@ def replaceable_cells(types, summary):
 
 @njit(_nrt=False)
 def placement_mask(cells, tiles, tile, summary):
+    """placement_mask_at, called (the strategies' and the tests' entry)."""
+    return placement_mask_at(cells, tiles, tile, summary)
+
+
+@njit(inline="always")  # the listing's copy: no call layer per tile listed
+def placement_mask_at(cells, tiles, tile, summary):
     """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
     City Center is one) or a tile sharing a type with it; and the center square itself, or
     road-linked to a tile connected through road links to the center square. A replaced tile
@@ -756,6 +762,17 @@ def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
 def tile_placements(
     seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
 ):
+    """tile_placements_at, called (the strategies' entry)."""
+    return tile_placements_at(
+        seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier,
+        req_costs,
+    )  # fmt: skip
+
+
+@njit(inline="always")  # the listing's copy: no call layer per tile listed
+def tile_placements_at(
+    seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
+):
     """Cell mask where ``tile`` may be placed, with ``req_costs[o]`` the coins option o needs
     (-1 when not met); 0 when no option can be met or a prerequisite tile is missing."""
     if not has_prerequisites(city, tiles, tile):
@@ -767,7 +784,7 @@ def tile_placements(
             any_met = True
     if not any_met:
         return 0
-    return placement_mask(city, tiles, tile, summary)
+    return placement_mask_at(city, tiles, tile, summary)
 
 
 @njit
@@ -843,7 +860,7 @@ def add_cornerstone_options(
         if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
             continue
         mask = (
-            tile_placements(
+            tile_placements_at(
                 seat,
                 cs,
                 city,
@@ -916,11 +933,50 @@ def fill_action_options(
     """action_options given the seat's city summary (``summary``, see refresh_summary) and a
     scratch ``req_costs`` (int64[MAX_REQ_OPTIONS]): the game loop allocates both once per batch
     and summarizes a city again only after it changed."""
+    return fill_action_options_at(
+        seat, selected, gen, cells, pstate, cs_hands, goods_of, n_players, tiles, req,
+        goods_tier, options, summary, req_costs,
+    )  # fmt: skip
+
+
+@njit(_nrt=False)
+def list_actions(game, seat):
+    """The seat's action options with its selected (non-Disaster) tile into ``game.options``
+    (``game``: a view of the game, ``sim.neom.state.view``); returns their number. The game
+    loop's listing: one pointer and one integer passed, the rule's layers inlined below."""
+    summary = game.summaries[seat]
+    refresh_summary(game.cells[seat], game.tiles, summary)
+    gstate = game.gstate
+    return fill_action_options_at(
+        seat, game.pstate[seat, PS_SELECTED], gstate[GS_GEN], game.cells, game.pstate,
+        game.cs_hands, game.goods_of, gstate[GS_N_PLAYERS], game.tiles, game.req,
+        game.goods_tier, game.options, summary, game.req_costs,
+    )  # fmt: skip
+
+
+@njit(inline="always")  # fill_action_options and list_actions: one rule, two entries
+def fill_action_options_at(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    summary,
+    req_costs,
+):
+    """fill_action_options' body."""
     city = cells[seat]
     money = pstate[seat, PS_MONEY]
     routes = trade_routes(city, tiles)
     n = 0
-    mask = tile_placements(
+    mask = tile_placements_at(
         seat,
         selected,
         city,
