@@ -186,6 +186,7 @@ class Scene:
             self.t.effects,
             self.events,
             self.gstate,
+            self.summaries[seat],
         )
 
     def resolve(self, spared, disaster):

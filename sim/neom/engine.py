@@ -523,7 +523,11 @@ SM_REACH = SM_COMPONENT + 1  # 4 masks (N, E, S, W): squares a road on that edge
 # listed against the same summary.
 SM_FLOOD_KNOWN = SM_REACH + 4
 SM_FLOOD_WITHOUT = SM_FLOOD_KNOWN + 1
-N_SUMMARY = SM_FLOOD_WITHOUT + K.N_CELLS
+# Cells that may hold a tile paying coins on later placements (EF_COINS_ON_TYPE_PLACED): all
+# cells after summarize_city (which does not read effects), then exactly the holders, kept by
+# place_tile (a removal leaves a superset; a city changed by hand is marked stale).
+SM_COIN_HOLDERS = SM_FLOOD_WITHOUT + K.N_CELLS
+N_SUMMARY = SM_COIN_HOLDERS + 1
 RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
 CENTER_BIT = 1 << K.CENTER_CELL
 
@@ -577,6 +581,7 @@ def link_summary(summary):
 def summarize_city(cells, tiles, summary):
     G.city_masks(cells, tiles, summary)
     link_summary(summary)
+    summary[SM_COIN_HOLDERS] = ALL_CELLS  # not known here: place_tile looks at every square once
 
 
 @njit(_nrt=False)
@@ -647,12 +652,9 @@ def placement_mask_at(cells, tiles, tile, summary):
             mask |= summary[SM_REACH + d]
     mask &= (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
     in_chain = mask & summary[SM_COMPONENT] & ~CENTER_BIT
-    for cell in range(K.N_CELLS):
-        if in_chain == 0:
-            break
+    while in_chain:
+        cell = G.lowest_cell(in_chain)
         bit = 1 << cell
-        if not in_chain & bit:
-            continue
         in_chain &= ~bit
         if not summary[SM_FLOOD_KNOWN] & bit:
             summary[SM_FLOOD_WITHOUT + cell] = flood_from_center(summary, bit)
@@ -745,11 +747,9 @@ def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, 
 @njit(inline="always")
 def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     """Append one option per legal square and affordable requirement option."""
-    for cell in range(K.N_CELLS):
-        if cells_mask >> cell == 0:
-            break
-        if not (cells_mask >> cell) & 1:
-            continue
+    while cells_mask:
+        cell = G.lowest_cell(cells_mask)
+        cells_mask &= cells_mask - 1
         for o in range(n_req):
             if req_costs[o] < 0:
                 continue
@@ -1050,10 +1050,20 @@ def count_placed(stats, tile, tiles):
 
 
 @njit(_nrt=False)
-def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
+def pays_on_placements(tile, effects):
+    """Whether ``tile`` has an effect paying coins when later tiles are placed."""
+    for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == K.EF_COINS_ON_TYPE_PLACED:
+            return True
+    return False
+
+
+@njit(_nrt=False)
+def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate, summary):
     """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
     pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
-    Requirements must have been paid already. Returns the replaced tile or EMPTY."""
+    Requirements must have been paid already. Returns the replaced tile or EMPTY.
+    ``summary``: the seat's (its SM_COIN_HOLDERS is read and kept; a stale one is not read)."""
     city = cells[seat]
     old = city[cell]
     if old != K.EMPTY:
@@ -1061,11 +1071,20 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
     city[cell] = tile
     count_placed(stats, tile, tiles)
     coins = tiles[tile, K.C_COINS_ON_PLACE]
-    for other in range(K.N_CELLS):
+    bit = 1 << cell
+    candidates = ALL_CELLS if summary[SM_OCCUPIED] == -1 else summary[SM_COIN_HOLDERS]
+    candidates &= ~bit
+    holders = bit if pays_on_placements(tile, effects) else 0
+    while candidates:
+        other = G.lowest_cell(candidates)
+        candidates &= candidates - 1
         holder = city[other]
-        if other == cell or holder == K.EMPTY:
+        if holder == K.EMPTY:
             continue
-        coins += holder_coins_on_placed(holder, tile, effects, tiles)
+        if pays_on_placements(holder, effects):
+            holders |= 1 << other
+            coins += holder_coins_on_placed(holder, tile, effects, tiles)
+    summary[SM_COIN_HOLDERS] = holders
     if coins != 0:
         pstate[seat, PS_MONEY] += coins
         log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)
@@ -1147,7 +1166,26 @@ def disaster_cost_of(masks, fire_cover, police_cover, disaster):
 @njit
 def disaster_options(city, money, tiles, disaster, options):
     """Pay (when affordable; the only option when it costs nothing) or sacrifice tiles."""
-    cost = disaster_cost(city, tiles, disaster)
+    return pay_or_sacrifice(disaster_cost(city, tiles, disaster), money, options)
+
+
+@njit(_nrt=False)
+def summary_disaster_options(summary, city, money, tiles, disaster, options):
+    """disaster_options with the city's masks read from its summary (up to date: see
+    refresh_summary) instead of allocated and computed again (the game loop's)."""
+    cost = disaster_cost_of(
+        summary,
+        protected_cells(city, tiles, K.PROT_FIRE),
+        protected_cells(city, tiles, K.PROT_POLICE),
+        disaster,
+    )
+    return pay_or_sacrifice(cost, money, options)
+
+
+@njit(_nrt=False)
+def pay_or_sacrifice(cost, money, options):
+    """The options of a disaster costing ``cost`` coins: pay (when affordable; the only option
+    when it costs nothing) or sacrifice tiles."""
     n = 0
     if cost <= money:
         set_option(options, n, DR_PAY, -1, -1, -1, -1, -1, -1, cost)

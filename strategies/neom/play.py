@@ -354,7 +354,7 @@ def take_action(seat, game):
         log(game, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
     old = E.place_tile(
         seat, tile, cell, game.cells, pstate, stats[seat], game.tiles, game.effects,
-        game.events, gstate,
+        game.events, gstate, summary,
     )  # fmt: skip
     E.update_summary(summary, cell, np.int64(old), tile, game.cells[seat], game.tiles)
     placement_effects(seat, tile, game)
@@ -373,7 +373,11 @@ def resolve_disaster(spared, disaster, game):
         city = game.cells[s]
         if s == spared or insured_against(city, game.effects, disaster):
             continue
-        n = E.disaster_options(city, pstate[s, E.PS_MONEY], game.tiles, disaster, options)
+        summary = game.summaries[s]
+        E.refresh_summary(city, game.tiles, summary)
+        n = E.summary_disaster_options(
+            summary, city, pstate[s, E.PS_MONEY], game.tiles, disaster, options
+        )
         k = decide(s, E.D_DISASTER, n, game)
         if options[k, E.OPT_KIND] == E.DR_PAY:
             cost = options[k, E.OPT_COST]
