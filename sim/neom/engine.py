@@ -1081,7 +1081,7 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
         holder = city[other]
         if holder == K.EMPTY:
             continue
-        if pays_on_placements(holder, effects):
+        if pays_on_placements(np.int64(holder), effects):  # int64 like the placed tile
             holders |= 1 << other
             coins += holder_coins_on_placed(holder, tile, effects, tiles)
     summary[SM_COIN_HOLDERS] = holders

@@ -872,7 +872,7 @@ def play_batch(
     batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
     # One game's arrays for the whole batch: each game after the first starts in them again.
     game, deal_seed = new_game(
-        0, key, game_ids[0], deal_indices[0], seat_strategy[0], batch, data, rules,
+        np.int64(0), key, game_ids[0], deal_indices[0], seat_strategy[0], batch, data, rules,
         players_out, events_out,
     )  # fmt: skip
     for i in range(game_ids.shape[0]):
