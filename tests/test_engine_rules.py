@@ -186,6 +186,7 @@ class Scene:
             self.t.effects,
             self.events,
             self.gstate,
+            self.summaries[seat],
         )
 
     def resolve(self, spared, disaster):
@@ -475,6 +476,30 @@ def test_coins_on_place_and_replacement_ends_effects(tables):
     assert old == scene.tile("Merchant Union")
     assert scene.pstate[0, E.PS_MONEY] == 3
     assert scene.logged(R.EV_REPLACED)[0, R.E_TILE] == old
+
+
+def test_coin_holders_kept_in_the_summary_pay_as_every_square_read(tables):
+    """place_tile reads only the squares that may pay on a placement (SM_COIN_HOLDERS) of a
+    summary kept as the game loop keeps it; summarized afresh it reads every square once."""
+    scene = Scene(tables, money=0)
+    summary = scene.summaries[0]
+    E.refresh_summary(scene.cells[0], tables.tiles, summary)
+    assert summary[E.SM_COIN_HOLDERS] == E.ALL_CELLS  # not known after summarizing
+    steps = [
+        ("T Res NESW", sq(3, 2), 0),
+        ("Merchant Union", sq(2, 1), 0),  # not for itself
+        ("T Com NESW", sq(1, 2), 1),
+        ("T Com NESW", sq(2, 3), 2),
+        ("T Com NESW", sq(2, 1), 2),  # replaces the Merchant Union: its effect ends
+        ("T Com NESW", sq(0, 2), 2),
+    ]
+    holders = []
+    for name, cell, money in steps:
+        old = scene.place(0, name, cell)
+        E.update_summary(summary, cell, int(old), scene.tile(name), scene.cells[0], tables.tiles)
+        assert scene.pstate[0, E.PS_MONEY] == money, name
+        holders.append(int(summary[E.SM_COIN_HOLDERS]))
+    assert holders == [0, 1 << sq(2, 1), 1 << sq(2, 1), 1 << sq(2, 1), 0, 0]
 
 
 # --- disasters -----------------------------------------------------------------------------

@@ -128,14 +128,18 @@ def test_has_cached_code_tells_a_compile_from_a_cache_load(tmp_path):
 #   new/old): evaluation and greedy (evaluate, basic) greedy 0.87, builder 0.87, merchant 0.86;
 #   the option writers (engine, grid, effects) random 0.89, greedy 0.87; the loop's steps (play)
 #   random 0.97; Tangram's engine and strategies greedy 0.61, the planner's lineup 0.63.
+# - the action listing's layers (engine: fill_action_options_at, tile_placements_at,
+#   placement_mask_at; one call per tile listed) random 1.10 inlined, and the effect kinds'
+#   dispatchers (effects: effect_coins_on_placed, effect_income; a call per effect row of every
+#   tile in the city on each placement) (eng36f, docs/performance-log.md).
 # Removing it saved no compile time either (a body of its own costs more than a copy).
 INLINED_FUNCTIONS = {
     "sim.neom.grid": "add_tile city_goods remove_tile",
-    "sim.neom.effects": "effect_row holder_coins_on_placed tile_income tile_variable_vp "
-    "vp_reads_change",
+    "sim.neom.effects": "effect_coins_on_placed effect_income effect_row holder_coins_on_placed "
+    "tile_income tile_variable_vp vp_reads_change",
     "sim.neom.engine": "add_cornerstone_options add_placements cheapest_price disaster_striking "
-    "has_prerequisites pass_left plan_cost purchase_cost remove_slot set_option step_key "
-    "turn_disaster_of",
+    "fill_action_options_at has_prerequisites pass_left placement_mask_at plan_cost "
+    "purchase_cost remove_slot set_option step_key tile_placements_at turn_disaster_of",
     "strategies.neom.evaluate": "coins_on_placing context_placements context_req_costs "
     "context_score_out context_summary copy_cells game_best_placement goods_by_tier "
     "income_delta kind_bonus memo_cells memo_city memo_context memo_cs_options memo_ctx "

@@ -41,7 +41,7 @@ NO_NRT = {
     "surrounding_mask city_masks cells_of_types road_flood component_of popcount lowest_cell",
     "sim.neom.effects": "count_tiles_of_types vp_per_type_in_city vp_per_type_adjacent "
     "vp_per_good_tier road_linked_neighbours placement_holds vp_placement effect_vp "
-    "income_per_type effect_income city_income coins_on_type_placed effect_coins_on_placed "
+    "income_per_type city_income coins_on_type_placed "
     "insured_against",
     "sim.neom.scoring": "neighborhood_value pollution_around money_vp money_vp_change ghost_town "
     "power_vp printed_vp neighborhoods_vp goods_vp score_masks",
@@ -50,9 +50,11 @@ NO_NRT = {
     "add_cornerstone add_to_pile position_of swap_entries cornerstone_hand_size "
     "force_into_hand forced_choice ban_cornerstone flood_from_center reach_mask reach_masks "
     "link_summary summarize_city update_summary mark_stale refresh_summary trade_routes "
-    "replaceable_cells placement_mask "
-    "purchase_price tile_placements fill_action_options buy_options count_placed place_tile "
+    "replaceable_cells placement_mask list_actions "
+    "purchase_price tile_placements fill_action_options buy_options count_placed "
+    "pays_on_placements place_tile "
     "has_effect take_options swap_options protected_cells disaster_charge disaster_cost_of "
+    "summary_disaster_options pay_or_sacrifice "
     "sacrifice_steps sacrifice_types sacrifice_options ranks_and_winners",
     "strategies.neom.evaluate": "memo_size memo_holds set_context_money has_effect_kinds "
     "upcoming_disasters exposure charge build_score_context kept_score_context score_context "

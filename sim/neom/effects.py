@@ -187,7 +187,9 @@ def income_per_type(type_mask, coins, masks):
     return coins * count_tiles_of_types(masks, np.int64(ALL_CELLS), type_mask)  # not a literal
 
 
-@njit(_nrt=False)
+# The two dispatchers on an effect's kind are inlined: a tile's rows of other kinds (its VP
+# effects) then cost one comparison each, not a call (place_tile reads every holder's rows).
+@njit(inline="always")
 def effect_income(kind, a, b, c, masks):
     """Extra income of one effect row; 0 for non-income kinds."""
     if kind == K.EF_INCOME_PER_TYPE:
@@ -205,7 +207,8 @@ def tile_income(cell, cells, tiles, masks, effects):
     for k in range(K.MAX_EFFECTS):
         if effects[tile, k, 0] == K.EF_NONE:
             continue  # an unused row: skip the call, as tile_variable_vp does
-        total += effect_income(*effect_row(effects, tile, k), masks)
+        kind, a, b, c = effect_row(effects, tile, k)
+        total += effect_income(kind, a, b, c, masks)
     return total
 
 
@@ -226,7 +229,7 @@ def coins_on_type_placed(type_mask, coins, placed_tile, tiles):
     return 0
 
 
-@njit(_nrt=False)
+@njit(inline="always")
 def effect_coins_on_placed(kind, a, b, c, placed_tile, tiles):
     """Coins one effect row of a tile already in the city gives when ``placed_tile`` is placed
     (Merchant Union). The caller applies it only to tiles placed after the effect's owner."""
@@ -243,7 +246,8 @@ def holder_coins_on_placed(holder, placed_tile, effects, tiles):
     for k in range(K.MAX_EFFECTS):
         if effects[holder, k, 0] == K.EF_NONE:
             continue  # an unused row: skip the call
-        coins += effect_coins_on_placed(*effect_row(effects, holder, k), placed_tile, tiles)
+        kind, a, b, c = effect_row(effects, holder, k)
+        coins += effect_coins_on_placed(kind, a, b, c, placed_tile, tiles)
     return coins
 
 

@@ -523,7 +523,11 @@ SM_REACH = SM_COMPONENT + 1  # 4 masks (N, E, S, W): squares a road on that edge
 # listed against the same summary.
 SM_FLOOD_KNOWN = SM_REACH + 4
 SM_FLOOD_WITHOUT = SM_FLOOD_KNOWN + 1
-N_SUMMARY = SM_FLOOD_WITHOUT + K.N_CELLS
+# Cells that may hold a tile paying coins on later placements (EF_COINS_ON_TYPE_PLACED): all
+# cells after summarize_city (which does not read effects), then exactly the holders, kept by
+# place_tile (a removal leaves a superset; a city changed by hand is marked stale).
+SM_COIN_HOLDERS = SM_FLOOD_WITHOUT + K.N_CELLS
+N_SUMMARY = SM_COIN_HOLDERS + 1
 RESOURCE_BIT = 4  # K.T_RESOURCE == 1 << RESOURCE_BIT
 CENTER_BIT = 1 << K.CENTER_CELL
 
@@ -577,6 +581,7 @@ def link_summary(summary):
 def summarize_city(cells, tiles, summary):
     G.city_masks(cells, tiles, summary)
     link_summary(summary)
+    summary[SM_COIN_HOLDERS] = ALL_CELLS  # not known here: place_tile looks at every square once
 
 
 @njit(_nrt=False)
@@ -629,6 +634,12 @@ def replaceable_cells(types, summary):
 
 @njit(_nrt=False)
 def placement_mask(cells, tiles, tile, summary):
+    """placement_mask_at, called (the strategies' and the tests' entry)."""
+    return placement_mask_at(cells, tiles, tile, summary)
+
+
+@njit(inline="always")  # the listing's copy: no call layer per tile listed
+def placement_mask_at(cells, tiles, tile, summary):
     """Cell mask of the squares where ``tile`` may go: empty, or holding a Resource tile (the
     City Center is one) or a tile sharing a type with it; and the center square itself, or
     road-linked to a tile connected through road links to the center square. A replaced tile
@@ -641,12 +652,9 @@ def placement_mask(cells, tiles, tile, summary):
             mask |= summary[SM_REACH + d]
     mask &= (ALL_CELLS & ~summary[SM_OCCUPIED]) | replaceable
     in_chain = mask & summary[SM_COMPONENT] & ~CENTER_BIT
-    for cell in range(K.N_CELLS):
-        if in_chain == 0:
-            break
+    while in_chain:
+        cell = G.lowest_cell(in_chain)
         bit = 1 << cell
-        if not in_chain & bit:
-            continue
         in_chain &= ~bit
         if not summary[SM_FLOOD_KNOWN] & bit:
             summary[SM_FLOOD_WITHOUT + cell] = flood_from_center(summary, bit)
@@ -739,11 +747,9 @@ def plan_cost(seat, tile, option, goods_of, routes, n_players, req, goods_tier, 
 @njit(inline="always")
 def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
     """Append one option per legal square and affordable requirement option."""
-    for cell in range(K.N_CELLS):
-        if cells_mask >> cell == 0:
-            break
-        if not (cells_mask >> cell) & 1:
-            continue
+    while cells_mask:
+        cell = G.lowest_cell(cells_mask)
+        cells_mask &= cells_mask - 1
         for o in range(n_req):
             if req_costs[o] < 0:
                 continue
@@ -754,6 +760,17 @@ def add_placements(options, n, kind, tile, slot, cells_mask, req_costs, n_req):
 
 @njit(_nrt=False)
 def tile_placements(
+    seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
+):
+    """tile_placements_at, called (the strategies' entry)."""
+    return tile_placements_at(
+        seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier,
+        req_costs,
+    )  # fmt: skip
+
+
+@njit(inline="always")  # the listing's copy: no call layer per tile listed
+def tile_placements_at(
     seat, tile, city, summary, goods_of, routes, n_players, money, tiles, req, goods_tier, req_costs
 ):
     """Cell mask where ``tile`` may be placed, with ``req_costs[o]`` the coins option o needs
@@ -767,7 +784,7 @@ def tile_placements(
             any_met = True
     if not any_met:
         return 0
-    return placement_mask(city, tiles, tile, summary)
+    return placement_mask_at(city, tiles, tile, summary)
 
 
 @njit
@@ -843,7 +860,7 @@ def add_cornerstone_options(
         if at_limit and (replaceable_cells(tiles[cs, K.C_TYPES], summary) & allowed) == 0:
             continue
         mask = (
-            tile_placements(
+            tile_placements_at(
                 seat,
                 cs,
                 city,
@@ -916,11 +933,50 @@ def fill_action_options(
     """action_options given the seat's city summary (``summary``, see refresh_summary) and a
     scratch ``req_costs`` (int64[MAX_REQ_OPTIONS]): the game loop allocates both once per batch
     and summarizes a city again only after it changed."""
+    return fill_action_options_at(
+        seat, selected, gen, cells, pstate, cs_hands, goods_of, n_players, tiles, req,
+        goods_tier, options, summary, req_costs,
+    )  # fmt: skip
+
+
+@njit(_nrt=False)
+def list_actions(game, seat):
+    """The seat's action options with its selected (non-Disaster) tile into ``game.options``
+    (``game``: a view of the game, ``sim.neom.state.view``); returns their number. The game
+    loop's listing: one pointer and one integer passed, the rule's layers inlined below."""
+    summary = game.summaries[seat]
+    refresh_summary(game.cells[seat], game.tiles, summary)
+    gstate = game.gstate
+    return fill_action_options_at(
+        seat, game.pstate[seat, PS_SELECTED], gstate[GS_GEN], game.cells, game.pstate,
+        game.cs_hands, game.goods_of, gstate[GS_N_PLAYERS], game.tiles, game.req,
+        game.goods_tier, game.options, summary, game.req_costs,
+    )  # fmt: skip
+
+
+@njit(inline="always")  # fill_action_options and list_actions: one rule, two entries
+def fill_action_options_at(
+    seat,
+    selected,
+    gen,
+    cells,
+    pstate,
+    cs_hands,
+    goods_of,
+    n_players,
+    tiles,
+    req,
+    goods_tier,
+    options,
+    summary,
+    req_costs,
+):
+    """fill_action_options' body."""
     city = cells[seat]
     money = pstate[seat, PS_MONEY]
     routes = trade_routes(city, tiles)
     n = 0
-    mask = tile_placements(
+    mask = tile_placements_at(
         seat,
         selected,
         city,
@@ -994,10 +1050,20 @@ def count_placed(stats, tile, tiles):
 
 
 @njit(_nrt=False)
-def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate):
+def pays_on_placements(tile, effects):
+    """Whether ``tile`` has an effect paying coins when later tiles are placed."""
+    for k in range(K.MAX_EFFECTS):
+        if effects[tile, k, 0] == K.EF_COINS_ON_TYPE_PLACED:
+            return True
+    return False
+
+
+@njit(_nrt=False)
+def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, gstate, summary):
     """Put ``tile`` on ``cell`` (the replaced tile goes to the box and its effects end), then
     pay its one-off coins and the coins of tiles rewarding later placements (Merchant Union).
-    Requirements must have been paid already. Returns the replaced tile or EMPTY."""
+    Requirements must have been paid already. Returns the replaced tile or EMPTY.
+    ``summary``: the seat's (its SM_COIN_HOLDERS is read and kept; a stale one is not read)."""
     city = cells[seat]
     old = city[cell]
     if old != K.EMPTY:
@@ -1005,11 +1071,20 @@ def place_tile(seat, tile, cell, cells, pstate, stats, tiles, effects, events, g
     city[cell] = tile
     count_placed(stats, tile, tiles)
     coins = tiles[tile, K.C_COINS_ON_PLACE]
-    for other in range(K.N_CELLS):
+    bit = 1 << cell
+    candidates = ALL_CELLS if summary[SM_OCCUPIED] == -1 else summary[SM_COIN_HOLDERS]
+    candidates &= ~bit
+    holders = bit if pays_on_placements(tile, effects) else 0
+    while candidates:
+        other = G.lowest_cell(candidates)
+        candidates &= candidates - 1
         holder = city[other]
-        if other == cell or holder == K.EMPTY:
+        if holder == K.EMPTY:
             continue
-        coins += holder_coins_on_placed(holder, tile, effects, tiles)
+        if pays_on_placements(np.int64(holder), effects):  # int64 like the placed tile
+            holders |= 1 << other
+            coins += holder_coins_on_placed(holder, tile, effects, tiles)
+    summary[SM_COIN_HOLDERS] = holders
     if coins != 0:
         pstate[seat, PS_MONEY] += coins
         log_event(events, gstate, seat, R.EV_EFFECT_COINS, tile, cell, coins, -1, -1)
@@ -1091,7 +1166,26 @@ def disaster_cost_of(masks, fire_cover, police_cover, disaster):
 @njit
 def disaster_options(city, money, tiles, disaster, options):
     """Pay (when affordable; the only option when it costs nothing) or sacrifice tiles."""
-    cost = disaster_cost(city, tiles, disaster)
+    return pay_or_sacrifice(disaster_cost(city, tiles, disaster), money, options)
+
+
+@njit(_nrt=False)
+def summary_disaster_options(summary, city, money, tiles, disaster, options):
+    """disaster_options with the city's masks read from its summary (up to date: see
+    refresh_summary) instead of allocated and computed again (the game loop's)."""
+    cost = disaster_cost_of(
+        summary,
+        protected_cells(city, tiles, K.PROT_FIRE),
+        protected_cells(city, tiles, K.PROT_POLICE),
+        disaster,
+    )
+    return pay_or_sacrifice(cost, money, options)
+
+
+@njit(_nrt=False)
+def pay_or_sacrifice(cost, money, options):
+    """The options of a disaster costing ``cost`` coins: pay (when affordable; the only option
+    when it costs nothing) or sacrifice tiles."""
     n = 0
     if cost <= money:
         set_option(options, n, DR_PAY, -1, -1, -1, -1, -1, -1, cost)

@@ -313,26 +313,8 @@ def placement_effects(seat, tile, game):
 @njit(inline="always")
 def list_actions(seat, game):
     """The seat's action options with its selected (non-Disaster) tile into ``game.options``;
-    returns their number."""
-    gstate = game.gstate
-    summary = game.summaries[seat]
-    E.refresh_summary(game.cells[seat], game.tiles, summary)
-    return E.fill_action_options(
-        seat,
-        game.pstate[seat, E.PS_SELECTED],
-        gstate[E.GS_GEN],
-        game.cells,
-        game.pstate,
-        game.cs_hands,
-        game.goods_of,
-        gstate[E.GS_N_PLAYERS],
-        game.tiles,
-        game.req,
-        game.goods_tier,
-        game.options,
-        summary,
-        game.req_costs,
-    )
+    returns their number (``E.list_actions``, on the game's view)."""
+    return E.list_actions(view(game), np.int64(seat))
 
 
 @njit(inline="always")
@@ -372,7 +354,7 @@ def take_action(seat, game):
         log(game, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
     old = E.place_tile(
         seat, tile, cell, game.cells, pstate, stats[seat], game.tiles, game.effects,
-        game.events, gstate,
+        game.events, gstate, summary,
     )  # fmt: skip
     E.update_summary(summary, cell, np.int64(old), tile, game.cells[seat], game.tiles)
     placement_effects(seat, tile, game)
@@ -391,7 +373,11 @@ def resolve_disaster(spared, disaster, game):
         city = game.cells[s]
         if s == spared or insured_against(city, game.effects, disaster):
             continue
-        n = E.disaster_options(city, pstate[s, E.PS_MONEY], game.tiles, disaster, options)
+        summary = game.summaries[s]
+        E.refresh_summary(city, game.tiles, summary)
+        n = E.summary_disaster_options(
+            summary, city, pstate[s, E.PS_MONEY], game.tiles, disaster, options
+        )
         k = decide(s, E.D_DISASTER, n, game)
         if options[k, E.OPT_KIND] == E.DR_PAY:
             cost = options[k, E.OPT_COST]
@@ -713,11 +699,13 @@ def int64_bits(value):
 def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_out, events_out):
     """Game ``game_id`` set up (``batch``: the scratch every game of the batch shares:
     strategy_ids, strategy_params, options, summaries, req_costs, memos), ready for
-    ``advance``: returns it and its deal seed."""
+    ``advance``: returns it and its deal seed. Its arrays are its own (``play_batch`` plays the
+    rest of a batch in them: ``restart_game``)."""
     tiles, req, effects, goods_tier, board_center = data
     strategy_ids, strategy_params, strategy_fns, options, summaries, req_costs, memos = batch
     n_players = seats.shape[0]
     n_tiles = tiles.shape[0]
+    # Every array is filled by start_game: the same state as in a game played in them before.
     game = Game(
         tiles,
         req,
@@ -725,23 +713,23 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         goods_tier,
         board_center,
         rules,
-        np.zeros(E.N_GSTATE, dtype=np.int64),
-        np.zeros((n_players, E.N_PSTATE), dtype=np.int64),
-        np.full((n_players, K.N_CELLS), K.EMPTY, dtype=np.int16),
-        np.full((n_players, E.HAND_SIZE), -1, dtype=np.int64),
-        np.full((n_players, E.MAX_CS_HAND), -1, dtype=np.int64),
-        np.zeros(n_players, dtype=np.int64),
-        np.full(E.MAX_CS_PILE, -1, dtype=np.int64),
-        np.full(n_tiles, -1, dtype=np.int64),
-        np.full((E.N_GENERATIONS, n_tiles), -1, dtype=np.int64),
-        np.zeros(E.N_GENERATIONS, dtype=np.int64),
-        np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
-        np.zeros(E.SOLO_PACKS, dtype=np.int64),
+        np.empty(E.N_GSTATE, dtype=np.int64),
+        np.empty((n_players, E.N_PSTATE), dtype=np.int64),
+        np.empty((n_players, K.N_CELLS), dtype=np.int16),
+        np.empty((n_players, E.HAND_SIZE), dtype=np.int64),
+        np.empty((n_players, E.MAX_CS_HAND), dtype=np.int64),
+        np.empty(n_players, dtype=np.int64),
+        np.empty(E.MAX_CS_PILE, dtype=np.int64),
+        np.empty(n_tiles, dtype=np.int64),
+        np.empty((E.N_GENERATIONS, n_tiles), dtype=np.int64),
+        np.empty(E.N_GENERATIONS, dtype=np.int64),
+        np.empty((E.SOLO_PACKS, E.HAND_SIZE), dtype=np.int64),
+        np.empty(E.SOLO_PACKS, dtype=np.int64),
         seats,
         strategy_ids,
         strategy_params,
         strategy_fns,
-        np.zeros((n_players, 2), dtype=np.uint64),
+        np.empty((n_players, 2), dtype=np.uint64),
         memos,
         options,
         summaries,
@@ -749,11 +737,45 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         players_out[row],
         events_out,
     )
+    return game, start_game(row, key, game_id, deal_index, game)
+
+
+@njit
+def restart_game(game, row, key, game_id, deal_index, seats, players_out):
+    """Game ``game_id`` set up in the arrays of ``game`` (a game of the same batch, over):
+    ``new_game`` without allocating; returns the deal seed."""
+    game.seats = seats
+    game.stats = players_out[row]
+    return start_game(row, key, game_id, deal_index, game)
+
+
+@njit
+def start_game(row, key, game_id, deal_index, game):
+    """Every array of the game's state filled for game ``game_id`` (``game.seats`` and
+    ``game.stats`` already its own): the deal drawn, ready for ``advance``. Returns the deal
+    seed."""
+    tiles = game.tiles
+    rules = game.rules
+    seats = game.seats
+    n_players = seats.shape[0]
     gstate = game.gstate
     pstate = game.pstate
     stats = game.stats
     decks = game.decks
     deck_sizes = game.deck_sizes
+    summaries = game.summaries
+    gstate[:] = 0
+    pstate[:, :] = 0
+    game.cells[:, :] = K.EMPTY
+    game.hands[:, :] = -1
+    game.cs_hands[:, :] = -1
+    game.goods_of[:] = 0
+    game.cs_pile[:] = -1
+    game.cs_box[:] = -1
+    decks[:, :] = -1
+    deck_sizes[:] = 0
+    game.packs[:, :] = -1
+    game.pack_sizes[:] = 0
     deal = np.zeros(2, dtype=np.uint64)
 
     gstate[E.GS_N_PLAYERS] = n_players
@@ -768,7 +790,9 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         rng.seed_state(game.strat_rng[s], rng.stream_seed(key, game_id, 1 + s))
 
     # All chance is drawn here, in a fixed order, before any decision.
-    E.deal_boards(deal, board_center.shape[0], n_players, pstate, game.cells, board_center)
+    E.deal_boards(
+        deal, game.board_center.shape[0], n_players, pstate, game.cells, game.board_center
+    )
     E.shuffled_cornerstones(deal, n_players, tiles, rules, game.cs_box, gstate)
     for g in range(E.N_GENERATIONS):
         deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
@@ -786,7 +810,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
             stats[s, R.P_CS_DRAFTED0 + d] = -1
         stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
         stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
-    return game, deal_seed
+    return deal_seed
 
 
 @njit
@@ -843,12 +867,19 @@ def play_batch(
     (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE. No seat may be
     played by a search (``strategies.neom.search.play_batch`` plays those).
     """
+    if game_ids.shape[0] == 0:
+        return
     batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
+    # One game's arrays for the whole batch: each game after the first starts in them again.
+    game, deal_seed = new_game(
+        np.int64(0), key, game_ids[0], deal_indices[0], seat_strategy[0], batch, data, rules,
+        players_out, events_out,
+    )  # fmt: skip
     for i in range(game_ids.shape[0]):
-        game, deal_seed = new_game(
-            i, key, game_ids[i], deal_indices[i], seat_strategy[i], batch, data, rules,
-            players_out, events_out,
-        )  # fmt: skip
+        if i > 0:
+            deal_seed = restart_game(
+                game, i, key, game_ids[i], deal_indices[i], seat_strategy[i], players_out
+            )
         if advance(game, games_out[i]) != DONE:
             raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
         finish_game(game, games_out[i], game_ids[i], deal_seed)
