@@ -186,10 +186,10 @@ def test_fountains_are_optional_and_lost_when_not_placed(data):
 def test_kept_fountains_can_be_placed_later(data):
     """Reading F2, option fountain_kept = yes (a house rule that contradicts text 004): an
     unplaced fountain stays in hand, and a later step may place several; never more than 6 in
-    all."""
+    all. The planner searching from round 1 keeps fountains in hand (greedy places them)."""
     rules = make_rules(fountain_kept="yes")
     _, players, events, _ = run_batch(
-        data, ["planner:samples=2"], np.zeros((8, 1)), np.arange(8), rules=rules
+        data, ["planner:samples=2,first_round=1"], np.zeros((8, 1)), np.arange(8), rules=rules
     )
     steps = [fountain_steps(ev) for ev in events]
     assert any(max(s.values(), default=0) >= 2 for s in steps)

@@ -1,6 +1,6 @@
 """Tangram City strategies: the registry and spec parsing, what a strategy is shown (only what
-the seat knows), greedy's choice on hand-made boards, the planner's determinism, and the
-ladder's first rung (greedy beats random)."""
+the seat knows), greedy's choice on hand-made boards, the planner's determinism and its greedy
+rounds, and the ladder's first rung (greedy beats random)."""
 
 from types import SimpleNamespace
 
@@ -48,7 +48,7 @@ def test_registry_lists_every_strategy_with_valid_defaults():
 def test_parse_strategy():
     spec = parse_strategy("planner:samples=8")
     assert spec.spec == "planner:samples=8" and spec.params[0] == 8
-    assert parse_strategy("planner:samples=6").spec == "planner"  # the default
+    assert parse_strategy("planner:samples=10,first_round=3").spec == "planner"  # the default
     for bad, message in [
         ("greedyy", "unknown strategy 'greedyy'"),
         ("greedy:weight=1", "bad parameter 'weight=1'"),
@@ -277,7 +277,7 @@ def test_planner_is_deterministic_given_its_stream(data, scratch):
     view = np.zeros(N_VIEW, dtype=np.int64)
     fill_view(view, D_PLACE, 0, 1, 0, 0, 0, 0, deck, holders)
     options, n = options_of(data, board, int(deck[0]))
-    params = parse_strategy("planner:samples=3,candidates=3").params
+    params = parse_strategy("planner:samples=3,candidates=3,first_round=1").params  # searches
     picks = []
     for _ in range(2):
         state = np.array([11, 12], dtype=np.uint64)
@@ -302,3 +302,23 @@ def test_greedy_beats_random(data):
     greedy = players["strategy"] == 0
     assert (players["win"][greedy] == 1).all()
     assert players["total"][greedy].mean() > 2 * players["total"][~greedy].mean()
+
+
+def test_the_planner_takes_greedys_choices_before_its_first_round(data):
+    """Known answer: before round ``first_round`` the planner takes greedy's option with
+    greedy's tie draws, so 1-player games on the same deals and streams are move for move
+    greedy's up to that round; from it on the planner searches and plays otherwise."""
+
+    def events(strategy):
+        _, players, events, _ = run_batch(data, [strategy], np.zeros((6, 1)), np.arange(6))
+        return players, events
+
+    greedy_players, greedy = events("greedy")
+    for first_round in (2, 3):
+        players, planner = events(f"planner:samples=4,first_round={first_round}")
+        for mine, theirs in zip(planner, greedy, strict=True):
+            before = mine[mine["round"] < first_round]
+            assert len(before) > 0
+            assert (before == theirs[: len(before)]).all()
+        # later rounds: not greedy's games (on these deals the planner scores more)
+        assert players["total"].sum() > greedy_players["total"].sum()

@@ -1,7 +1,8 @@
 """The planner: greedy rollouts over random orders of the cards the seat has not seen.
 
-At a decision it ranks the options by greedy's key and keeps the best ``candidates`` (plus
-declining, for a card or a fountain). It draws ``samples`` completions of the deck consistent
+From round ``first_round`` on (before it: greedy's choice), at a decision it ranks the options
+by greedy's key and keeps the best ``candidates`` (plus declining, for a card or a fountain).
+It draws ``samples`` completions of the deck consistent
 with what the seat knows (view: the cards it saw stay where they are; the unseen tiles still to
 come are shuffled into the other positions) and plays each candidate out on each completion to
 the end of the game, every later decision made by greedy on its own board, summing the round
@@ -182,7 +183,10 @@ def choose_planner(params, state, options, n, board, view, data, rules, scratch)
     wanted = min(max(np.int64(params[1]), 1), MAX_CANDIDATES)
     bw = params[2]
     decision = view[V_DECISION]
-    if decision != D_PLACE and decision != D_FINAL and decision != D_FOUNTAIN:
+    searched = decision == D_PLACE or decision == D_FINAL or decision == D_FOUNTAIN
+    # Before round ``first_round`` the rollouts (the longest of the game) hardly tell greedy's
+    # best options apart (docs/performance-log.md, "The planner's budget"): take greedy's.
+    if not searched or view[V_ROUND] < params[3]:
         return greedy_index(board, options, n, data, squares, rules, bw, state)
 
     # Candidates: the best options by greedy key (ties: first listed), then declining.

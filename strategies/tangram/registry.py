@@ -13,8 +13,9 @@ import numpy as np
 from sim.core import strategies as core
 from sim.core.game import StrategyInfo, StrategyRegistry
 from sim.core.strategies import StrategySpec
+from sim.tangram.constants import N_ROUNDS
 
-N_PARAMS = 3
+N_PARAMS = 4
 
 RANDOM_ID = 0
 GREEDY_ID = 1
@@ -25,6 +26,7 @@ GREEDY_BALANCE_WEIGHT = 0
 PLANNER_SAMPLES = 0
 PLANNER_CANDIDATES = 1
 PLANNER_BALANCE_WEIGHT = 2
+PLANNER_FIRST_ROUND = 3
 
 MAX_SAMPLES = 64
 MAX_CANDIDATES = 32
@@ -56,11 +58,16 @@ STRATEGIES = StrategyRegistry(
             "the exact set of tiles still to come): greedy's best `candidates` options are each "
             "played to the end of the game on `samples` random orders of the unseen cards, "
             "every later decision made by greedy; takes the best mean of the points still to "
-            "score",
-            ("samples", "candidates", "balance_weight"),
-            (6.0, 4.0, 0.0),
-            ((1.0, float(MAX_SAMPLES)), (1.0, float(MAX_CANDIDATES)), (0.0, 10.0)),
-            ("samples", "candidates"),
+            "score. It searches from round `first_round` on; before, it plays greedy's choice",
+            ("samples", "candidates", "balance_weight", "first_round"),
+            (10.0, 4.0, 0.0, 3.0),
+            (
+                (1.0, float(MAX_SAMPLES)),
+                (1.0, float(MAX_CANDIDATES)),
+                (0.0, 10.0),
+                (1.0, float(N_ROUNDS)),
+            ),
+            ("samples", "candidates", "first_round"),
         ),
     ),
     n_params=N_PARAMS,
