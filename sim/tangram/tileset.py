@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, read_toml_input
+from sim.core.errors import CatalogError, read_input, read_toml_input
 from sim.core.fields import (
     check_kind,
     check_name,
@@ -593,12 +593,38 @@ def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
     return data, hashlib.sha256(content).hexdigest(), content
 
 
+# Tile sets compiled so far, by the sha256 of their bytes (the last _COMPILED_KEPT): a run reads
+# its tile set when it plans and again when its folder is opened, and neom balance does so for
+# every candidate (about 20 reads of a handful of sets in one command); the compile (the
+# placements search, about 65 ms) depends on the bytes alone, the file's name only naming it.
+# A tile set with problems is never kept.
+_COMPILED: dict[str, GameData] = {}
+_COMPILED_KEPT = 32
+
+
+def _compiled(path: Path, source: str) -> GameData:
+    """The compiled tile set of ``path``'s bytes (from _COMPILED when seen before), named
+    ``source``, with arrays of its own (as a fresh compile gives every caller)."""
+    compiled = None
+    if path.is_file():  # a pipe is read once, by read_toml
+        content = read_input(path, "tile-set file", MAX_FILE_BYTES, source)
+        compiled = _COMPILED.pop(hashlib.sha256(content).hexdigest(), None)
+    if compiled is None:
+        data, digest, raw = read_toml(path, source)
+        compiled = compile_tileset(data, source, digest, raw)
+    _COMPILED[compiled.digest] = compiled  # the most recent last
+    for stale in list(_COMPILED)[:-_COMPILED_KEPT]:
+        _COMPILED.pop(stale, None)
+    content = replace(compiled.content, source=source)
+    arrays = tuple(array.copy() for array in compiled.arrays)
+    return replace(compiled, source=source, arrays=arrays, content=content)
+
+
 def load_tileset(path: str | Path | None = None) -> GameData:
     """Read, validate and compile a tile-set file (None: the packaged default)."""
     path = DEFAULT_TILESET if path is None else Path(path)
     source = path.name if path == DEFAULT_TILESET else str(path)
-    data, digest, raw = read_toml(path, source)
-    loaded = compile_tileset(data, source, digest, raw)
+    loaded = _compiled(path, source)
     if path != DEFAULT_TILESET and not loaded.reconstructed:
         default = load_tileset()
         if same_arrays(loaded.arrays, default.arrays):
