@@ -317,6 +317,24 @@ def test_the_same_bytes_compile_once_under_any_name(tmp_path, monkeypatch):
     assert compiles[2:] == [str(copy_)] * 2
 
 
+def test_placements_kept_by_shape_are_those_of_a_cold_compile(raw):
+    """A tile set with one tile resized (a neom balance candidate) compiled with the other
+    tiles' placements kept from an earlier compile has the arrays of a compile from nothing."""
+    from sim.tangram import tileset
+
+    mutated = copy.deepcopy(raw)
+    tile(mutated, "Small Triangle")["shape"] = ["# #", "# #"]
+    for b in mutated["boards"]:
+        b.pop("witness")
+    compile_tileset(raw, SOURCE)
+    warm = compile_tileset(mutated, SOURCE)
+    tileset._shape_placements.cache_clear()
+    tileset._fountain_placements.cache_clear()
+    cold = compile_tileset(mutated, SOURCE)
+    assert all(a.dtype == b.dtype and np.array_equal(a, b)
+               for a, b in zip(warm.arrays, cold.arrays, strict=True))  # fmt: skip
+
+
 def test_an_area_that_cannot_fill_the_board_is_warned(raw, tmp_path):
     mutated = copy.deepcopy(raw)
     tile(mutated, "Long Trapezoid")["shape"] = [". #", "# NW"]  # 2.5 instead of 3 squares

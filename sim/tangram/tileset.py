@@ -18,6 +18,7 @@ The compiled form (``GameData.arrays``, passed to the compiled game as ``data``)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -493,25 +494,15 @@ def _placements(shapes: list[frozenset]):
     the fountain's 4 halves on every square."""
     masks, near, meta, first = [], [], [], [0]
     for tile, shape in enumerate(shapes):
-        for orientation, colour, image in G.orientations(shape):
-            h, w = G.height(image), G.width(image)
-            for dr in range(K.SIZE - h + 1):
-                for dc in range(K.SIZE - w + 1):
-                    quarters = {(r + dr, c + dc, q) for r, c, q in image}
-                    masks.append(G.words(quarters))
-                    near_q, edges = _surroundings(quarters)
-                    near.append(G.words(near_q))
-                    meta.append((tile, orientation, colour, dr, dc, len(image), edges))
+        for mask, near_words, placement in _shape_placements(shape):
+            masks.append(mask)
+            near.append(near_words)
+            meta.append((tile, *placement))
         first.append(len(masks))
-    for square in range(K.N_SQUARES):
-        r, c = divmod(square, K.SIZE)
-        for index, half in enumerate(K.HALF_NAMES):
-            nibble = K.HALVES[half]
-            quarters = {(r, c, q) for q in range(4) if nibble >> q & 1}
-            masks.append(G.words(quarters))
-            near_q, edges = _surroundings(quarters)
-            near.append(G.words(near_q))
-            meta.append((len(shapes), index, K.FOUNTAIN, r, c, 2, edges))
+    for mask, near_words, placement in _fountain_placements():
+        masks.append(mask)
+        near.append(near_words)
+        meta.append((len(shapes), *placement))
     first.append(len(masks))
     as_u64 = np.array(masks, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
     near_u64 = np.array(near, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
@@ -521,6 +512,39 @@ def _placements(shapes: list[frozenset]):
         near_u64,
         np.array(first, dtype=np.int64),
     )
+
+
+# A shape's placements depend on the shape alone: a candidate tile set of neom balance, which
+# changes one tile, computes only that tile's (the search is most of a tile set's compile).
+@functools.lru_cache(maxsize=256)
+def _shape_placements(shape: frozenset) -> tuple:
+    """(mask words, surroundings' words, (orientation, colour, row, col, quarters, edges)) of
+    every placement of ``shape``: both sides, each distinct footprint, every position."""
+    out = []
+    for orientation, colour, image in G.orientations(shape):
+        h, w = G.height(image), G.width(image)
+        for dr in range(K.SIZE - h + 1):
+            for dc in range(K.SIZE - w + 1):
+                quarters = {(r + dr, c + dc, q) for r, c, q in image}
+                near_q, edges = _surroundings(quarters)
+                out.append((tuple(G.words(quarters)), tuple(G.words(near_q)),
+                            (orientation, colour, dr, dc, len(image), edges)))  # fmt: skip
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _fountain_placements() -> tuple:
+    """The fountain's 4 halves on every square, as _shape_placements lists a tile's."""
+    out = []
+    for square in range(K.N_SQUARES):
+        r, c = divmod(square, K.SIZE)
+        for index, half in enumerate(K.HALF_NAMES):
+            nibble = K.HALVES[half]
+            quarters = {(r, c, q) for q in range(4) if nibble >> q & 1}
+            near_q, edges = _surroundings(quarters)
+            placement = (index, K.FOUNTAIN, r, c, 2, edges)
+            out.append((tuple(G.words(quarters)), tuple(G.words(near_q)), placement))
+    return tuple(out)
 
 
 def _surroundings(quarters: set) -> tuple[set, int]:
