@@ -7,6 +7,7 @@ import copy
 import re
 import time
 import tomllib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -282,6 +283,56 @@ def test_the_template_is_a_valid_tile_set():
     data = load_tileset(TEMPLATE)
     warnings = tileset_warnings(data)
     assert len(warnings) == 5 and all("no witness" in w for w in warnings)
+
+
+def test_the_same_bytes_compile_once_under_any_name(tmp_path, monkeypatch):
+    """load_tileset keeps compiled tile sets by the digest of their bytes: a copy of a file
+    read before is not compiled again, yet is named by its own path and has arrays of its own;
+    an edited file and a file with problems are compiled (and refused) afresh."""
+    from sim.tangram import tileset
+
+    compiles = []
+    real = tileset.compile_tileset
+    monkeypatch.setattr(tileset, "compile_tileset", lambda *a: compiles.append(a[1]) or real(*a))
+    monkeypatch.setattr(tileset, "_COMPILED", {})
+    text = TEMPLATE.read_text(encoding="utf-8")
+    first, copy_ = tmp_path / "first.toml", tmp_path / "copy.toml"
+    first.write_text(text)
+    copy_.write_text(text)
+    a, b = load_tileset(first), load_tileset(copy_)
+    assert compiles == [str(first)]
+    assert (a.source, a.content.source, b.source, b.content.source) == (
+        str(first), str(first), str(copy_), str(copy_))  # fmt: skip
+    assert a.digest == b.digest and a.content == replace(b.content, source=str(first))
+    assert all(np.array_equal(x, y) and not np.shares_memory(x, y)
+               for x, y in zip(a.arrays, b.arrays, strict=True))  # fmt: skip
+    a.arrays[0][:] = 0  # a caller's change reaches no other caller
+    assert not np.array_equal(a.arrays[0], load_tileset(first).arrays[0])
+    copy_.write_text(text.replace("# ", "#  ", 1))  # other bytes, the same tile set
+    assert load_tileset(copy_).source == str(copy_) and compiles == [str(first), str(copy_)]
+    copy_.write_text(text.replace('name = "', 'name = 3 #"', 1))
+    for _ in range(2):
+        with pytest.raises(CatalogError):
+            load_tileset(copy_)
+    assert compiles[2:] == [str(copy_)] * 2
+
+
+def test_placements_kept_by_shape_are_those_of_a_cold_compile(raw):
+    """A tile set with one tile resized (a neom balance candidate) compiled with the other
+    tiles' placements kept from an earlier compile has the arrays of a compile from nothing."""
+    from sim.tangram import tileset
+
+    mutated = copy.deepcopy(raw)
+    tile(mutated, "Small Triangle")["shape"] = ["# #", "# #"]
+    for b in mutated["boards"]:
+        b.pop("witness")
+    compile_tileset(raw, SOURCE)
+    warm = compile_tileset(mutated, SOURCE)
+    tileset._shape_placements.cache_clear()
+    tileset._fountain_placements.cache_clear()
+    cold = compile_tileset(mutated, SOURCE)
+    assert all(a.dtype == b.dtype and np.array_equal(a, b)
+               for a, b in zip(warm.arrays, cold.arrays, strict=True))  # fmt: skip
 
 
 def test_an_area_that_cannot_fill_the_board_is_warned(raw, tmp_path):

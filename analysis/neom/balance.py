@@ -136,6 +136,27 @@ class Measurement:
         return self._deals
 
 
+# Base catalogue texts parsed (tomlkit, about 0.1 s a parse) by their sha256, the last
+# _PARSED_KEPT, lent to apply_values, which leaves a document as it was: one parse for every
+# evaluator of the same catalogue in a process (neom balance --all makes one a pass; the tests
+# many). The lock keeps two threads from editing one document at once.
+_PARSED: dict = {}
+_PARSED_KEPT = 4
+_PARSED_LOCK = threading.Lock()
+
+
+def _parsed(text: str):
+    """The tomlkit document of ``text``, parsed once (call under _PARSED_LOCK)."""
+    import tomlkit
+
+    key = hashlib.sha256(text.encode()).hexdigest()
+    doc = _PARSED.pop(key, None)
+    _PARSED[key] = tomlkit.parse(text) if doc is None else doc  # the most recent last
+    for stale in list(_PARSED)[:-_PARSED_KEPT]:
+        _PARSED.pop(stale, None)
+    return _PARSED[key]
+
+
 class Evaluator:
     """Plays candidate catalogues (the base catalogue with some lever values) into run folders
     under ``work`` and measures them; every run with the same seed plays the same deals."""
@@ -157,20 +178,13 @@ class Evaluator:
         self.played: list = []
         # Candidate texts by values: a suggestion plays on the search deals and the fresh ones.
         self._texts: dict = {}
-        # The base text parsed once (tomlkit, about 0.1 s a parse), lent to apply_values, which
-        # leaves it as it was; the lock keeps two threads from editing it at once.
-        self._parsed = None
-        self._parsed_lock = threading.Lock()
 
     def catalog_text(self, values: dict) -> str:
         key = frozenset(values.items())
         if key not in self._texts:
-            with self._parsed_lock:
-                if self._parsed is None and values:
-                    import tomlkit
-
-                    self._parsed = tomlkit.parse(self.base_text)
-                text = apply_values(self.base_text, values, parsed=self._parsed)
+            with _PARSED_LOCK:
+                parsed = _parsed(self.base_text) if values else None
+                text = apply_values(self.base_text, values, parsed=parsed)
             _validate_text(text, f"{self.base_source} with {describe_values(values)}")
             self._texts[key] = text
         return self._texts[key]

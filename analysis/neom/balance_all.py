@@ -801,8 +801,7 @@ def best_of(rounds: list[Assessment]) -> Assessment:
 def _candidate_text(base_text: str, values: dict, label: str) -> str:
     import tomlkit
 
-    text = B.apply_values(base_text, values)
-    doc = tomlkit.parse(text)
+    doc = tomlkit.parse(base_text)  # renamed here, edited by apply_values: one parse
     name = str(doc["catalog"]["name"])
     if "(balanced)" not in name:  # a pass run again on its own candidate says so once
         doc["catalog"]["name"] = f"{name} (balanced)"
@@ -811,7 +810,7 @@ def _candidate_text(base_text: str, values: dict, label: str) -> str:
     # each pass are added after it.
     before = str(doc["catalog"].get("description", "")).strip() or f"{label}."
     doc["catalog"]["description"] = f"{before} Edited by neom balance --all: {edits}."
-    return tomlkit.dumps(doc)
+    return B.apply_values(base_text, values, parsed=doc) if values else tomlkit.dumps(doc)
 
 
 def run_all(args) -> int:

@@ -18,13 +18,14 @@ The compiled form (``GameData.arrays``, passed to the compiled game as ``data``)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, read_toml_input
+from sim.core.errors import CatalogError, read_input, read_toml_input
 from sim.core.fields import (
     check_kind,
     check_name,
@@ -493,25 +494,15 @@ def _placements(shapes: list[frozenset]):
     the fountain's 4 halves on every square."""
     masks, near, meta, first = [], [], [], [0]
     for tile, shape in enumerate(shapes):
-        for orientation, colour, image in G.orientations(shape):
-            h, w = G.height(image), G.width(image)
-            for dr in range(K.SIZE - h + 1):
-                for dc in range(K.SIZE - w + 1):
-                    quarters = {(r + dr, c + dc, q) for r, c, q in image}
-                    masks.append(G.words(quarters))
-                    near_q, edges = _surroundings(quarters)
-                    near.append(G.words(near_q))
-                    meta.append((tile, orientation, colour, dr, dc, len(image), edges))
+        for mask, near_words, placement in _shape_placements(shape):
+            masks.append(mask)
+            near.append(near_words)
+            meta.append((tile, *placement))
         first.append(len(masks))
-    for square in range(K.N_SQUARES):
-        r, c = divmod(square, K.SIZE)
-        for index, half in enumerate(K.HALF_NAMES):
-            nibble = K.HALVES[half]
-            quarters = {(r, c, q) for q in range(4) if nibble >> q & 1}
-            masks.append(G.words(quarters))
-            near_q, edges = _surroundings(quarters)
-            near.append(G.words(near_q))
-            meta.append((len(shapes), index, K.FOUNTAIN, r, c, 2, edges))
+    for mask, near_words, placement in _fountain_placements():
+        masks.append(mask)
+        near.append(near_words)
+        meta.append((len(shapes), *placement))
     first.append(len(masks))
     as_u64 = np.array(masks, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
     near_u64 = np.array(near, dtype=object).astype(np.uint64).reshape(-1, K.N_WORDS)
@@ -521,6 +512,39 @@ def _placements(shapes: list[frozenset]):
         near_u64,
         np.array(first, dtype=np.int64),
     )
+
+
+# A shape's placements depend on the shape alone: a candidate tile set of neom balance, which
+# changes one tile, computes only that tile's (the search is most of a tile set's compile).
+@functools.lru_cache(maxsize=256)
+def _shape_placements(shape: frozenset) -> tuple:
+    """(mask words, surroundings' words, (orientation, colour, row, col, quarters, edges)) of
+    every placement of ``shape``: both sides, each distinct footprint, every position."""
+    out = []
+    for orientation, colour, image in G.orientations(shape):
+        h, w = G.height(image), G.width(image)
+        for dr in range(K.SIZE - h + 1):
+            for dc in range(K.SIZE - w + 1):
+                quarters = {(r + dr, c + dc, q) for r, c, q in image}
+                near_q, edges = _surroundings(quarters)
+                out.append((tuple(G.words(quarters)), tuple(G.words(near_q)),
+                            (orientation, colour, dr, dc, len(image), edges)))  # fmt: skip
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _fountain_placements() -> tuple:
+    """The fountain's 4 halves on every square, as _shape_placements lists a tile's."""
+    out = []
+    for square in range(K.N_SQUARES):
+        r, c = divmod(square, K.SIZE)
+        for index, half in enumerate(K.HALF_NAMES):
+            nibble = K.HALVES[half]
+            quarters = {(r, c, q) for q in range(4) if nibble >> q & 1}
+            near_q, edges = _surroundings(quarters)
+            placement = (index, K.FOUNTAIN, r, c, 2, edges)
+            out.append((tuple(G.words(quarters)), tuple(G.words(near_q)), placement))
+    return tuple(out)
 
 
 def _surroundings(quarters: set) -> tuple[set, int]:
@@ -593,12 +617,38 @@ def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
     return data, hashlib.sha256(content).hexdigest(), content
 
 
+# Tile sets compiled so far, by the sha256 of their bytes (the last _COMPILED_KEPT): a run reads
+# its tile set when it plans and again when its folder is opened, and neom balance does so for
+# every candidate (about 20 reads of a handful of sets in one command); the compile (the
+# placements search, about 65 ms) depends on the bytes alone, the file's name only naming it.
+# A tile set with problems is never kept.
+_COMPILED: dict[str, GameData] = {}
+_COMPILED_KEPT = 32
+
+
+def _compiled(path: Path, source: str) -> GameData:
+    """The compiled tile set of ``path``'s bytes (from _COMPILED when seen before), named
+    ``source``, with arrays of its own (as a fresh compile gives every caller)."""
+    compiled = None
+    if path.is_file():  # a pipe is read once, by read_toml
+        content = read_input(path, "tile-set file", MAX_FILE_BYTES, source)
+        compiled = _COMPILED.pop(hashlib.sha256(content).hexdigest(), None)
+    if compiled is None:
+        data, digest, raw = read_toml(path, source)
+        compiled = compile_tileset(data, source, digest, raw)
+    _COMPILED[compiled.digest] = compiled  # the most recent last
+    for stale in list(_COMPILED)[:-_COMPILED_KEPT]:
+        _COMPILED.pop(stale, None)
+    content = replace(compiled.content, source=source)
+    arrays = tuple(array.copy() for array in compiled.arrays)
+    return replace(compiled, source=source, arrays=arrays, content=content)
+
+
 def load_tileset(path: str | Path | None = None) -> GameData:
     """Read, validate and compile a tile-set file (None: the packaged default)."""
     path = DEFAULT_TILESET if path is None else Path(path)
     source = path.name if path == DEFAULT_TILESET else str(path)
-    data, digest, raw = read_toml(path, source)
-    loaded = compile_tileset(data, source, digest, raw)
+    loaded = _compiled(path, source)
     if path != DEFAULT_TILESET and not loaded.reconstructed:
         default = load_tileset()
         if same_arrays(loaded.arrays, default.arrays):
