@@ -369,7 +369,7 @@ def register(parser) -> None:
     parser.add_argument(
         "--verify-games", type=int, default=None,
         help="games per side on the fresh deals every suggestion is measured on again "
-        "(default: twice --games)",
+        "(default: twice --games; NEOM --all: --games, its whole patch checked at once)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1, help="master seed of the search deals")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (all)")
