@@ -1,7 +1,7 @@
 """``neom balance``: levers, the noisy root search, and known-answer tests on real games.
 
 The known answers (issue 26): plant +8 VP on a neutral cornerstone and the search suggests a
-VP within 2 of the original; plant -6 VP on a placed tile and it suggests a raise; a catalogue
+VP within 2 of the original; plant -3 VP on a placed tile and it suggests a raise; a catalogue
 balanced by the search, balanced again, suggests no change. Each fails if the search is broken
 (a search that keeps the current value fails the first two, one that does not settle fails the
 third). They play a small synthetic catalogue (tests/catalog_fixture.py) with a greedy field.
@@ -295,19 +295,25 @@ def test_known_answer_plus_8_vp_on_a_neutral_cornerstone_then_balanced_again(tmp
     )
 
 
-def test_known_answer_minus_6_vp_on_a_placed_tile_suggests_a_raise(tmp_path):
-    """Concert Hall (Generation 3, 7 VP, placed in about 95% of the games by the default
-    field) planted at 7 - 6 = 1 VP: its selectors lose, and the search raises its VP. (On the
-    synthetic catalogue a weakened tile becomes the fodder spent on cornerstones, whose
-    selectors win: the reconstruction and the default field are the realistic case. Version 1,
-    where the planted tile is measured below the band at 400 games; on version 2 it is not,
-    +0.3 [-4.2, +4.8] pct-pts: with cornerstones weaker, its selectors lose less.)"""
+def test_known_answer_minus_3_vp_on_a_placed_tile_suggests_a_raise(tmp_path):
+    """Treasury (Generation 2, 8 VP and 1 income; version 1, default field) planted at
+    8 - 3 = 5 VP: still placed by about 80% of its selectors, who lose the 3 VP (median winning
+    margin 3 VP), so it is measured well below the band, and the search raises its VP (to 6-8;
+    unplanted it is +3.8 pct-pts above the band, so the band is reached below 8).
+
+    Why this plant (issue 38): a deeper plant leaves a tile nobody places. At 4 VP or less
+    Concert Hall, Treasury, Hospital and the other 5-8 VP tiles are built by 0-10% of their
+    selectors, and a dead card's measured effect is the cost of the wasted pick, about
+    -2 pct-pts, the band's own edge: Concert Hall 7 - 6 measured -3.2, -6.8, +1.5, -5.1, -0.6
+    pct-pts at 400 games (seeds 1-5), -2.1, -2.3, -0.1, -3.5, -0.8 at 800. This plant, at 800
+    games, seeds 1-7: -7.8, -5.0, -5.3, -5.2, -3.3, -6.9, -4.3 pct-pts, suggested 7, 7, 7, 8,
+    6, 6, 7 (seed 5, the weakest, is the one played here); at 400 games seed 2 gave -2.6."""
     text = _v1_text()
-    planted = B.apply_values(text, {("Concert Hall", "vp"): 7 - 6})
+    planted = B.apply_values(text, {("Treasury", "vp"): 8 - 3})
     setting = B.Setting(strategies=("greedy", "builder", "merchant", "industrialist"),
-                        players=4, games=400, seed=5, workers=1)  # fmt: skip
+                        players=4, games=800, seed=5, workers=1)  # fmt: skip
     evaluator = B.Evaluator(planted, "planted", setting, tmp_path, B.Progress(1, quiet=True))
-    item, kind, levers = B.item_levers(tomllib.loads(planted), "Concert Hall")
+    item, kind, levers = B.item_levers(tomllib.loads(planted), "Treasury")
     (lever,) = B.pick_levers(levers, "vp")
     base = evaluator.measure({}, events=True)
     start = B.item_point(base, base, item, kind, lever.current, setting.min_n)
@@ -318,7 +324,7 @@ def test_known_answer_minus_6_vp_on_a_placed_tile_suggests_a_raise(tmp_path):
 
     result = B.search_lever(measure, lever, start, setting.band, max_evals=5)
     assert kind == "tile" and start.effect < -setting.band and start.n >= 100, start
-    assert result.suggested >= 1 + 3 and min(result.points) == 1, result.points
+    assert result.suggested >= 5 + 1 and min(result.points) == 5, result.points
 
 
 # --- the command ----------------------------------------------------------------------------
