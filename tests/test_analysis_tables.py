@@ -14,18 +14,21 @@ from analysis.core.load import open_run
 from analysis.neom import cornerstones, scores, tiles
 from analysis.neom.load import SCORE_COLUMNS
 from analysis.neom.synthetic import write_run
+from analysis.neom.usage import usage_table
 from sim.core.batch import BatchOutput
 from sim.core.errors import UserError
 from sim.core.store import RunFolder, encode_batch, file_entry
 from sim.neom import GAME
 from sim.neom import records as R
+from sim.neom.catalog import load_catalog
 
 
-def _tiny_run(path, swapped=False):
+def _tiny_run(path, swapped=False, never_drafted=None):
     """Two 3-player games. Game 0: totals 50/40/50 (seats 0 and 2 share the win); game 1:
     totals 30/60/20. Seat 0 plays strategy A, seats 1-2 strategy B. Seat 0 of game 0 drafted
     cornerstones 3 (placed in generation 1) and 4 (never placed); game 1 left 3 over. With
-    ``swapped``, seat 1 of game 0 drafted cornerstone 5 and swapped it away unplaced."""
+    ``swapped``, seat 1 of game 0 drafted cornerstone 5 and swapped it away unplaced; with
+    ``never_drafted``, game 1 also left that cornerstone over (dealt, drafted by nobody)."""
     games = np.full((2, R.N_GAME_COLS), -1, dtype=np.int64)
     players = np.full((2, R.MAX_PLAYERS, R.N_PLAYER_COLS), -1, dtype=np.int64)
     players[:, :3] = 0
@@ -46,6 +49,8 @@ def _tiny_run(path, swapped=False):
     players[0, 1, [R.P_DISASTERS_PAID, R.P_DISASTER_COINS]] = [1, 6]
     players[0, 2, [R.P_DISASTERS_SACRIFICED, R.P_DISASTER_TILES_LOST]] = [1, 2]
     games[1, R.G_DISCARDED_CS0] = 3
+    if never_drafted is not None:
+        games[1, R.G_DISCARDED_CS0 + 1] = never_drafted
     if swapped:
         players[0, 1, [R.P_CS_DRAFTED0, R.P_CS_GEN0]] = [5, R.CS_SWAPPED_AWAY]
     folder = RunFolder(path)
@@ -119,6 +124,32 @@ def test_cornerstone_counts(tiny):
     assert three["score_diff"] == pytest.approx(5.0)
     assert row[4]["placed"] == 0 and row[4]["win_unplaced"] == pytest.approx(0.5)
     assert "mean_pick" not in table.columns  # no event log
+
+
+def test_a_cornerstone_dealt_but_never_drafted_has_its_row_kept_at_zero(tmp_path):
+    """Issue 38 item 1: an item below a floor is flagged "with its row always present, even at
+    0 drafts". Cornerstone 7 is left over in game 1 and drafted by nobody: its row is there
+    with drafted 0, left over once, kept 0%, and the usage table counts it offered once and
+    kept 0% (below the kept floor once offered often enough to test). A 20,000-game archetype
+    run dealt Modular Factory 10,704 times, drafted it 0 times, and left it out of both."""
+    run = _tiny_run(tmp_path / "run", never_drafted=7)
+    table = cornerstones.cornerstone_table(run)
+    row = {r["tile"]: r for r in table.iter_rows(named=True)}
+    assert set(row) == {3, 4, 7}
+    seven = row[7]
+    assert (seven["drafted"], seven["placed"], seven["left_in_draft"]) == (0, 0, 1)
+    assert seven["kept"] == 0.0
+    usage = usage_table(load_catalog(None), table)
+    used = usage.filter(pl.col("tile") == 7).row(0, named=True)
+    assert (used["offered"], used["kept"], used["kept_rate"]) == (1, 0, 0.0)
+    assert used["below_floor"] == ""  # one offer: too few to test
+    # The same row offered 100 times and never drafted is below the kept floor.
+    many = table.with_columns(
+        pl.when(pl.col("tile") == 7).then(100).otherwise(pl.col("left_in_draft"))
+        .alias("left_in_draft")
+    )  # fmt: skip
+    used = usage_table(load_catalog(None), many).filter(pl.col("tile") == 7).row(0, named=True)
+    assert (used["offered"], used["kept_rate"], used["below_floor"]) == (100, 0.0, "kept")
 
 
 def test_a_swapped_away_cornerstone_is_not_counted_unplaced(tmp_path):

@@ -120,7 +120,8 @@ CORNERSTONES = Reduction("neom.cornerstones", _reduce, needs=(EXPECTED,))
 
 
 def cornerstone_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.DataFrame:
-    """One row per cornerstone drafted in the run; see docs/reports.md for every column.
+    """One row per cornerstone drafted or dealt into a draft hand in the run; see
+    docs/reports.md for every column.
 
     ``effect`` is the drafters' mean win share above their expected share with a 95%
     cluster-robust interval (clusters: deals); ``vs_median`` the same against the median
@@ -140,7 +141,12 @@ def cornerstone_table(run: Run, flagging: Flagging = DEFAULT_FLAGGING) -> pl.Dat
         *(f"placed_gen{g}" for g in range(1, N_GENERATIONS + 1)),
         mean_or_null("gen_placed", "placed").alias("mean_gen"),
         "wins_placed", "wins_unplaced", "wins_drafted",
-    ).join(stats["leftovers"].table(), on="tile", how="left")  # fmt: skip
+    )  # fmt: skip
+    # A cornerstone dealt but never drafted has no counts row: its row comes from the leftovers
+    # (drafted 0), so the usage floors see it kept 0% instead of never offered (issue 38 item 1).
+    count_columns = [c for c in frame.columns if c not in ("tile", "mean_gen")]
+    frame = frame.join(stats["leftovers"].table(), on="tile", how="full", coalesce=True)
+    frame = frame.with_columns(pl.col(count_columns).fill_null(0))
     if stats.get("picks") is not None:
         picks = (
             stats["picks"]
