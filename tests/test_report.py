@@ -60,6 +60,7 @@ def test_report_has_every_section_figure_and_table(report):
         assert pl.read_csv(out / "tables" / f"{name}.csv").height > 0
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "RECONSTRUCTED" in summary and "Headline findings" in summary
+    assert re.search(r"Closeness \(4 players\): half the games are won by \d+ VP or less", summary)
 
 
 def test_report_opens_with_identity_and_headlines(report, run_path):

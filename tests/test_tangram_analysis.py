@@ -3,6 +3,7 @@ tables or the event log, intervals around their estimates, the report sections t
 report API, and the A/B comparison on the same deals."""
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,7 +227,14 @@ def test_the_generic_report_carries_the_tangram_sections(run_path, tmp_path):
     text = index.read_text()
     assert "Tangram City balance report" in text and "RECONSTRUCTED" in text
     assert (tmp_path / "report" / "tables" / "tangram_tiles.csv").is_file()
-    assert "RECONSTRUCTED" in (tmp_path / "report" / "summary.md").read_text()
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "RECONSTRUCTED" in summary
+    # Tangram City scores points (Game.score_unit): no "VP" in its generic sections.
+    assert re.search(
+        r"Closeness \(4 players\): half the games are won by \d+ points or less", summary
+    )
+    words = re.sub(r"base64,[^\"]*", "", text)  # the pictures' bytes could spell "+VP/"
+    assert not re.search(r"\bVP\b", summary) and not re.search(r"\bVP\b", words)
     items = json.loads((tmp_path / "report" / "findings.json").read_text())
     items = items["findings"] if isinstance(items, dict) else items
     kinds = {(item["kind"], item["name"]) for item in items}

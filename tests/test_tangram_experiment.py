@@ -183,6 +183,7 @@ def test_a_planted_strong_tile_is_worth_more_forced_than_banned(planted):
     assert (manifest["rules"]["force_tile"], manifest["rules"]["force_seat"]) == (0, 3)
     text = (planted / "force" / "experiment.md").read_text()
     assert "may not decline the tile while it has a legal placement" in text
+    assert "Δ score (points) [95% CI]" in text  # Tangram City's score unit (Game.score_unit)
 
 
 def test_a_complete_experiment_resumes_without_playing(planted, capsys):

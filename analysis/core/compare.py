@@ -471,7 +471,7 @@ def _group_items(strategies, seats) -> list[dict]:
     return out
 
 
-def _group_section(name, frame, column) -> tuple[str, str, list[str]]:
+def _group_section(name, frame, column, unit: str) -> tuple[str, str, list[str]]:
     from analysis.core.report import html_table, pct
 
     return (
@@ -499,7 +499,7 @@ def _group_section(name, frame, column) -> tuple[str, str, list[str]]:
                         lambda r: f"{r['score_base']:.1f} → {r['score_cand']:.1f}",
                     ),
                     (
-                        "Δ score (VP) [95% CI]",
+                        f"Δ score ({unit}) [95% CI]",
                         lambda r: (
                             f"{r['score_shift']:+.2f} "
                             f"[{r['score_shift_lo']:+.2f}, {r['score_shift_hi']:+.2f}]"
@@ -552,6 +552,7 @@ def build_comparison(
     report = Report(
         out, "bh", level, f"Benjamini-Hochberg adjusted p < {level:g}",
         DEFAULT_BAND if band is None else band, DEFAULT_MIN_N if min_n is None else min_n, label,
+        score_unit=game.score_unit,
     )  # fmt: skip
 
     # 1. What changed.
@@ -619,7 +620,7 @@ def build_comparison(
         ("strategies", strategies, "strategy_name"),
         ("seats", seats, "seat"),
     ):
-        report.section(*_group_section(name, frame, column))
+        report.section(*_group_section(name, frame, column, game.score_unit))
 
     json_items = moved.items + _group_items(strategies, seats)
     if label:

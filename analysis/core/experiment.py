@@ -343,8 +343,9 @@ def _num(x) -> str:
     return "–" if x is None or x != x else f"{x:.1f}"
 
 
-def result_lines(result: dict) -> list[str]:
-    """The result as Markdown tables (also printed): the item's presence, then the effects."""
+def result_lines(result: dict, unit: str) -> list[str]:
+    """The result as Markdown tables (also printed): the item's presence, then the effects
+    (scores in ``unit``, the game's ``score_unit``)."""
     lines = [
         "| seat | holds it: baseline → intervention | places it: baseline → intervention |",
         "|---|---|---|",
@@ -358,7 +359,7 @@ def result_lines(result: dict) -> list[str]:
     lines += [
         "",
         "| subject | pairs | win share base → with | Δ win share [95% CI] | flag "
-        "| score base → with | Δ score (VP) [95% CI] |",
+        f"| score base → with | Δ score ({unit}) [95% CI] |",
         "|---|---:|---|---|---|---|---|",
     ]
     for r in result["rows"]:
@@ -400,14 +401,14 @@ def _markdown(result: dict, game, side: Experimenting) -> str:
         f"sum to one per game, so its change is in score). Flag: the whole interval outside "
         f"±{100 * result['band']:g} pct-pts.",
         "",
-        *result_lines(result),
+        *result_lines(result, game.score_unit),
     ]
     return "\n".join(lines) + "\n"
 
 
 def findings(result: dict) -> list[dict]:
     """The rows as findings.json objects (issue 19's shape) plus ``subject``: metric
-    ``win_share_paired_diff`` (a fraction) and ``score_paired_diff`` (VP)."""
+    ``win_share_paired_diff`` (a fraction) and ``score_paired_diff`` (the game's score unit)."""
     from analysis.core.report import clean
 
     out = []
@@ -517,7 +518,7 @@ def run_experiment(args) -> int:
         print(f"written: {out / RESULT_JSON}, {out / RESULT_MD}")
         return 0
     (result,) = results
-    print("\n".join(result_lines(result)))
+    print("\n".join(result_lines(result, game.score_unit)))
     print(
         f"written: {out / RESULT_JSON}, {out / RESULT_MD}" + (f", {args.json}" if args.json else "")
     )

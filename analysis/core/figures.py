@@ -167,10 +167,13 @@ def heat_map(head_to_head: pl.DataFrame, names: list[str], title: str) -> Figure
     return fig
 
 
-def score_distributions(players: pl.DataFrame, title: str, count: str | None = None) -> Figure:
-    """Box plots of the final total per strategy and player count: from one row per seat, or
-    (``count``) from a histogram (``n_players``, ``strategy_name``, ``total`` and how many
-    seats scored it), with the same quartiles and 5th-95th percentile whiskers."""
+def score_distributions(
+    players: pl.DataFrame, title: str, unit: str, count: str | None = None
+) -> Figure:
+    """Box plots of the final total (in ``unit``, the game's ``score_unit``) per strategy and
+    player count: from one row per seat, or (``count``) from a histogram (``n_players``,
+    ``strategy_name``, ``total`` and how many seats scored it), with the same quartiles and
+    5th-95th percentile whiskers."""
     from analysis.core.stats import quantile_from_counts
 
     if count is None:
@@ -196,14 +199,16 @@ def score_distributions(players: pl.DataFrame, title: str, count: str | None = N
         stats.append({"label": label, "med": q(0.5), "q1": q(0.25), "q3": q(0.75),
                       "whislo": q(0.05), "whishi": q(0.95), "fliers": []})  # fmt: skip
     ax.bxp(stats, orientation="horizontal", showfliers=False)
-    ax.set_xlabel("final score (VP); box: quartiles, whiskers: 5th-95th percentile")
+    ax.set_xlabel(f"final score ({unit}); box: quartiles, whiskers: 5th-95th percentile")
     ax.set_title(title, fontsize=11)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
-def breakdown_bars(summary: pl.DataFrame, categories: tuple[str, ...], title: str) -> Figure:
-    """Mean VP per score category, one bar group per strategy and player count."""
+def breakdown_bars(
+    summary: pl.DataFrame, categories: tuple[str, ...], title: str, unit: str
+) -> Figure:
+    """Mean score (in ``unit``) per score category, one bar group per strategy and player count."""
     labels = [f"{s} ({n}p)" for n, s in summary.select("n_players", "strategy_name").iter_rows()]
     fig = _figure(3.8)
     ax = fig.add_subplot()
@@ -220,7 +225,7 @@ def breakdown_bars(summary: pl.DataFrame, categories: tuple[str, ...], title: st
         )
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, [c.replace("_", " ") for c in categories], fontsize=8)
-    ax.set_ylabel("mean VP per player")
+    ax.set_ylabel(f"mean {unit} per player")
     ax.set_xlabel("score category")
     ax.set_title(title, fontsize=11)
     fig.legend(fontsize=8, loc="outside right upper")

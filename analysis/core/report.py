@@ -260,6 +260,7 @@ class Report:
     # ``neom report --probe``: items to probe, games per side and the earlier report's cache
     # (a game's sections read it; {} = no probe).
     probe: dict = field(default_factory=dict)
+    score_unit: str = "VP"  # the game's Game.score_unit: what scores and leads are counted in
 
     @property
     def flagging(self) -> Flagging:
@@ -512,7 +513,7 @@ def _strategy_section(report: Report, run: Run) -> None:
                     GAMES_COLUMN,
                     ("A above B [95% CI]", share_ci("share")),
                     (
-                        "score lead (VP) [95% CI]",
+                        f"score lead ({run.game.score_unit}) [95% CI]",
                         lambda r: num_interval(
                             r["score_diff"], r["score_diff_lo"], r["score_diff_hi"]
                         ),
@@ -640,30 +641,31 @@ def _closeness_section(report: Report, run: Run) -> None:
         return
     table, margins = result
     report.table("closeness", table)
+    unit = run.game.score_unit
     for row in table.iter_rows(named=True):
         report.glance.append(
             f"Closeness ({row['n_players']} players): half the games are won by "
-            f"{num(row['median_margin'], 0)} VP or less; {pct(row['close_share'])} by 2 VP or "
-            "less."
+            f"{num(row['median_margin'], 0)} {unit} or less; {pct(row['close_share'])} by 2 "
+            f"{unit} or less."
         )
         report.findings.append(
-            f"{row['n_players']}-player games are won by {num(row['median_margin'], 0)} VP "
+            f"{row['n_players']}-player games are won by {num(row['median_margin'], 0)} {unit} "
             f"(median margin; mean {num(row['mean_margin'])}); {pct(row['close_share'])} are "
-            f"decided by 2 VP or less and {pct(row['shared_share'])} end in a shared win."
+            f"decided by 2 {unit} or less and {pct(row['shared_share'])} end in a shared win."
         )
     parts = [
         "<p>Margin of victory: the winners' score minus the best score of a non-winner "
         "(a shared win has margin 0 only if every seat shares it; otherwise the gap to the "
-        "best non-winner). Close: decided by 2 VP or less. Intervals: 95% Wilson.</p>",
+        f"best non-winner). Close: decided by 2 {unit} or less. Intervals: 95% Wilson.</p>",
         html_table(
             table,
             [
                 PLAYERS_COLUMN,
                 GAMES_COLUMN,
-                ("median margin (VP)", lambda r: num(r["median_margin"], 0)),
-                ("mean margin (VP)", lambda r: num(r["mean_margin"])),
+                (f"median margin ({unit})", lambda r: num(r["median_margin"], 0)),
+                (f"mean margin ({unit})", lambda r: num(r["mean_margin"])),
                 ("90th percentile", lambda r: num(r["p90_margin"], 0)),
-                ("decided by ≤ 2 VP [95% CI]", share_ci("close_share")),
+                (f"decided by ≤ 2 {unit} [95% CI]", share_ci("close_share")),
                 ("shared wins [95% CI]", share_ci("shared_share")),
             ],
         ),
@@ -674,7 +676,7 @@ def _closeness_section(report: Report, run: Run) -> None:
                 "n_players",
                 "margin",
                 "Margin of victory",
-                "winners' score − best other score (VP)",
+                f"winners' score − best other score ({unit})",
                 count="count",
             ),
             "margin of victory",
@@ -712,11 +714,12 @@ SHARE_UNIT = "share"
 
 def headline(report: Report, limit: int = 20) -> str:
     """The ranked findings (:func:`ranked`): mark, kind, name, measure, the effect in this
-    field (and in the other one), its VP equivalent and its links."""
+    field (and in the other one), its score-unit equivalent and its links."""
     rows = ranked(report)
     if not rows:
         return f"<p>No finding flagged ({html.escape(report.band_words())}).</p>"
     other = report.other_field
+    unit = html.escape(report.score_unit)
     cells = []
     for rank, item in enumerate(rows[:limit], start=1):
         mark = item.get("robustness")
@@ -758,12 +761,12 @@ def headline(report: Report, limit: int = 20) -> str:
         + "<th>kind</th><th>name</th><th>measured as</th>"
         "<th>this field: flag, effect (pct-pts) [95% CI]</th>"
         + (f"<th>{html.escape(other)}: flag, effect [95% CI]</th>" if other else "")
-        + "<th>VP equivalent</th><th>links</th></tr>"
+        + f"<th>{unit} equivalent</th><th>links</th></tr>"
     )
     return (
         f"<p>Ranked {order}by the size of the effect; {html.escape(report.band_words())}. "
-        "VP equivalent: the effect at this run's exchange rate between win share and score "
-        "lead, or VP on the item (see <i>What to change first</i>).</p>"
+        f"{unit} equivalent: the effect at this run's exchange rate between win share and score "
+        f"lead, or {unit} on the item (see <i>What to change first</i>).</p>"
         f"<table>{head}{''.join(cells)}</table>{more}"
     )
 
@@ -855,17 +858,17 @@ STEPS_NOTE = (
 )
 
 
-def _step_size(step: dict) -> str:
-    """What a step is ranked by, in words: its expected VP (per item, for a step over several
-    items) and its robustness weight."""
+def _step_size(step: dict, unit: str) -> str:
+    """What a step is ranked by, in words: its expected score in ``unit`` (per item, for a step
+    over several items) and its robustness weight."""
     vp = step.get("expected_vp")
     if step.get("first"):
         return html.escape(step.get("size") or step.get("vp_basis") or "ranked first")
     if step.get("size"):
         return f"{html.escape(step['size'])} × robustness {step['weight']:.2f}"
     if vp is None or not math.isfinite(vp):
-        return f"VP not measured × robustness {step['weight']:.2f}"
-    basis = html.escape(step.get("vp_basis") or "VP")
+        return f"{html.escape(unit)} not measured × robustness {step['weight']:.2f}"
+    basis = html.escape(step.get("vp_basis") or unit)
     items = step.get("items", 1)
     size = (f"expected {abs(vp) / items:.1f} {basis} each, {items} items, {abs(vp):.1f} in all"
             if items > 1 else f"expected {abs(vp):.1f} {basis}")  # fmt: skip
@@ -886,7 +889,7 @@ def _ranked_steps_html(report: Report) -> str:
         else:
             tag = f'<span class="{mark}">{words}</span>: ' if report.other_field and mark else ""
             body = tag + _code_spans(step["text"])
-        lines.append(f"<li>{body} <i>({_step_size(step)})</i></li>")
+        lines.append(f"<li>{body} <i>({_step_size(step, report.score_unit)})</i></li>")
     more = len(report.steps) - HEADLINE_STEPS
     reproduce = (
         f'<p class="note">The figures come from (run in the report folder, where the '
@@ -922,9 +925,10 @@ def _steps_html(report: Report) -> str:
         )
         lines.append(f"<li>{tag}{_code_spans(item['next_step'])}</li>")
     return (
-        '<h3 id="next">What to do next</h3><p class="note">For each flagged finding: its VP '
-        "equivalent and the commands that find a value bringing it into the band (<code>neom "
-        "balance</code>) and test it by playing with it forced or banned (<code>neom "
+        '<h3 id="next">What to do next</h3><p class="note">For each flagged finding: its '
+        f"{html.escape(report.score_unit)} equivalent and the commands that find a value "
+        "bringing it into the band (<code>neom balance</code>) and test it by playing with it "
+        "forced or banned (<code>neom "
         f'experiment</code>).</p><ul class="steps">{"".join(lines)}</ul>'
     )
 
@@ -1079,7 +1083,14 @@ def build_report(
         str(main.manifest["data"].get("label", main.data_name)) if main.reconstructed else ""
     )
     report = Report(
-        out, correction, level, f"{method_name} adjusted p < {level:g}", band, min_n, data_label
+        out,
+        correction,
+        level,
+        f"{method_name} adjusted p < {level:g}",
+        band,
+        min_n,
+        data_label,
+        score_unit=main.game.score_unit,
     )
     every = [*runs, check_run] if check_run is not None else runs
     report.probe = dict(probe or {})

@@ -1102,12 +1102,16 @@ def _score_section(report: Report, run: Run) -> None:
     parts = [
         report.figure(
             "score_distributions",
-            figures.score_distributions(histogram, "Final score by strategy", count="count"),
+            figures.score_distributions(
+                histogram, "Final score by strategy", run.game.score_unit, count="count"
+            ),
             "score distributions",
         ),
         report.figure(
             "score_breakdown",
-            figures.breakdown_bars(summary, categories, "Mean score breakdown"),
+            figures.breakdown_bars(
+                summary, categories, "Mean score breakdown", run.game.score_unit
+            ),
             "score breakdown",
         ),
         html_table(

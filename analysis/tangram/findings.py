@@ -85,8 +85,9 @@ def steps_note(checked: bool) -> str:
     )
     return (
         "Dead rules first (a bonus or fountains almost no seat reaches: the rule changes almost "
-        "no game), then every flagged rule effect and tile ranked by its effect in score-lead VP "
-        "(the effect over the run's slope of win share on score lead among the non-random seats) "
+        "no game), then every flagged rule effect and tile ranked by its effect in score-lead "
+        "points (the effect over the run's slope of win share on score lead among the non-random "
+        "seats) "
         f"× {weight}. Each command names the field, the tile set copied into this folder, "
         "<code>--games</code> and <code>--seed</code>, and runs as pasted from here: <code>neom "
         "compare --game tangram</code> plays the change on the same deals, <code>neom balance "
@@ -143,7 +144,7 @@ def _reduce(chunk) -> dict:
         ),
         "rules": ClusterMoments.of(_contrast(rule_rows, "rule", "reached"), ("rule",), "d", None),
         # The exchange rate among players: a random seat's lead (-85 points, never a win)
-        # would flatten the slope to a fraction of a pct-pt per VP.
+        # would flatten the slope to a fraction of a pct-pt per point.
         "rate": rate_moments(seats),
     }  # fmt: skip
 
@@ -356,7 +357,7 @@ def rule_balance_command(run, rule: str) -> str:
 
 def win_share_per_vp(run) -> float:
     """The run's exchange rate between win share and score lead over the non-random seats
-    (``analysis.core.next_steps.rate_from``): a finding's score-lead VP equivalent."""
+    (``analysis.core.next_steps.rate_from``): a finding's score-lead points equivalent."""
     return rate_from(value(run, FINDINGS).get("rate"))
 
 
@@ -424,11 +425,11 @@ def rule_effect_step(run, row: dict, per_vp: float) -> dict:
         f"The {rule} {words}: seats that reach it win "
         f"{_pts(row['effect'], row['effect_lo'], row['effect_hi'])} of win share above expected "
         f"more than the others of the same game ({row['effect_n']:,} games"
-        + (f"; about {vp:.1f} score-lead VP" if math.isfinite(vp) else "")
+        + (f"; about {vp:.1f} score-lead points" if math.isfinite(vp) else "")
         + f"). Next step: {how}."
     )
     return {
-        "kind": "rule", "name": rule, "expected_vp": vp, "vp_basis": "score-lead VP",
+        "kind": "rule", "name": rule, "expected_vp": vp, "vp_basis": "score-lead points",
         "weight": ROBUSTNESS_WEIGHT[None], "mark": None, "text": text,
         "lead": (rule, "rule"), "rest": text.split(": ", 1)[1],
     }  # fmt: skip
@@ -445,7 +446,7 @@ def tile_step(run, row: dict, per_vp: float) -> dict:
         f"placing it rather than declining it is worth "
         f"{_pts(row['vs_median'], row['vs_median_lo'], row['vs_median_hi'])} of win share "
         f"{'more' if strong else 'less'} than placing the median tile ({row['n']:,} games"
-        + (f"; about {vp:.1f} score-lead VP too {'strong' if strong else 'weak'}"
+        + (f"; about {vp:.1f} score-lead points too {'strong' if strong else 'weak'}"
            if math.isfinite(vp) else "")
         + f"). Next step: `{tile_balance_command(run, name, candidate)}` searches its area "
         "(half-squares, within its card's constraints), measures the suggestion again on fresh "
@@ -455,7 +456,7 @@ def tile_step(run, row: dict, per_vp: float) -> dict:
         f"entry: docs/tangram-tileset.md). Then `{command}` plays it on this run's deals."
     )  # fmt: skip
     return {
-        "kind": "tile", "name": name, "expected_vp": vp, "vp_basis": "score-lead VP",
+        "kind": "tile", "name": name, "expected_vp": vp, "vp_basis": "score-lead points",
         "weight": ROBUSTNESS_WEIGHT[None], "mark": None, "text": f"{name} (tile) {rest}",
         "lead": (name, "tile"), "rest": rest,
     }  # fmt: skip

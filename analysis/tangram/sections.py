@@ -92,7 +92,10 @@ def score_section(report, run) -> None:
         report.figure(
             "tangram_score_distributions",
             figures.score_distributions(
-                histogram, "Tangram City: final score by strategy", count="count"
+                histogram,
+                "Tangram City: final score by strategy",
+                run.game.score_unit,
+                count="count",
             ),
             "score distributions",
         ),

@@ -215,6 +215,7 @@ class Game:
     # -> probe(report, run): ``neom report --probe``'s replays of the flagged items, before the
     # sections (NEOM: their VP slopes); "": --probe is refused for this game.
     probe_ref: str = ""
+    score_unit: str = "VP"  # what a final score counts, in the report's words ("points")
 
     @property
     def strategies(self) -> StrategyRegistry:

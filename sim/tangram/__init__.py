@@ -55,6 +55,7 @@ GAME = Game(
     experiment_ref="analysis.tangram.experiment:EXPERIMENTING",
     intervention_rules=("force_tile", "force_seat", "ban_tile"),
     score_ref="sim.tangram.score:score_file",
+    score_unit="points",  # Tangram City scores points, not victory points
     compile_seconds=30.0,  # a cold compile of play_batch (docs/tangram.md: 24-31 s CPU)
     commands=(
         (
