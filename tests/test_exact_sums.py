@@ -103,3 +103,15 @@ def _figures(threads: int) -> str:
 def test_figures_do_not_depend_on_polars_threads():
     one = _figures(1)
     assert one and one == _figures(4)
+
+
+def test_every_games_win_share_is_a_whole_number_of_units():
+    """Win shares are summed as integers of 1/WIN_SHARE_UNIT: a win shared by k seats is worth
+    1/k, so every k up to a game's seat count must divide the unit (a 7-player game would
+    need a new unit; this fails first)."""
+    from sim.core.registry import game_names, get_game
+
+    for name in game_names():
+        game = get_game(name)
+        for k in range(1, game.max_players + 1):
+            assert WIN_SHARE_UNIT % k == 0, (name, k)
