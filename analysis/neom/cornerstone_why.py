@@ -52,22 +52,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from sim.core import rng
     from sim.core.batch import STRATEGY_ID_DTYPE
-    from sim.core.jit import njit
     from sim.neom import constants as K
     from sim.neom import engine as E
     from sim.neom import records as R
     from sim.neom.catalog import load_catalog
-    from sim.neom.state import view
     from sim.neom.tables import make_rules
     from strategies.neom import play as G
     from strategies.neom.archetypes import PARAM_NAMES
-    from strategies.neom.dispatch import choose_in
-    from strategies.neom.evaluate import evaluated_values
-
-    @njit
-    def values_in(params, decision, n, seat, game, memo, values):
-        evaluated_values(params, decision, n, seat, view(game), memo, values)
-
+    from strategies.neom.dispatch import choose_in, values_in
     from strategies.neom.pieces import addresses, new_memos
     from strategies.neom.registry import parse_strategy, resolve_strategy
 

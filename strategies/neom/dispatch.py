@@ -28,7 +28,7 @@ from sim.neom import engine as E
 from sim.neom.state import view
 from strategies.neom import basic
 from strategies.neom.archetypes import ARCHETYPES, N_WEIGHTS
-from strategies.neom.evaluate import choose_evaluated
+from strategies.neom.evaluate import choose_evaluated, evaluated_values
 from strategies.neom.example import choose_miser
 from strategies.neom.registry import (
     EVALUATED_ID,
@@ -102,3 +102,12 @@ def choose_in(strategy_id, params, rng_state, decision, n_options, seat, game, m
     view (``sim.neom.state.view``), and so does this, so that ``choose`` and every strategy
     under it compile for one type."""
     return choose(strategy_id, params, rng_state, decision, n_options, seat, view(game), memo)
+
+
+@njit
+def values_in(params, decision, n_options, seat, game, memo, values):
+    """``evaluate.evaluated_values`` for a ``Game`` held in Python (tools such as
+    ``analysis.neom.cornerstone_why``): the option values an evaluated strategy would choose
+    from, written into ``values``. A module-level function, so the compile cache keeps it (a
+    function compiled inside another is compiled again by every process)."""
+    evaluated_values(params, decision, n_options, seat, view(game), memo, values)
