@@ -289,12 +289,13 @@ def test_the_same_bytes_compile_once_under_any_name(tmp_path, monkeypatch):
     """load_tileset keeps compiled tile sets by the digest of their bytes: a copy of a file
     read before is not compiled again, yet is named by its own path and has arrays of its own;
     an edited file and a file with problems are compiled (and refused) afresh."""
+    from sim.core.errors import KeptByDigest
     from sim.tangram import tileset
 
     compiles = []
     real = tileset.compile_tileset
     monkeypatch.setattr(tileset, "compile_tileset", lambda *a: compiles.append(a[1]) or real(*a))
-    monkeypatch.setattr(tileset, "_COMPILED", {})
+    monkeypatch.setattr(tileset, "_COMPILED", KeptByDigest())
     text = TEMPLATE.read_text(encoding="utf-8")
     first, copy_ = tmp_path / "first.toml", tmp_path / "copy.toml"
     first.write_text(text)

@@ -215,3 +215,32 @@ def read_toml_input(path, what: str, max_bytes: int, shown: str) -> tuple[dict, 
         raise CatalogError([f"{shown}: TOML syntax error: {exc}"]) from None
     except RecursionError:  # the nesting check stops this first; never a traceback
         raise CatalogError([f"{shown}: nested too deeply"]) from None
+
+
+class KeptByDigest:
+    """What was compiled from a user's data file, kept by the sha256 of the file's bytes (the
+    last ``keep`` of them): a run reads its data file when it plans and again when its folder
+    is opened, and ``neom balance`` for every candidate, while the compile depends on the bytes
+    alone (the file's name only names it in messages). A file with problems is never kept,
+    since only a compiled object is put. One per game's loader (catalogues, tile sets)."""
+
+    def __init__(self, keep: int = 32):
+        self.keep = keep
+        self.kept: dict = {}
+
+    def take(self, path: Path, what: str, max_bytes: int, shown: str) -> tuple[object, bytes]:
+        """The object compiled from ``path``'s bytes before, taken out (``put`` it back), or
+        None; and the bytes read (None: not read). Only a regular file is read here: a pipe is
+        read once, by the loader."""
+        import hashlib
+
+        if not path.is_file():
+            return None, None
+        content = read_input(path, what, max_bytes, shown)
+        return self.kept.pop(hashlib.sha256(content).hexdigest(), None), content
+
+    def put(self, digest: str, compiled) -> None:
+        """Keep ``compiled`` as the most recent; forget the oldest beyond ``keep``."""
+        self.kept[digest] = compiled
+        for stale in list(self.kept)[: -self.keep]:  # safe if another thread reads one too
+            self.kept.pop(stale, None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, read_toml_input
+from sim.core.errors import CatalogError, KeptByDigest, read_toml_input
 from sim.core.fields import (
     check_kind,
     check_name,
@@ -964,12 +964,8 @@ def shipped_path(path: str | Path | None) -> Path:
     return path
 
 
-# Catalogues compiled so far, by the sha256 of their bytes (the last _COMPILED_KEPT): a run
-# reads its catalogue when it plans and again when its folder is opened, and neom balance does
-# so for every candidate; the parse and compile (about 25 ms) depend on the bytes alone, the
-# file's name only naming it in messages, and a catalogue with problems is never kept.
-_COMPILED: dict[str, Tables] = {}
-_COMPILED_KEPT = 32
+# Catalogues compiled so far (the parse and compile take about 25 ms), by their bytes' digest.
+_COMPILED = KeptByDigest()
 
 
 def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
@@ -979,21 +975,14 @@ def read_catalog(path: str | Path | None = None) -> tuple[Tables, bytes]:
     path = shipped_path(path)
     shipped = path in SHIPPED_CATALOGS.values()
     source = path.name if shipped else str(path)
-    from sim.core.errors import read_input
-
-    compiled = None
-    if path.is_file():  # bytes seen before need no parse either (a pipe is read only once)
-        content = read_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
-        compiled = _COMPILED.pop(hashlib.sha256(content).hexdigest(), None)
+    compiled, content = _COMPILED.take(path, "catalogue file", MAX_CATALOG_BYTES, source)
     if compiled is None:
         # Size first (before reading), then depth (before parsing): a huge, endless or deeply
         # nested file is one message in milliseconds.
         data, content = read_toml_input(path, "catalogue file", MAX_CATALOG_BYTES, source)
         check_kind(data, "catalog", source)
         compiled = compile_catalog(data, source, hashlib.sha256(content).hexdigest())
-    _COMPILED[compiled.digest] = compiled  # the most recent last
-    for stale in list(_COMPILED)[:-_COMPILED_KEPT]:  # safe if another thread reads one too
-        _COMPILED.pop(stale, None)
+    _COMPILED.put(compiled.digest, compiled)
     # Arrays of its own for every caller, as a fresh compile gives.
     tables = replace(compiled, source=source, **{
         name: getattr(compiled, name).copy()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.core.errors import CatalogError, read_input, read_toml_input
+from sim.core.errors import CatalogError, KeptByDigest, read_toml_input
 from sim.core.fields import (
     check_kind,
     check_name,
@@ -617,28 +617,19 @@ def read_toml(path: Path, source: str) -> tuple[dict, str, bytes]:
     return data, hashlib.sha256(content).hexdigest(), content
 
 
-# Tile sets compiled so far, by the sha256 of their bytes (the last _COMPILED_KEPT): a run reads
-# its tile set when it plans and again when its folder is opened, and neom balance does so for
-# every candidate (about 20 reads of a handful of sets in one command); the compile (the
-# placements search, about 65 ms) depends on the bytes alone, the file's name only naming it.
-# A tile set with problems is never kept.
-_COMPILED: dict[str, GameData] = {}
-_COMPILED_KEPT = 32
+# Tile sets compiled so far (the placements search takes about 65 ms; one neom balance reads a
+# handful of sets about 20 times), by their bytes' digest.
+_COMPILED = KeptByDigest()
 
 
 def _compiled(path: Path, source: str) -> GameData:
-    """The compiled tile set of ``path``'s bytes (from _COMPILED when seen before), named
+    """The compiled tile set of ``path``'s bytes (kept in _COMPILED when seen before), named
     ``source``, with arrays of its own (as a fresh compile gives every caller)."""
-    compiled = None
-    if path.is_file():  # a pipe is read once, by read_toml
-        content = read_input(path, "tile-set file", MAX_FILE_BYTES, source)
-        compiled = _COMPILED.pop(hashlib.sha256(content).hexdigest(), None)
+    compiled, _ = _COMPILED.take(path, "tile-set file", MAX_FILE_BYTES, source)
     if compiled is None:
         data, digest, raw = read_toml(path, source)
         compiled = compile_tileset(data, source, digest, raw)
-    _COMPILED[compiled.digest] = compiled  # the most recent last
-    for stale in list(_COMPILED)[:-_COMPILED_KEPT]:
-        _COMPILED.pop(stale, None)
+    _COMPILED.put(compiled.digest, compiled)
     content = replace(compiled.content, source=source)
     arrays = tuple(array.copy() for array in compiled.arrays)
     return replace(compiled, source=source, arrays=arrays, content=content)
