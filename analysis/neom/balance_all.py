@@ -85,6 +85,9 @@ class Assessment:
     # item -> (estimate, lo, hi) of what its goal measures (vs_median, effect, a share)
     figures: dict = field(default_factory=dict)
     new_flags: list = field(default_factory=list)  # decided elsewhere, not at the baseline
+    # Several fields (--also-field): each field's own judged assessment, (label, Assessment),
+    # the first the search's field; this one combines them (``combine``).
+    by_field: list = field(default_factory=list)
 
 
 GOALS = ("cornerstones", "tiles", "dead", "goods", "usage")
@@ -497,10 +500,58 @@ def _beyond(a: Assessment, name: str, band: float | None, baseline: Assessment) 
     return abs(est) - abs(baseline.figures[name][0]) > band
 
 
+def combine(judged: list) -> Assessment:
+    """One assessment of a candidate played in several fields, from each field's judged one
+    (``(label, Assessment)``, the search's field first): an item's error is the sum of its
+    fields' (each is 0 inside the band, so an item off its goal in one field is moved by that
+    field's figure, and one too strong in one field and too weak in another by their balance);
+    it is off its goal when it is in any field; loss, violations and new flags add up over the
+    fields; the figures are the first field's."""
+    if len(judged) == 1:
+        return judged[0][1]
+    parts = [a for _, a in judged]
+    first = parts[0]
+    names = sorted({n for a in parts for n in a.errors})
+    kinds: dict = {}
+    for a in parts:  # a kind where the item is off its goal wins (say "cornerstone", not
+        for n, k in a.kinds.items():  # "unused" from a field where it only misses a floor)
+            kinds.setdefault(n, k)
+    for a in reversed(parts):
+        kinds.update({n: a.kinds[n] for n in a.decided if n in a.kinds})
+    problems = {}
+    for label, a in judged:
+        for n, why in a.problems.items():
+            problems[n] = (problems.get(n, "") + f"; {label}: {why}").lstrip("; ")
+
+    def union(attribute):
+        return sorted({n for a in parts for n in getattr(a, attribute)})
+
+    figures = {n: f for a in reversed(parts) for n, f in a.figures.items()}
+    merged = Assessment(
+        first.values, {n: sum(a.errors.get(n, 0.0) for a in parts) for n in names},
+        set().union(*(a.decided for a in parts)),
+        {n: f for a in reversed(parts) for n, f in a.fixable.items()}, problems, kinds,
+        sum(a.loss for a in parts), sum(a.n_violations for a in parts), union("dead"),
+        union("flagged"), union("out_of_band"), sum(a.seconds for a in parts),
+        {n: r for a in reversed(parts) for n, r in a.reasons.items()}, union("lacking"),
+        {n: sum(a.item_loss.get(n, 0.0) for a in parts)
+         for n in {n for a in parts for n in a.item_loss}},
+        figures | first.figures, union("new_flags"), list(judged),
+    )  # fmt: skip
+    return merged
+
+
 class Pass:
     def __init__(self, evaluator: B.Evaluator, data: dict, intended: set[str], variant: str,
                  log, goals: tuple[str, ...] = GOALS, per_round: int = 0, items=None,
-                 flagged: bool = False, structural: bool = False, exempt=frozenset()):  # fmt: skip
+                 flagged: bool = False, structural: bool = False, exempt=frozenset(),
+                 label: str = "", others=()):  # fmt: skip
+        # The search's field is ``evaluator``'s (``label``: its name in the outputs); every
+        # candidate also plays in each of ``others`` ((label, Evaluator): --also-field), on
+        # its own baseline there, and is judged in every field (``combine``).
+        self.label = label
+        self.others = list(others)
+        self.baselines: dict = {}  # label -> the catalogue as it is in that field
         self.goals = goals
         self.per_round = per_round
         self.items = items
@@ -517,16 +568,50 @@ class Pass:
         self.owner: dict = {}  # lever key -> the item whose track moves it
         self.currents: dict = {}  # lever key -> its value in the catalogue as it is
 
+    @property
+    def fields(self) -> list:
+        """(label, Evaluator) of every field a candidate plays in, the search's first."""
+        return [(self.label, self.evaluator), *self.others]
+
     def evaluate(self, values: dict, search: str, round_: int) -> Assessment:
         what = f"{search} round {round_}: " + (B.describe_values(values) if values else
                                                 "the catalogue as it is")  # fmt: skip
         start = time.perf_counter()
-        m = self.evaluator.measure(values, events=True, what=what[:160])
-        a = assess(m, self.evaluator.setting, self.intended, self.goals)
+        a = self.judge_fields(self.assess_fields(values, what))
         a.seconds = time.perf_counter() - start
-        self.judge(a)
         self.log(search, round_, a)
         return a
+
+    def assess_fields(self, values: dict, what: str) -> list:
+        """The candidate played and assessed in every field: [(label, Assessment)]."""
+        out = []
+        for label, evaluator in self.fields:
+            shown = f"[{label}] {what}" if len(self.fields) > 1 else what
+            m = evaluator.measure(values, events=True, what=shown[:160])
+            a = assess(m, evaluator.setting, self.intended, self.goals)
+            a.seconds = m.seconds
+            out.append((label, a))
+        return out
+
+    def judge_fields(self, measured: list) -> Assessment:
+        """``judge`` in every field against that field's baseline, then ``combine``. The goal
+        items are fixed on the catalogue as it is in all the fields together: an item off its
+        goal in any field (or named by --items) is one, and it must end on its goal, and on
+        neither side of the band, in every field."""
+        if len(measured) == 1:
+            return self.judge(measured[0][1])
+        if not self.baselines and not measured[0][1].values:
+            self.baselines = {label: a for label, a in measured}
+            self.targets = set().union(*(goal_items(a, self.items, self.flagged)
+                                         for _, a in measured))  # fmt: skip
+        if not self.baselines:
+            return combine(measured)
+        judged = [(label, judge(a, self.baselines[label], self.targets, self._band(),
+                                self.exempt)) for label, a in measured]  # fmt: skip
+        merged = combine(judged)
+        if self.baseline is None:
+            self.baseline = merged
+        return merged
 
     def judge(self, a: Assessment) -> Assessment:
         """Fix the goal items on the first assessment (the catalogue as it is), then score
@@ -857,6 +942,10 @@ def run_all(args) -> int:
         "--verify-games": args.verify_games or setting.games,
         "--items": args.items, "--flagged": args.flagged, "--structural": args.structural,
     }  # fmt: skip
+    if getattr(args, "also_field", None):  # (absent from a one-field pass's listing)
+        parameters["--also-field"] = list(args.also_field)
+    fields = also_fields(args, setting)  # checked before anything is claimed
+    del fields
 
     def claim():
         return claim_folder(out, COMMAND, overwrite=args.overwrite, resume=args.resume,
@@ -875,6 +964,40 @@ def run_all(args) -> int:
 COMMAND = "neom balance --all"
 
 
+def field_label(spec: str) -> str:
+    """A field's name in the outputs: "archetype" for make run's field, else as given."""
+    from analysis.neom.balance_cli import DEFAULT_FIELD
+
+    return "archetype" if spec == DEFAULT_FIELD else spec
+
+
+def also_fields(args, setting: B.Setting) -> list:
+    """``--also-field``: [(label, Setting)] of every other field a candidate is judged in
+    (``resolve_field`` already applied), each checked as the runner checks --strategies (one
+    strategy a seat, names known) before any game is played; a field given twice is refused."""
+    from dataclasses import replace
+
+    from sim.core.registry import get_game
+    from sim.core.strategies import seat_strategies, split_strategies
+
+    seen = {tuple(setting.strategies)}
+    out = []
+    for spec in getattr(args, "also_field", None) or ():
+        strategies = split_strategies(spec, "--also-field")
+        seat_strategies(get_game("neom").strategies, strategies, setting.players,
+                        setting.strategy_file, "--also-field")  # fmt: skip
+        if strategies in seen:
+            raise UserError(f"--also-field {field_label(spec)}: the same field as --strategies "
+                            "or an earlier --also-field")  # fmt: skip
+        seen.add(strategies)
+        out.append((field_label(spec), replace(setting, strategies=strategies)))
+    return out
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in label).strip("-") or "field"
+
+
 def _run_pass(args, setting, text, source, data, catalogue, intended, goals, budget, out,
               claimed) -> int:  # fmt: skip
     """The pass in the claimed folder ``out``: every evaluation a listed run, the outputs
@@ -885,8 +1008,12 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
     searches = ["coordinate", "optuna"] if args.optimizer == "both" else [args.optimizer]
     verify_games = args.verify_games or setting.games
     planned = setting.games * budget * len(searches) + 2 * verify_games
+    fields = also_fields(args, setting)
+    planned *= 1 + len(fields)
     progress = B.Progress(planned, quiet=args.quiet)
     evaluator = B.Evaluator(text, source, setting, out, progress, COMMAND, claimed)
+    others = [(label, B.Evaluator(text, source, field_setting, out, progress, COMMAND, claimed))
+              for label, field_setting in fields]  # fmt: skip
     log_lines: list[dict] = []
 
     def log(search, round_, a: Assessment):
@@ -905,7 +1032,8 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
     started = time.perf_counter()
     items = [n.strip() for n in (args.items or "").split(",") if n.strip()]
     run = Pass(evaluator, catalogue, intended, setting.variant, log, goals, args.per_round,
-               items, args.flagged, args.structural)  # fmt: skip
+               items, args.flagged, args.structural, label=field_label(args.strategies),
+               others=others)  # fmt: skip
     results, stuck = {}, {}
     for search in searches:
         rounds, tracks = run.coordinate(budget) if search == "coordinate" else run.optuna(
@@ -924,38 +1052,51 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         prune_rounds, best = run.prune(searched, args.prune_evals)
     undone = sorted(set(searched.values) - set(best.values))
 
-    # Fresh deals: the catalogue as it is against the candidate, through neom compare.
+    # Fresh deals, in every field: the catalogue as it is against the candidate, through neom
+    # compare.
     fresh = B.fresh_seed(setting.seed)
-    base_m = evaluator.measure({}, seed=fresh, games=verify_games, events=True,
-                               what="fresh deals: the catalogue as it is")  # fmt: skip
-    cand_m = evaluator.measure(best.values, seed=fresh, games=verify_games, events=True,
-                               what="fresh deals: the candidate")  # fmt: skip
     targets = run.targets or set()
-    before = judge(assess(base_m, setting, intended, goals), _no_flags(), targets)
-    before = judge(before, before, targets)
-    after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
+
+    def on_fresh(values: dict, what: str, before: Assessment | None = None):
+        """The candidate on the fresh deals in every field, judged there against the
+        catalogue as it is (``before``; None: it is the catalogue as it is): the combined
+        assessment and each field's measurement."""
+        judged, measured = [], {}
+        for label, field_evaluator in run.fields:
+            shown = f"[{label}] fresh deals: {what}" if len(run.fields) > 1 else (
+                f"fresh deals: {what}")  # fmt: skip
+            m = field_evaluator.measure(values, seed=fresh, games=verify_games, events=True,
+                                        what=shown)  # fmt: skip
+            a = assess(m, field_evaluator.setting, intended, goals)
+            if before is None:
+                a = judge(judge(a, _no_flags(), targets), a, targets)
+            else:
+                a = judge(a, field_of(before, label), targets, setting.band)
+            judged.append((label, a))
+            measured[label] = m
+        return combine(judged), measured
+
+    before, base_ms = on_fresh({}, "the catalogue as it is")
+    after, cand_ms = on_fresh(best.values, "the candidate", before)
     final, rejected = fresh_rejections(best.values, run.owner, before, after, targets)
     if rejected:
-        progress.plan_more(verify_games)
-        cand_m = evaluator.measure(final, seed=fresh, games=verify_games, events=True,
-                                   what="fresh deals: the candidate without the rejected "
-                                   "edits")  # fmt: skip
-        after = judge(assess(cand_m, setting, intended, goals), before, targets, setting.band)
+        progress.plan_more(verify_games * len(run.fields))
+        after, cand_ms = on_fresh(final, "the candidate without the rejected edits", before)
     candidate = _candidate_text(text, final, data.label)
     B._validate_text(candidate, str(out / "candidate.toml"))
     diff = "".join(difflib.unified_diff(text.splitlines(True), candidate.splitlines(True),
                                         str(source), "candidate.toml"))  # fmt: skip
+    shifts = {label: _edit_shifts(e, base_ms[label], cand_ms[label], final, e.setting)
+              for label, e in run.fields}  # fmt: skip
     patch = patch_entries(final, catalogue, run.owner, targets, before, after,
-                          _edit_shifts(evaluator, base_m, cand_m, final, setting))  # fmt: skip
+                          shifts[run.label], shifts)  # fmt: skip
     # Each search's best on the fresh deals too, for the comparison of the searches (the
     # choice above was made on the search deals, so these figures are not selected on).
     fresh_best = {chosen: after}
     for search in searches:
         if search not in fresh_best:
-            m = evaluator.measure(results[search][1].values, seed=fresh, games=verify_games,
-                                  events=True, what=f"fresh deals: {search}'s best")  # fmt: skip
-            fresh_best[search] = judge(assess(m, setting, intended, goals), before, targets,
-                                       setting.band)  # fmt: skip
+            fresh_best[search] = on_fresh(results[search][1].values, f"{search}'s best",
+                                          before)[0]  # fmt: skip
     summary = {
         "catalog": data.label, "chosen": chosen, "edits": _edits(final),
         "fields_changed": len(final),
@@ -970,8 +1111,12 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
             "fresh_loss": round(fresh_best[s].loss, 3),
             "fresh_violations": fresh_best[s].n_violations,
         } for s in searches},
+        "fields": {label or "search": list(e.setting.strategies) for label, e in run.fields},
         "fresh_deals": {"seed": fresh, "games": verify_games, "before": _goals(before),
-                        "after": _goals(after)},
+                        "after": _goals(after),
+                        "by_field": {label: {"before": _goals(field_of(before, label)),
+                                             "after": _goals(field_of(after, label))}
+                                     for label, _ in run.fields} if run.others else {}},
         "not_fixed_by_their_levers": stuck[chosen],
         "pruned": {"tries": len(prune_rounds), "undone": _edits({k: searched.values[k]
                                                                 for k in undone}),
@@ -984,8 +1129,10 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
         (staging / "candidate.toml").write_text(candidate, encoding="utf-8")
         (staging / "candidate.diff").write_text(diff, encoding="utf-8")
         (staging / "patch.md").write_text("\n".join(patch_md(summary)) + "\n", encoding="utf-8")
-        build_comparison(base_m.path, cand_m.path, staging / "compare", band=setting.band,
-                         min_n=setting.min_n)  # fmt: skip
+        for label, _ in run.fields:  # the search's field in compare/, another in compare-L/
+            folder = "compare" if label == run.label else f"compare-{_slug(label)}"
+            build_comparison(base_ms[label].path, cand_ms[label].path, staging / folder,
+                             band=setting.band, min_n=setting.min_n)  # fmt: skip
         (staging / "summary.json").write_text(json.dumps(summary, indent=1) + "\n",
                                               encoding="utf-8")  # fmt: skip
         (staging / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log_lines),
@@ -1002,29 +1149,46 @@ def _no_flags() -> Assessment:
     return Assessment({}, {}, set(), {}, {}, {}, 0.0, 0, [], [], [])
 
 
+def field_of(a: Assessment, label: str) -> Assessment:
+    """The field ``label``'s own assessment in a combined one (``a`` itself for one field)."""
+    return next((f for name, f in a.by_field if name == label), a)
+
+
+def _fields(a: Assessment) -> list:
+    return a.by_field or [("", a)]
+
+
 def fresh_rejections(values: dict, owner: dict, before: Assessment, after: Assessment,
                      targets: set[str]) -> tuple[dict, list[str]]:  # fmt: skip
     """The edits kept after the fresh deals, and why each other one was rejected: every edit
     of a goal item that ends flagged the other way (its whole interval past the band on the
-    other side), and an edit whose own tile ends flagged when it was not before (an edit that
-    creates a new flag beyond the band). A new flag on an item no edit touched is reported
-    (``after.new_flags``), not pinned on an edit."""
+    other side) in any field, and an edit whose own tile ends flagged in some field when it
+    was not before there (an edit that creates a new flag beyond the band). The way an item
+    must move is its error on the catalogue as it is, summed over the fields (``combine``).
+    A new flag on an item no edit touched is reported (``after.new_flags``), not pinned on an
+    edit."""
     rejected, why = set(), []
     for item in sorted(targets):
-        was, now = before.errors.get(item, 0.0), after.errors.get(item, 0.0)
-        if after.kinds.get(item) in ONE_SIDED or item not in after.decided or not was:
-            continue
-        if (was > 0) != (now > 0):
-            mine = sorted(k for k in values if owner.get(k) == item)
+        was = before.errors.get(item, 0.0)
+        for label, now_field in _fields(after):
+            now = now_field.errors.get(item, 0.0)
+            if (now_field.kinds.get(item) in ONE_SIDED or item not in now_field.decided
+                    or not was or (was > 0) == (now > 0)):  # fmt: skip
+                continue
+            mine = sorted(k for k in values if owner.get(k) == item and k not in rejected)
             rejected |= set(mine)
+            where = f" in the {label} field" if len(_fields(after)) > 1 else ""
             why += [f"{t}: {p} = {values[(t, p)]}: {item} ends flagged the other way on fresh "
-                    f"deals ({after.problems.get(item, '')})" for t, p in mine]  # fmt: skip
+                    f"deals{where} ({now_field.problems.get(item, '')})"
+                    for t, p in mine]  # fmt: skip
     for key in sorted(values):
         tile = key[0]
-        if key not in rejected and tile in after.new_flags:
-            rejected.add(key)
-            why.append(f"{tile}: {key[1]} = {values[key]}: flags {tile} on fresh deals "
-                       f"({after.problems.get(tile, '')})")  # fmt: skip
+        for label, now_field in _fields(after):
+            if key not in rejected and tile in now_field.new_flags:
+                rejected.add(key)
+                where = f" in the {label} field" if len(_fields(after)) > 1 else ""
+                why.append(f"{tile}: {key[1]} = {values[key]}: flags {tile} on fresh "
+                           f"deals{where} ({now_field.problems.get(tile, '')})")  # fmt: skip
     return {k: v for k, v in values.items() if k not in rejected}, why
 
 
@@ -1048,11 +1212,14 @@ def _edit_shifts(evaluator, base_m, cand_m, values: dict, setting) -> dict:
 
 
 def patch_entries(values: dict, catalogue: dict, owner: dict, targets: set[str],
-                  before: Assessment, after: Assessment, shifts: dict) -> list[dict]:  # fmt: skip
+                  before: Assessment, after: Assessment, shifts: dict,
+                  field_shifts: dict | None = None) -> list[dict]:  # fmt: skip
     """The patch in two parts: ``goal`` edits (a goal item's own numbers, or a good's
     producers for the good) and ``knock-on`` edits (another tile moved for a goal item),
     each with the item it serves, its goal figure before and after on fresh deals (estimate,
-    95% interval) and the edited tile's own paired shift there."""
+    95% interval) and the edited tile's own paired shift there; with several fields, the
+    same in each (``fields``; ``field_shifts``: label -> shifts), the top-level figures the
+    search field's."""
     entries = []
     tiles = catalogue["tiles"]
     for (tile, path), value in sorted(values.items()):
@@ -1067,6 +1234,12 @@ def patch_entries(values: dict, catalogue: dict, owner: dict, targets: set[str],
             "goal_after": _triple(after.figures.get(item)),
             "shift": _triple(shifts.get(tile)),
         })  # fmt: skip
+        if before.by_field:
+            entries[-1]["fields"] = [{
+                "field": label, "goal_before": _triple(b.figures.get(item)),
+                "goal_after": _triple(field_of(after, label).figures.get(item)),
+                "shift": _triple((field_shifts or {}).get(label, {}).get(tile)),
+            } for label, b in before.by_field]  # fmt: skip
     return entries
 
 
@@ -1087,6 +1260,17 @@ def patch_md(summary: dict) -> list[str]:
         lines += [f"## {title}", ""]
         if not mine:
             lines += ["none", ""]
+            continue
+        if any("fields" in e for e in mine):  # one row an edit and a strategy field
+            lines += ["| tile | field | from | to | for | strategies | goal figure before | "
+                      "after | shift of the edited tile |",
+                      "|---|---|---:|---:|---|---|---|---|---|"]  # fmt: skip
+            for e in mine:
+                for f in e["fields"]:
+                    lines.append(f"| {e['tile']} | {e['field']} | {e['from']} | {e['to']} | "
+                                 f"{e['for']} | {f['field']} | {_interval(f['goal_before'])} | "
+                                 f"{_interval(f['goal_after'])} | {_interval(f['shift'])} |")
+            lines.append("")
             continue
         lines += ["| tile | field | from | to | for | goal figure before | after | shift of "
                   "the edited tile |", "|---|---|---:|---:|---|---|---|---|"]  # fmt: skip
@@ -1149,7 +1333,11 @@ def _log_md(summary: dict, log_lines: list[dict], before: Assessment, after: Ass
         "lacking |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]  # fmt: skip
-    for label, a in (("as it is", before), ("candidate", after)):
+    rows = [("as it is", before), ("candidate", after)]
+    if before.by_field:  # each field's own rows, then both together
+        rows = [(f"{side} [{label}]", field_of(a, label)) for label, _ in before.by_field
+                for side, a in rows] + [(f"{side} [all fields]", a) for side, a in rows]
+    for label, a in rows:
         lines.append(f"| {label} | {a.loss:.2f} | {a.n_violations} | {len(a.out_of_band)} | "
                      f"{len(a.flagged)} | {len(a.dead)} | {len(a.lacking)} |")  # fmt: skip
     lines += ["", "## Searches on the search deals", "",

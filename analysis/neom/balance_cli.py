@@ -18,6 +18,13 @@ DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
 ITEM_GAMES = 2000  # games per candidate of a one-item search
 ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
 DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
+# Fields by a name of their own: "archetype" is make run's field (the report's default), so a
+# pass can name both fields it is judged in (--strategies strong --also-field archetype).
+FIELD_NAMES = {"archetype": DEFAULT_FIELD}
+
+
+def resolve_field(spec: str) -> str:
+    return FIELD_NAMES.get(spec.strip().casefold(), spec)
 
 
 def _options(add) -> None:
@@ -38,6 +45,15 @@ def _options(add) -> None:
         "--relative-to", choices=("median", "expected"), default="median",
         help="a cornerstone's effect: against the median cornerstone (the report's vs_median) "
         "or against its drafters' expected share (the report's flagged effect) (median)",
+    )  # fmt: skip
+    add(
+        "--also-field", action="append", default=None, metavar="FIELD",
+        help="a further field every candidate is judged in (repeatable): strategies as in "
+        "--strategies, a named field (strong) or archetype (make run's field, the default "
+        "--strategies). The search moves by --strategies' field and the others' errors "
+        "together; an edit is kept only if, in every field, its item does not end flagged the "
+        "other way and it flags no other item beyond the band; the fresh-deal check and the "
+        "patch's figures are given per field",
     )  # fmt: skip
     add("--out", default=None, help="--all: output folder (balance/all)")
     add("--resume", action="store_true", help="--all: continue a pass")
@@ -95,7 +111,8 @@ def _options(add) -> None:
 
 
 def run(args) -> int:
-    args.strategies = args.strategies or DEFAULT_FIELD
+    args.strategies = resolve_field(args.strategies or DEFAULT_FIELD)
+    args.also_field = [resolve_field(f) for f in args.also_field or ()]
     if args.games is None:
         args.games = ALL_GAMES if args.all else ITEM_GAMES
     if args.all:
@@ -125,6 +142,8 @@ def run(args) -> int:
         )
     if args.items or args.flagged or args.structural:
         raise UserError("--items, --flagged and --structural belong to --all")
+    if args.also_field:
+        raise UserError("--also-field belongs to --all")
     if args.goal == "usage" and args.relative_to != "median":
         raise UserError("--relative-to belongs to --goal effect")
     return run_item(args)
