@@ -1403,3 +1403,167 @@ def test_after_a_rejected_round_half_as_many_items_move_as_moved():
     assert movers == [4, 2], seen
     assert not best.new_flags and len(best.values) == 2
     assert all(tracks[n].stuck for n in fixed)
+
+
+# --- issue 38: candidates judged in several fields (--also-field) -----------------------------
+
+
+def _two_field_pass(data, models, items=None):
+    """A Pass judged in two fields, "strong" (the search's) and "archetype", whose evaluations
+    are each field's planted ``model(values) -> (errors, kinds)`` instead of games (an error
+    is the item's signed figure; off its goal beyond the band), judged and combined by the
+    pass itself."""
+    from analysis.neom import balance_all as BA
+
+    band, seen = 0.02, []
+
+    def measured(values, model):
+        errors, kinds = model(values)
+        decided = {n for n, e in errors.items() if abs(e) > band}
+        figures = {n: (e, e - 0.01, e + 0.01) for n, e in errors.items()}
+        errors = {n: (e if n in decided else 0.0) for n, e in errors.items()}
+        item_loss = {n: (abs(errors[n]) - band) / band for n in decided}
+        problems = {n: f"{100 * errors[n]:+.1f}" for n in decided}
+        return BA.Assessment(values, errors, decided, {}, problems, kinds,
+                             sum(item_loss.values()), len(decided), [], sorted(decided), [],
+                             0.0, {}, [], item_loss, figures)  # fmt: skip
+
+    class Fake(BA.Pass):
+        def assess_fields(self, values, what):
+            seen.append(dict(values))
+            return [(label, measured(values, model)) for label, model in models.items()]
+
+    run = Fake(None, data, set(), "standard", lambda *entry: None, ("cornerstones", "tiles"), 0,
+               items,
+               label="strong", others=[(label, None) for label in list(models)[1:]])  # fmt: skip
+    run.evaluator = type("E", (), {"setting": _setting()})()
+    return run, seen
+
+
+SPIRE = {"tiles": [{"name": "Spire", "deck": "cornerstone", "types": ["public"], "vp": 9}]}
+
+
+def _spire_strong(values):  # the strong field: its zero at 3.1 VP, 1 pct-pt a VP
+    return {"Spire": 0.01 * (values.get(("Spire", "vp"), 9) - 3.1)}, {"Spire": "cornerstone"}
+
+
+def _spire_archetype(values):  # the archetype field: its zero at 6.5 VP
+    return {"Spire": 0.01 * (values.get(("Spire", "vp"), 9) - 6.5)}, {"Spire": "cornerstone"}
+
+
+def test_a_fix_that_overshoots_in_the_other_field_gives_way_to_a_smaller_edit():
+    """Planted: Spire 9 VP, +5.9 pct-pts in the strong field (its zero at 3.1 VP), +2.5 in the
+    archetype field (zero at 6.5): in the band in both only at 5 VP. Judged in the strong field
+    alone the pass cuts it to 4 VP, where the archetype field flags it weak; judged in both it
+    stops at 5."""
+    one, _ = _two_field_pass(SPIRE, {"strong": _spire_strong})
+    rounds, _ = one.coordinate(budget=10)
+    naive = BA_best(rounds).values[("Spire", "vp")]
+    assert naive == 4 and _spire_archetype({("Spire", "vp"): naive})[0]["Spire"] < -0.02
+    both, seen = _two_field_pass(SPIRE, {"strong": _spire_strong,
+                                         "archetype": _spire_archetype})  # fmt: skip
+    rounds, tracks = both.coordinate(budget=10)
+    best = BA_best(rounds)
+    assert best.values[("Spire", "vp")] == 5 and best.n_violations == 0, seen
+    assert both.targets == {"Spire"} and [label for label, _ in best.by_field] == [
+        "strong", "archetype"]  # fmt: skip
+    assert rounds[0].problems["Spire"] == "strong: +5.9; archetype: +2.5"
+
+
+def test_fresh_deals_reject_an_edit_whose_item_ends_flagged_the_other_way_in_another_field():
+    """The naive fix (4 VP) on fresh deals: in the band in the strong field, flagged weak in
+    the archetype field: rejected, and the reason names the field. A fix that holds in both
+    fields is kept."""
+    from analysis.neom import balance_all as BA
+
+    run, _ = _two_field_pass(SPIRE, {"strong": _spire_strong, "archetype": _spire_archetype})
+    before = run.judge_fields(run.assess_fields({}, ""))
+    naive = {("Spire", "vp"): 4}
+    after = run.judge_fields(run.assess_fields(naive, ""))
+    kept, why = BA.fresh_rejections(naive, {("Spire", "vp"): "Spire"}, before, after, {"Spire"})
+    assert kept == {} and why == ["Spire: vp = 4: Spire ends flagged the other way on fresh "
+                                  "deals in the archetype field (-2.5)"]  # fmt: skip
+    good = {("Spire", "vp"): 5}
+    after = run.judge_fields(run.assess_fields(good, ""))
+    assert BA.fresh_rejections(good, {("Spire", "vp"): "Spire"}, before, after,
+                               {"Spire"}) == (good, [])  # fmt: skip
+
+
+def test_an_item_fine_to_fix_in_both_fields_is_fixed_and_a_new_flag_in_either_rejects():
+    """Villa +4 VP in both fields (zero at 5 VP) is returned to within 1 of 5; Plaza, flagged in
+    the archetype field only below 5 VP of Villa, rejects the rounds that go that far (a new
+    flag in any field is a new flag)."""
+    data = {"tiles": [{"name": "Villa", "deck": "gen1", "players": 1, "types": ["residential"],
+                       "vp": 9}]}  # fmt: skip
+
+    def strong(values):
+        return {"Villa": 0.012 * (values.get(("Villa", "vp"), 9) - 5), "Plaza": 0.0}, {
+            "Villa": "tile", "Plaza": "cornerstone"}  # fmt: skip
+
+    def archetype(values):
+        villa = values.get(("Villa", "vp"), 9)
+        return {"Villa": 0.012 * (villa - 5), "Plaza": 0.05 if villa < 5 else 0.0}, {
+            "Villa": "tile", "Plaza": "cornerstone"}  # fmt: skip
+
+    run, seen = _two_field_pass(data, {"strong": strong, "archetype": archetype})
+    rounds, tracks = run.coordinate(budget=10)
+    best = BA_best(rounds)
+    assert run.targets == {"Villa"} and best.n_violations == 0 and not best.new_flags
+    assert best.values[("Villa", "vp")] in (5, 6)
+    # A round that went below 5 VP was judged a new flag (in the archetype field only).
+    for a in rounds:
+        if a.values.get(("Villa", "vp"), 9) < 5:
+            assert a.new_flags == ["Plaza"] and a.loss >= 100
+            assert [f.new_flags for _, f in a.by_field] == [[], ["Plaza"]]
+
+
+def test_also_field_is_checked_before_any_game(tmp_path, capsys):
+    catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 3 + 8)
+    for field, words in (("nosuch,greedy,greedy", "unknown strategy 'nosuch'"),
+                         ("greedy,greedy,greedy", "the same field as --strategies")):
+        argv = _whole_pass(catalog, tmp_path / "pass", 300, 2, "cornerstones", "--also-field",
+                           field)  # fmt: skip
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "pass").exists()
+    assert main(["balance", "Tower 1", "--also-field", "archetype"]) == 1
+    assert "--also-field belongs to --all" in capsys.readouterr().err
+
+
+def test_balance_name_accepts_a_suggestion_only_if_no_field_flags_it_the_other_way():
+    """``balance NAME --also-field``: a suggestion that brings the item into the band in the
+    search's field but leaves its whole interval below the band in another (the edit moved it
+    down) is not accepted; nor is one that moves another item's paired shift wholly beyond
+    the band in some field; one fine in both is."""
+    from analysis.core.balance import Search
+    from analysis.neom.balance_cli import judge_fields, summary_lines
+
+    lever = B.Lever("Tower 1", "vp", 11, 1, "VP")
+    result = type("R", (), {"searches": [Search(lever, suggested=4)], "verified": {
+        "": {"target": (0.09, 0.07, 0.11)},
+        "vp": {"target": (0.0, -0.02, 0.02), "shift": (-0.09, -0.1, -0.08), "others": []},
+    }})()  # fmt: skip
+
+    def field(after, others=()):
+        return {"": {"target": (0.03, 0.01, 0.05)},
+                "vp": {"target": after, "shift": (-0.06, -0.07, -0.05), "others": list(others)}}
+
+    for after, others, accepted in (
+        ((-0.04, -0.06, -0.025), (), False),  # flagged the other way in "builder"
+        ((-0.01, -0.03, 0.01), (), True),
+        ((-0.01, -0.03, 0.01), ({"name": "Farm", "lo": 0.025, "hi": 0.04},), False),
+    ):
+        records = [{"lever": "vp", "suggested": 4}]
+        judge_fields(records, result, {"builder": field(after, others)}, "greedy", 0.02)
+        assert records[0]["accepted"] is accepted, (after, others)
+        assert [f["field"] for f in records[0]["fields"]] == ["greedy", "builder"]
+    assert records[0]["fields"][1]["new_flags"] == ["Farm"]
+    doc = {"item": "Tower 1", "kind": "cornerstone", "band": 2.0, "effect_definition": "x",
+           "field": "greedy", "players": 3, "games": 300, "seed": 1, "fresh_seed": 2,
+           "verify_games": 300, "current_effect": [9.0, 7.0, 11.0],
+           "levers": [records[0] | {"lever": "vp", "current": 11, "effect": 0.0, "lo": -2.0,
+                                    "hi": 2.0, "slope": None, "in_band": True, "stop": "",
+                                    "reached_on_search_deals": True}]}  # fmt: skip
+    text = "\n".join(summary_lines(doc))
+    assert "| vp | 4 | builder | +3.0 [+1.0, +5.0] | -1.0 [-3.0, +1.0] | Farm | no |" in text

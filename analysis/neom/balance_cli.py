@@ -142,8 +142,6 @@ def run(args) -> int:
         )
     if args.items or args.flagged or args.structural:
         raise UserError("--items, --flagged and --structural belong to --all")
-    if args.also_field:
-        raise UserError("--also-field belongs to --all")
     if args.goal == "usage" and args.relative_to != "median":
         raise UserError("--relative-to belongs to --goal effect")
     return run_item(args)
@@ -174,25 +172,43 @@ def run_item(args) -> int:
                "protects against it or insures it)" if kind == "disaster" else ""),
         )  # fmt: skip
         return 1
-    planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live))
+    from analysis.neom.balance_all import also_fields, field_label
+
+    others = also_fields(args, setting)
+    planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live)) * (
+        1 + len(others))  # fmt: skip
     progress = B.Progress(planned, quiet=args.quiet)
     command = args.command_line
+
+    def search(work: Path, claim=None):
+        """The search in the first field, then each suggestion on the fresh deals of every
+        other field: (result, {label: the fresh checks there, "" the catalogue as it is})."""
+        evaluator = B.Evaluator(text, source, setting, work, progress, command, claim)
+        result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+        checks = {}
+        for label, field_setting in others:
+            there = B.Evaluator(text, source, field_setting, work, progress, command, claim)
+            checks[label] = B.verify(there, item, kind, result.searches, result.fresh_seed,
+                                     verify_games)  # fmt: skip
+        return result, checks
+
     if args.work is None:
         work = Path(tempfile.mkdtemp(prefix="neom-balance-"))
-        evaluator = B.Evaluator(text, source, setting, work, progress, command)
         try:
-            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+            result, checks = search(work)
         finally:
             B.remove_work(work, True)
     else:
         with work_folder(Path(args.work)) as claim:
-            evaluator = B.Evaluator(text, source, setting, claim.path, progress, command, claim)
-            result = B.balance_item(evaluator, item, kind, levers, max_evals, verify_games)
+            result, checks = search(claim.path, claim)
     records = B.lever_records(result, setting)
+    if others:
+        judge_fields(records, result, checks, field_label(args.strategies), setting.band)
     document = {
         "item": item,
         "kind": kind,
         "field": ",".join(setting.strategies),
+        "also_fields": [label for label, _ in others],
         "games": setting.games,
         "seed": setting.seed,
         "levers": records,
@@ -218,6 +234,41 @@ def run_item(args) -> int:
         write_file(json_path, json.dumps(document, indent=1) + "\n", "--json")
         print(f"written: {args.json}")
     return 0
+
+
+def judge_fields(records: list[dict], result, checks: dict, label: str, band: float) -> None:
+    """Each moved lever's suggestion on the fresh deals of every field (the search's,
+    ``label``, and ``checks``' others): the item's effect before and after, and whether the
+    suggestion is accepted: in no field does the item end with its whole interval beyond the
+    band on the side the edit moves it to (flagged the other way), nor another item's paired
+    shift lie wholly beyond the band (a new flag beyond the band; the five largest shifts are
+    looked at). Adds ``fields`` and ``accepted`` to each moved lever's record."""
+    from analysis.neom import balance as B
+
+    by_name = {s.lever.name: s for s in result.searches}
+    fields = [(label, result.verified)] + list(checks.items())
+    for record in records:
+        search = by_name[record["lever"]]
+        lever = search.lever
+        if search.suggested is None or search.suggested == lever.current:
+            continue
+        way = (1 if search.suggested > lever.current else -1) * lever.sign  # the effect's move
+        record["fields"], record["accepted"] = [], True
+        for name, verified in fields:
+            fresh = verified.get(lever.name)
+            if fresh is None:
+                continue
+            effect, lo, hi = fresh["target"]
+            other_way = (lo > band) if way > 0 else (hi < -band)
+            flags = [o["name"] for o in fresh["others"]
+                     if o["lo"] > band or o["hi"] < -band]  # fmt: skip
+            record["fields"].append({
+                "field": name, "before": [B._pp(x) for x in verified[""]["target"]],
+                "after": [B._pp(x) for x in (effect, lo, hi)],
+                "shift": [B._pp(x) for x in fresh["shift"]],
+                "flagged_other_way": bool(other_way), "new_flags": flags,
+            })  # fmt: skip
+            record["accepted"] &= not other_way and not flags
 
 
 WORK_COMMAND = "neom balance"
@@ -305,6 +356,22 @@ def summary_lines(doc: dict) -> list[str]:
             f"[{_fmt(r['shift'][1])}, {_fmt(r['shift'][2])}] pct-pts (paired); {rates}; "
             f"largest other shifts: {others or '–'}"
         )
+    judged = [r for r in doc["levers"] if "fields" in r]
+    if judged:
+        lines += ["", "Each suggestion on the fresh deals of every field (accepted: in no field "
+                  "does the item end flagged the other way, nor another item's paired shift lie "
+                  "wholly beyond the band):", "",
+                  "| lever | suggested | field | as it is [95% CI] | suggested [95% CI] | "
+                  "new flags beyond the band | accepted |", "|---|---:|---|---|---|---|---|"]
+        for r in judged:
+            for f in r["fields"]:
+                before, after = f["before"], f["after"]
+                lines.append(
+                    f"| {r['lever']} | {r['suggested']} | {f['field']} | {_fmt(before[0])} "
+                    f"[{_fmt(before[1])}, {_fmt(before[2])}] | {_fmt(after[0])} "
+                    f"[{_fmt(after[1])}, {_fmt(after[2])}]"
+                    f"{' (flagged the other way)' if f['flagged_other_way'] else ''} | "
+                    f"{', '.join(f['new_flags']) or '–'} | {'yes' if r['accepted'] else 'no'} |")
     levers = doc["levers"]
     never = [r for r in levers if not r["reached_on_search_deals"]]
     lost = [r for r in levers if r["reached_on_search_deals"] and not r["in_band"]]
