@@ -1519,8 +1519,10 @@ def test_an_item_fine_to_fix_in_both_fields_is_fixed_and_a_new_flag_in_either_re
 
 def test_also_field_is_checked_before_any_game(tmp_path, capsys):
     catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 3 + 8)
-    for field, words in (("nosuch,greedy,greedy", "unknown strategy 'nosuch'"),
-                         ("greedy,greedy,greedy", "the same field as --strategies")):
+    for field, words in (
+        ("nosuch,greedy,greedy", "unknown strategy 'nosuch'"),
+        ("greedy,greedy,greedy", "the same field as --strategies"),
+    ):
         argv = _whole_pass(catalog, tmp_path / "pass", 300, 2, "cornerstones", "--also-field",
                            field)  # fmt: skip
         assert main(argv) == 1
@@ -1546,8 +1548,10 @@ def test_balance_name_accepts_a_suggestion_only_if_no_field_flags_it_the_other_w
     }})()  # fmt: skip
 
     def field(after, others=()):
-        return {"": {"target": (0.03, 0.01, 0.05)},
-                "vp": {"target": after, "shift": (-0.06, -0.07, -0.05), "others": list(others)}}
+        return {
+            "": {"target": (0.03, 0.01, 0.05)},
+            "vp": {"target": after, "shift": (-0.06, -0.07, -0.05), "others": list(others)},
+        }
 
     for after, others, accepted in (
         ((-0.04, -0.06, -0.025), (), False),  # flagged the other way in "builder"

@@ -1267,9 +1267,11 @@ def patch_md(summary: dict) -> list[str]:
                       "|---|---|---:|---:|---|---|---|---|---|"]  # fmt: skip
             for e in mine:
                 for f in e["fields"]:
-                    lines.append(f"| {e['tile']} | {e['field']} | {e['from']} | {e['to']} | "
-                                 f"{e['for']} | {f['field']} | {_interval(f['goal_before'])} | "
-                                 f"{_interval(f['goal_after'])} | {_interval(f['shift'])} |")
+                    lines.append(
+                        f"| {e['tile']} | {e['field']} | {e['from']} | {e['to']} | "
+                        f"{e['for']} | {f['field']} | {_interval(f['goal_before'])} | "
+                        f"{_interval(f['goal_after'])} | {_interval(f['shift'])} |"
+                    )
             lines.append("")
             continue
         lines += ["| tile | field | from | to | for | goal figure before | after | shift of "
@@ -1335,8 +1337,11 @@ def _log_md(summary: dict, log_lines: list[dict], before: Assessment, after: Ass
     ]  # fmt: skip
     rows = [("as it is", before), ("candidate", after)]
     if before.by_field:  # each field's own rows, then both together
-        rows = [(f"{side} [{label}]", field_of(a, label)) for label, _ in before.by_field
-                for side, a in rows] + [(f"{side} [all fields]", a) for side, a in rows]
+        rows = [
+            (f"{side} [{label}]", field_of(a, label))
+            for label, _ in before.by_field
+            for side, a in rows
+        ] + [(f"{side} [all fields]", a) for side, a in rows]
     for label, a in rows:
         lines.append(f"| {label} | {a.loss:.2f} | {a.n_violations} | {len(a.out_of_band)} | "
                      f"{len(a.flagged)} | {len(a.dead)} | {len(a.lacking)} |")  # fmt: skip

@@ -358,11 +358,16 @@ def summary_lines(doc: dict) -> list[str]:
         )
     judged = [r for r in doc["levers"] if "fields" in r]
     if judged:
-        lines += ["", "Each suggestion on the fresh deals of every field (accepted: in no field "
-                  "does the item end flagged the other way, nor another item's paired shift lie "
-                  "wholly beyond the band):", "",
-                  "| lever | suggested | field | as it is [95% CI] | suggested [95% CI] | "
-                  "new flags beyond the band | accepted |", "|---|---:|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Each suggestion on the fresh deals of every field (accepted: in no field "
+            "does the item end flagged the other way, nor another item's paired shift lie "
+            "wholly beyond the band):",
+            "",
+            "| lever | suggested | field | as it is [95% CI] | suggested [95% CI] | "
+            "new flags beyond the band | accepted |",
+            "|---|---:|---|---|---|---|---|",
+        ]
         for r in judged:
             for f in r["fields"]:
                 before, after = f["before"], f["after"]
@@ -371,7 +376,8 @@ def summary_lines(doc: dict) -> list[str]:
                     f"[{_fmt(before[1])}, {_fmt(before[2])}] | {_fmt(after[0])} "
                     f"[{_fmt(after[1])}, {_fmt(after[2])}]"
                     f"{' (flagged the other way)' if f['flagged_other_way'] else ''} | "
-                    f"{', '.join(f['new_flags']) or '–'} | {'yes' if r['accepted'] else 'no'} |")
+                    f"{', '.join(f['new_flags']) or '–'} | {'yes' if r['accepted'] else 'no'} |"
+                )
     levers = doc["levers"]
     never = [r for r in levers if not r["reached_on_search_deals"]]
     lost = [r for r in levers if r["reached_on_search_deals"] and not r["in_band"]]
