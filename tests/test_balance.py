@@ -1485,6 +1485,9 @@ def test_fresh_deals_reject_an_edit_whose_item_ends_flagged_the_other_way_in_ano
                                   "deals in the archetype field (-2.5)"]  # fmt: skip
     good = {("Spire", "vp"): 5}
     after = run.judge_fields(run.assess_fields(good, ""))
+    # From 5 VP (in the band in both) to 4: off its goal in the archetype field only.
+    naive_after = run.judge_fields(run.assess_fields(naive, ""))
+    assert BA.newly_off(after, naive_after, {"Spire"}) == ["Spire [archetype]: -2.5"]
     assert BA.fresh_rejections(good, {("Spire", "vp"): "Spire"}, before, after,
                                {"Spire"}) == (good, [])  # fmt: skip
 
@@ -1529,8 +1532,12 @@ def test_also_field_is_checked_before_any_game(tmp_path, capsys):
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "pass").exists()
-    assert main(["balance", "Tower 1", "--also-field", "archetype"]) == 1
-    assert "--also-field belongs to --all" in capsys.readouterr().err
+    # balance NAME checks it too, before its search.
+    argv = ["balance", "Tower 1", "--catalog", str(catalog), "--players", "3", "--strategies",
+            "greedy,greedy,greedy", "--games", "300", "--also-field", "greedy,greedy,greedy",
+            "--quiet"]  # fmt: skip
+    assert main(argv) == 1
+    assert "the same field as --strategies" in capsys.readouterr().err
 
 
 def test_balance_name_accepts_a_suggestion_only_if_no_field_flags_it_the_other_way():

@@ -1112,6 +1112,7 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
             "fresh_violations": fresh_best[s].n_violations,
         } for s in searches},
         "fields": {label or "search": list(e.setting.strategies) for label, e in run.fields},
+        "goal_items_newly_off": newly_off(before, after, targets),
         "fresh_deals": {"seed": fresh, "games": verify_games, "before": _goals(before),
                         "after": _goals(after),
                         "by_field": {label: {"before": _goals(field_of(before, label)),
@@ -1147,6 +1148,20 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
 
 def _no_flags() -> Assessment:
     return Assessment({}, {}, set(), {}, {}, {}, 0.0, 0, [], [], [])
+
+
+def newly_off(before: Assessment, after: Assessment, targets: set[str]) -> list[str]:
+    """Goal items on their goal in some field as it is, off it there with the patch (on the
+    fresh deals): a flag the patch made that no edit of the item's own explains (another
+    item's edit moved it; the medians are zero-sum), e.g. "Design Institute [archetype]:
+    -3.4 pct-pts vs the median cornerstone"."""
+    out = []
+    for label, now in _fields(after):
+        was = field_of(before, label)
+        for item in sorted((now.decided - was.decided) & targets):
+            where = f" [{label}]" if label else ""
+            out.append(f"{item}{where}: {now.problems.get(item, '')}")
+    return out
 
 
 def field_of(a: Assessment, label: str) -> Assessment:
@@ -1284,6 +1299,10 @@ def patch_md(summary: dict) -> list[str]:
     if summary["rejected_on_fresh_deals"]:
         lines += ["## Rejected on the fresh deals", ""]
         lines += [f"- {why}" for why in summary["rejected_on_fresh_deals"]]
+        lines.append("")
+    if summary.get("goal_items_newly_off"):
+        lines += ["## Goal items off their goal on the fresh deals where they were on it", ""]
+        lines += [f"- {why}" for why in summary["goal_items_newly_off"]]
         lines.append("")
     new = summary["fresh_deals"]["after"].get("new_flags", [])
     if new:
