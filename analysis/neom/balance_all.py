@@ -49,6 +49,7 @@ from pathlib import Path
 from analysis.core.compare import file_digest
 from analysis.core.tabulate import Flagging
 from analysis.neom import balance as B
+from analysis.neom.balance_fields import field_label
 from sim.core.errors import UserError
 
 DEFAULT_BUDGET = 12  # evaluations per search, the catalogue as it is included
@@ -962,13 +963,6 @@ def run_all(args) -> int:
 
 
 COMMAND = "neom balance --all"
-
-
-def field_label(spec: str) -> str:
-    """A field's name in the outputs: "archetype" for make run's field, else as given."""
-    from analysis.neom.balance_cli import DEFAULT_FIELD
-
-    return "archetype" if spec == DEFAULT_FIELD else spec
 
 
 def also_fields(args, setting: B.Setting) -> list:

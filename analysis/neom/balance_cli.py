@@ -11,20 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from analysis.core.balance import Balancing
+from analysis.neom.balance_fields import DEFAULT_FIELD, field_label, resolve_field
 from sim.core.errors import UserError
 from sim.neom.constants import VARIANT_NAMES
 
-DEFAULT_FIELD = "greedy,builder,merchant,industrialist"  # make run's field
 ITEM_GAMES = 2000  # games per candidate of a one-item search
 ALL_GAMES = 4000  # games per evaluation of a whole-catalogue pass
 DEFAULT_GOALS = "cornerstones,tiles,dead,goods"
-# Fields by a name of their own: "archetype" is make run's field (the report's default), so a
-# pass can name both fields it is judged in (--strategies strong --also-field archetype).
-FIELD_NAMES = {"archetype": DEFAULT_FIELD}
-
-
-def resolve_field(spec: str) -> str:
-    return FIELD_NAMES.get(spec.strip().casefold(), spec)
 
 
 def _options(add) -> None:
@@ -172,7 +165,7 @@ def run_item(args) -> int:
                "protects against it or insures it)" if kind == "disaster" else ""),
         )  # fmt: skip
         return 1
-    from analysis.neom.balance_all import also_fields, field_label
+    from analysis.neom.balance_all import also_fields
 
     others = also_fields(args, setting)
     planned = setting.games * (1 + max_evals * len(live)) + verify_games * (1 + len(live)) * (
