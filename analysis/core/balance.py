@@ -359,7 +359,7 @@ def register(parser) -> None:
     parser.add_argument(
         "--strategies", default=None,
         help="one strategy per seat, comma-separated, or a named field (default: the game's "
-        "field, NEOM: make run's)",
+        "field, NEOM: make run's, which NEOM also calls archetype)",
     )  # fmt: skip
     parser.add_argument(
         "--games", type=int, default=None,
