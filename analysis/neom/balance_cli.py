@@ -43,10 +43,11 @@ def _options(add) -> None:
         "--also-field", action="append", default=None, metavar="FIELD",
         help="a further field every candidate is judged in (repeatable): strategies as in "
         "--strategies, a named field (strong) or archetype (make run's field, the default "
-        "--strategies). The search moves by --strategies' field and the others' errors "
-        "together; an edit is kept only if, in every field, its item does not end flagged the "
-        "other way and it flags no other item beyond the band; the fresh-deal check and the "
-        "patch's figures are given per field",
+        "--strategies). --all: the search moves by the sum of every field's errors; an edit "
+        "is kept only if, in every field, its item does not end flagged the other way and it "
+        "flags no other item beyond the band; the fresh-deal check and the patch's figures are "
+        "given per field. NAME: the search is --strategies' field's, and each suggestion is "
+        "played on the fresh deals of every field and said accepted or not by the same rule",
     )  # fmt: skip
     add("--out", default=None, help="--all: output folder (balance/all)")
     add("--resume", action="store_true", help="--all: continue a pass")
