@@ -1578,3 +1578,30 @@ def test_balance_name_accepts_a_suggestion_only_if_no_field_flags_it_the_other_w
                                     "reached_on_search_deals": True}]}  # fmt: skip
     text = "\n".join(summary_lines(doc))
     assert "| vp | 4 | builder | +3.0 [+1.0, +5.0] | -1.0 [-3.0, +1.0] | Farm | no |" in text
+
+
+@pytest.mark.slow  # reason: 8 runs, 2 comparisons: 11 s on 2 busy cores (the fakes above: 0.1 s)
+def test_a_whole_pass_in_two_fields_writes_each_fields_figures(tmp_path):
+    """``--also-field`` on real games: every evaluation and fresh-deal run is played in both
+    fields, and the patch, summary and comparisons are given per field."""
+    catalog = _planted_catalog(tmp_path, "Tower 1", "vp", 3 + 8)
+    out = tmp_path / "pass"
+    argv = _whole_pass(catalog, out, 300, 2, "cornerstones", "--prune-evals", "0", "--items",
+                       "tower 1", "--also-field", "builder,builder,builder")  # fmt: skip
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["fields"] == {"greedy,greedy,greedy": ["greedy"] * 3,
+                                 "builder,builder,builder": ["builder"] * 3}  # fmt: skip
+    assert set(summary["fresh_deals"]["by_field"]) == set(summary["fields"])
+    runs = [json.loads((p / "manifest.json").read_text()) for p in (out / "runs").iterdir()]
+    played = sorted((r["seed"], r["strategies"][0]["name"]) for r in runs)
+    # Two evaluations and two fresh-deal sides, each in both fields.
+    assert len(played) == 8 and sum(name == "builder" for _, name in played) == 4
+    assert (out / "compare" / "index.html").is_file()
+    assert (out / "compare-builder-builder-builder" / "index.html").is_file()
+    (tower,) = summary["patch"]  # the plant goes down, measured in both fields
+    assert tower["tile"] == "Tower 1" and tower["to"] < 11
+    fields = [f["field"] for f in tower["fields"]]
+    assert fields == ["greedy,greedy,greedy", "builder,builder,builder"]
+    assert "| builder,builder,builder |" in (out / "patch.md").read_text()
+    assert "candidate [builder,builder,builder]" in (out / "log.md").read_text()
