@@ -178,6 +178,7 @@ class Evaluator:
         self.played: list = []
         # Candidate texts by values: a suggestion plays on the search deals and the fresh ones.
         self._texts: dict = {}
+        self.label = ""  # the field's name on progress lines, when several are played
 
     def catalog_text(self, values: dict) -> str:
         key = frozenset(values.items())
@@ -252,7 +253,9 @@ class Evaluator:
                                   time.perf_counter() - start)  # fmt: skip
         self.cache[(key, events)] = measurement
         self.played.append((values, seed, games, events))
-        self.progress.done(what or describe_values(values), games, measurement.seconds)
+        what = what or describe_values(values)
+        self.progress.done(f"[{self.label}] {what}" if self.label else what, games,
+                           measurement.seconds)  # fmt: skip
         return measurement
 
 

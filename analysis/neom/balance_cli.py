@@ -182,6 +182,7 @@ def run_item(args) -> int:
         checks = {}
         for label, field_setting in others:
             there = B.Evaluator(text, source, field_setting, work, progress, command, claim)
+            there.label = label
             checks[label] = B.verify(there, item, kind, result.searches, result.fresh_seed,
                                      verify_games)  # fmt: skip
         return result, checks
