@@ -1015,12 +1015,15 @@ def _run_pass(args, setting, text, source, data, catalogue, intended, goals, bud
             "search": search, "round": round_, "edits": _edits(a.values),
             "loss": round(a.loss, 3), "violations": a.n_violations,
             "out_of_band": a.out_of_band, "flagged": a.flagged, "dead": a.dead,
+            "new_flags": [f"{n} [{label}]: {f.problems.get(n, '')}" if label else n
+                          for label, f in _fields(a) for n in f.new_flags],
             "seconds": round(a.seconds, 1),
         }  # fmt: skip
         log_lines.append(entry)
         if not args.quiet:
             print(f"balance --all: {search} round {round_}: loss {a.loss:.2f}, "
-                  f"{a.n_violations} items off their goal, {len(a.values)} fields edited",
+                  f"{a.n_violations} items off their goal, {len(a.values)} fields edited"
+                  + (f"; new flags: {'; '.join(entry['new_flags'])}" if a.new_flags else ""),
                   file=sys.stderr, flush=True)  # fmt: skip
 
     started = time.perf_counter()
