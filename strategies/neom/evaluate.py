@@ -1409,11 +1409,12 @@ def kept_synergy(params, tile, seat, game, city, ctx):
     for m in range(N_MASKS):
         masks[m] = ctx[CX_SAVED_MASKS + m]
     add_tile(masks, SYNERGY_CELLS[0], tile, tiles)
-    own_vp, own_income = pair_vp_and_income(1, city, tiles, effects, goods_tier, masks)
+    # np.int64, not literals: one signature of each helper (tests/test_signatures.py)
+    own_vp, own_income = pair_vp_and_income(np.int64(1), city, tiles, effects, goods_tier, masks)
     city[SYNERGY_CELLS[0]] = K.EMPTY
     for m in range(N_MASKS):
         masks[m] = ctx[CX_SAVED_MASKS + m]
-    saved = 0
+    saved = np.int64(0)
     for j in range(n_kept):
         kept = game.cs_hands[seat, j]
         routes = ctx[CX_ROUTES]
