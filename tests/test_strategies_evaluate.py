@@ -528,3 +528,78 @@ def summary_of(city, tables):
     summary = np.zeros(E.N_SUMMARY, dtype=np.int64)
     E.summarize_city(city, tables.tiles, summary)
     return summary
+
+
+def kept_draft_values(tables, name, kept, offered):
+    """Seat 0's draft values of the cornerstones ``offered`` (names) holding ``kept``, and the
+    index it picks on 5 streams (a set of picks)."""
+    pos = empty_position(tables, 4, turn=-1, money=5)
+    pos.give_cornerstones(0, kept)
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+    for k, offer in enumerate(offered):
+        options[k, E.OPT_TILE], options[k, E.OPT_SLOT] = tables.tile_index(offer), k
+    spec = parse_strategy(name)
+    values = np.zeros(len(offered))
+    memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
+    game = pos.game(options)
+    before = (game.cells.copy(), game.goods_of.copy())
+    draft_values_of_game(spec.params, len(offered), game, memo, values)
+    assert (game.cells == before[0]).all() and (game.goods_of == before[1]).all()
+    picks = {pos.decide(name, E.D_DRAFT, options, len(offered), seed=s) for s in range(5)}
+    return values, picks
+
+
+@pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
+def test_synergy_values_a_cornerstone_by_the_ones_the_seat_kept(tables, base):
+    """Issue 38: the draft's ``synergy`` prices what a cornerstone is worth beside the seat's
+    kept ones, read with the engine's rules. Planted cases, each `vp` x the known VP:
+    - a kept Resource Agency (2 VP per raw good, 1 VP per Resource tile) makes the Energy
+      Cooperative (a Resource tile making Oil and Natural Gas) worth 2 x 2 + 1 = 5 VP more, less
+      2 per good the seat's own City Center already makes (board 0's);
+    - two kept Public cornerstones make City Hall (1 VP per other Public tile) worth 2 VP more,
+      and the Community Center (1 VP per adjacent Public or Residential tile) too;
+    and the pick changes: without the term seat 0 keeps the Lighthouse over the Energy
+    Cooperative (and over City Hall), with it the other way round. Nothing kept: no change."""
+    on = f"{base},synergy=1" if ":" in base else f"{base}:synergy=1"
+    vp = parse_strategy(on).params[W_VP]
+    board_goods = int(tables.tiles[tables.board_center[0], K.C_PRODUCES])
+    coop = tables.tile_index("Energy Cooperative")
+    new_raw = bin(int(tables.tiles[coop, K.C_PRODUCES]) & ~board_goods).count("1")
+    offered = ["Lighthouse", "Energy Cooperative"]
+    off, off_picks = kept_draft_values(tables, base, ["Resource Agency"], offered)
+    with_, on_picks = kept_draft_values(tables, on, ["Resource Agency"], offered)
+    assert with_[0] == pytest.approx(off[0], abs=1e-9)
+    assert with_[1] - off[1] == pytest.approx(vp * (2 * new_raw + 1), abs=1e-9)
+    assert off_picks == {0} and on_picks == {1}
+
+    publics = ["Medical Campus", "Solar Tower"]
+    offered = ["Lighthouse", "City Hall", "Community Center"]
+    off, _ = kept_draft_values(tables, base, publics, offered)
+    with_, _ = kept_draft_values(tables, on, publics, offered)
+    assert list(with_ - off) == pytest.approx([0.0, 2 * vp, 2 * vp], abs=1e-9)
+
+    alone, _ = kept_draft_values(tables, base, [], offered)
+    alone_on, _ = kept_draft_values(tables, on, [], offered)
+    assert list(alone_on) == pytest.approx(list(alone), abs=1e-12)
+
+
+def test_synergy_counts_the_coins_a_kept_producer_saves(tables):
+    """Modular Factory's Concrete meets the Arcology's requirement (else 8 coins): with a kept
+    Arcology the Factory is worth the value of 8 coins more, and the other way round."""
+    from strategies.neom.evaluate import money_value
+
+    name = "builder:synergy=1"
+    spec = parse_strategy(name)
+    off, _ = kept_draft_values(tables, "builder", ["Arcology"], ["Modular Factory"])
+    on, _ = kept_draft_values(tables, name, ["Arcology"], ["Modular Factory"])
+    ctx = np.zeros(N_CTX, dtype=np.int64)
+    pos = empty_position(tables, 4, turn=-1, money=5)
+    gstate = pos.game().gstate
+    build_context(pos.cells[0].copy(), 5, gstate, tables.tiles, tables.effects,
+                  tables.goods_tier, make_rules(), ctx)  # fmt: skip
+    eight = money_value(spec.params, 8, ctx)
+    assert eight > 0
+    assert on[0] - off[0] == pytest.approx(eight, abs=1e-9)
+    off, _ = kept_draft_values(tables, "builder", ["Modular Factory"], ["Arcology"])
+    on, _ = kept_draft_values(tables, name, ["Modular Factory"], ["Arcology"])
+    assert on[0] - off[0] == pytest.approx(eight, abs=1e-9)

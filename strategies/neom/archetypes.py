@@ -53,7 +53,8 @@ assert len(PARAM_NAMES) == N_WEIGHTS
 W_BUILD = N_WEIGHTS  # added to placing a cornerstone (the action, and the selection's fallback)
 W_PLACE = N_WEIGHTS + 1  # added to placing the selected tile (the action and the selection)
 W_FORESIGHT = N_WEIGHTS + 2  # per VP a cornerstone's effect gives per matching tile, in the draft
-ACTION_PARAM_NAMES = ("build", "place", "foresight")
+W_SYNERGY = N_WEIGHTS + 3  # times a cornerstone's worth beside the seat's kept ones, in the draft
+ACTION_PARAM_NAMES = ("build", "place", "foresight", "synergy")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom.effects import (
+    effect_vp,
     holder_coins_on_placed,
     insured_against,
     tile_income,
@@ -75,6 +76,7 @@ from strategies.neom.archetypes import (
     W_PROTECTION,
     W_RAW,
     W_RESERVE,
+    W_SYNERGY,
     W_VP,
 )
 from strategies.neom.registry import EVALUATED_ID
@@ -1223,6 +1225,8 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
             if params[W_FORESIGHT] != 0:
                 values[k] += params[W_FORESIGHT] * vp_per_matching_tile(effects, tile)
             values[k] += params[W_VP] * placement_vp_out_of_reach(tile, city, tiles, effects, ctx)
+            if params[W_SYNERGY] != 0 and decision == E.D_DRAFT:
+                values[k] += params[W_SYNERGY] * kept_synergy(params, tile, seat, game, city, ctx)
             if deny:
                 values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
@@ -1303,6 +1307,126 @@ def placement_vp_out_of_reach(tile, city, tiles, effects, ctx):
         if in_mask:
             in_reach = max(in_reach, vp)
     return anywhere - in_reach
+
+
+# Where kept_synergy puts the cornerstones it weighs together: three mutually adjacent squares of
+# a corner (8-neighbourhood), none next to the City Center, so only the cornerstones read each
+# other. The candidate goes first; at most two kept ones fit, all a seat holds in a draft.
+SYNERGY_CELLS = (0, 1, K.GRID)
+
+
+@njit(_nrt=False)
+def pair_vp_and_income(n, city, tiles, effects, goods_tier, masks):
+    """VP of the effects (placement bonuses left out) and income of the tiles on the first
+    ``n`` squares of SYNERGY_CELLS, each read with the engine's own evaluators."""
+    vp = 0
+    income = 0
+    for j in range(n):
+        cell = SYNERGY_CELLS[j]
+        tile = city[cell]
+        if tile == K.EMPTY:
+            continue
+        for k in range(K.MAX_EFFECTS):
+            kind = effects[tile, k, 0]
+            # A placement bonus depends on the square the seat will choose, not on the other
+            # cornerstones (placement_vp_out_of_reach counts it).
+            if kind == K.EF_NONE or kind == K.EF_VP_PLACEMENT:
+                continue
+            vp += effect_vp(kind, effects[tile, k, 1], effects[tile, k, 2], effects[tile, k, 3],
+                            cell, city, tiles, masks, goods_tier)  # fmt: skip
+        income += tile_income(cell, city, tiles, masks, effects)
+    return vp, income
+
+
+@njit(_nrt=False)
+def cheapest_requirement(seat, tile, goods_of, routes, game):
+    """Coins of the cheapest requirement option of ``tile`` for ``seat`` (the engine's
+    ``plan_cost``, money unlimited), -1 if none can be met."""
+    best = -1
+    for option in range(game.tiles[tile, K.C_N_REQ_OPTIONS]):
+        cost = E.plan_cost(seat, tile, option, goods_of, routes, game.gstate[E.GS_N_PLAYERS],
+                           game.req, game.goods_tier, np.int64(1) << 40)  # fmt: skip
+        if cost >= 0 and (best < 0 or cost < best):
+            best = cost
+    return best
+
+
+@njit(_nrt=False)
+def chain_saving(seat, producer, consumer, routes, game):
+    """Coins ``producer``'s goods save ``consumer``'s cheapest requirement option (a
+    consumer unplaceable without them counts its dearest option's coins, 0 if it has none);
+    the goods as the seat's city would hold them with the producer built."""
+    produces = game.tiles[producer, K.C_PRODUCES]
+    goods_of = game.goods_of
+    if produces & ~goods_of[seat] == 0:
+        return 0
+    before = cheapest_requirement(seat, consumer, goods_of, routes, game)
+    own = goods_of[seat]
+    goods_of[seat] = own | produces  # restored below: the game is only read
+    after = cheapest_requirement(seat, consumer, goods_of, routes, game)
+    goods_of[seat] = own
+    if after < 0:
+        return 0
+    if before < 0:
+        before = 0
+        for option in range(game.tiles[consumer, K.C_N_REQ_OPTIONS]):
+            before = max(before, game.req[consumer, option, K.R_COST])
+    return max(before - after, 0)
+
+
+@njit(_nrt=False)
+def kept_synergy(params, tile, seat, game, city, ctx):
+    """What cornerstone ``tile`` is worth to ``seat`` beyond its own value because of the
+    cornerstones the seat has kept (the draft): the VP and income their effects give each other
+    (a kept City Hall counts a Public candidate, a candidate Resource Agency the raw goods a kept
+    Energy Cooperative makes; adjacency effects as if placed side by side) and the coins one's
+    goods save the other's requirements (Modular Factory's Concrete for Arcology). All read with
+    the engine's rules on ``city`` (a copy, restored) with the cornerstones on SYNERGY_CELLS:
+    their effects together, minus the kept ones' without the candidate, minus the candidate's
+    alone. In VP-equivalents like a move's value; 0 with nothing kept."""
+    n_kept = min(game.pstate[seat, E.PS_N_CS], len(SYNERGY_CELLS) - 1)
+    if n_kept == 0:
+        return 0.0
+    for j in range(n_kept + 1):
+        if city[SYNERGY_CELLS[j]] != K.EMPTY:
+            return 0.0
+    tiles = game.tiles
+    effects = game.effects
+    goods_tier = game.goods_tier
+    masks = context_summary(ctx)
+    for m in range(N_MASKS):
+        ctx[CX_SAVED_MASKS + m] = masks[m]
+    for j in range(1, n_kept + 1):
+        kept = game.cs_hands[seat, j - 1]
+        city[SYNERGY_CELLS[j]] = kept
+        add_tile(masks, SYNERGY_CELLS[j], kept, tiles)
+    kept_vp, kept_income = pair_vp_and_income(n_kept + 1, city, tiles, effects, goods_tier, masks)
+    city[SYNERGY_CELLS[0]] = tile
+    add_tile(masks, SYNERGY_CELLS[0], tile, tiles)
+    all_vp, all_income = pair_vp_and_income(n_kept + 1, city, tiles, effects, goods_tier, masks)
+    for j in range(1, n_kept + 1):
+        city[SYNERGY_CELLS[j]] = K.EMPTY
+    for m in range(N_MASKS):
+        masks[m] = ctx[CX_SAVED_MASKS + m]
+    add_tile(masks, SYNERGY_CELLS[0], tile, tiles)
+    # np.int64, not literals: one signature of each helper (tests/test_signatures.py)
+    own_vp, own_income = pair_vp_and_income(np.int64(1), city, tiles, effects, goods_tier, masks)
+    city[SYNERGY_CELLS[0]] = K.EMPTY
+    for m in range(N_MASKS):
+        masks[m] = ctx[CX_SAVED_MASKS + m]
+    saved = np.int64(0)
+    for j in range(n_kept):
+        kept = game.cs_hands[seat, j]
+        routes = ctx[CX_ROUTES]
+        saved += chain_saving(seat, tile, kept, routes, game)
+        saved += chain_saving(seat, kept, tile, routes, game)
+    collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
+    income = all_income - kept_income - own_income
+    return (
+        params[W_VP] * (all_vp - kept_vp - own_vp)
+        + params[W_INCOME] * collections_left * income
+        + money_value(params, saved, ctx)
+    )
 
 
 @njit(_nrt=False)
