@@ -18,13 +18,16 @@ from sim.tools.build_cache import Piece
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiles on purpose")
 
 
-def test_the_pieces_are_neoms_loop_and_families_and_every_entry_of_the_other_games():
+def test_the_pieces_are_neoms_loop_its_steps_and_families_and_every_entry_of_the_other_games():
     pieces = build_cache.pieces()
     assert len({p.name for p in pieces}) == len(pieces)
     names = {p.name for p in pieces if p.game == "neom"}
-    # NEOM: the loop, the search entry and each strategy family, compiled independently
+    # NEOM: the loop, its steps (once a game; an action), the search entry and each strategy
+    # family, compiled independently
     assert names == {
         "neom:loop",
+        "neom:once",
+        "neom:action",
         "neom:search",
         "neom:basic",
         "neom:greedy",
@@ -48,12 +51,12 @@ def test_the_pieces_are_neoms_loop_and_families_and_every_entry_of_the_other_gam
             assert game.play_batch_for([info.id]) is game.play_batch_for(holding[0].strategy_ids)
     assert any(p.game == "tangram" for p in pieces)
     # The search entry calls the game loop's compiled functions: it is built after the loop,
-    # so it loads them rather than compiling them again at the same time; the loop and the
-    # families wait for nothing.
+    # so it loads them rather than compiling them again at the same time; the loop, its steps
+    # and the families wait for nothing (they call one another by address).
     after = {p.name: set(p.after) for p in pieces}
     assert after["neom:search"] == {"neom:loop"}
     assert after["neom:search_policy"] == {"neom:evaluated"}
-    for name in ("neom:loop", "neom:basic", "neom:greedy", "neom:evaluated"):
+    for name in ("neom:loop", "neom:once", "neom:action", "neom:basic", "neom:greedy"):
         assert after[name] == set()
     assert not any(after[p.name] for p in pieces if p.game == "tangram")
 

@@ -104,9 +104,11 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         "*",
     }
     # The game loop calls strategies by address (issue 36 item 4): it keeps its cache, as do
-    # the engine, the other families, the evaluation and the other game.
+    # its steps, the engine, the other families, the evaluation and the other game.
     for kept in (
         "strategies.neom.play",
+        "strategies.neom.steps.once",
+        "strategies.neom.steps.action",
         "strategies.neom.pieces.evaluated",
         "strategies.neom.pieces.basic",
         "sim.neom.engine",
@@ -118,6 +120,17 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         "sim.core.rng",
     ):
         assert kept not in changed, kept
+
+
+@pytest.mark.parametrize("piece", ["once", "action"])
+def test_editing_one_of_the_loops_steps_recompiles_that_step_only(tmp_path, piece):
+    """The loop calls its steps by address (strategies.neom.steps): an edit of one step's
+    module recompiles that piece, never the loop, the search entry, the other step or a
+    strategy family."""
+    changed = keys_changed_by_editing(
+        tmp_path, f"strategies/neom/steps/{piece}.py", "# a loop step edited"
+    )
+    assert changed == {f"strategies.neom.steps.{piece}", "*"}
 
 
 def test_editing_the_evaluation_keeps_the_game_loops_cache(tmp_path):

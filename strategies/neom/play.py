@@ -31,7 +31,15 @@ from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import M_GOODS
 from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
-from strategies.neom.pointer import GAME_VIEW, call_strategy
+from strategies.neom.pointer import (
+    GAME_VIEW,
+    STEP_ACTION,
+    STEP_DRAFT,
+    STEP_SCORING,
+    STEP_SETUP,
+    call_step,
+    call_strategy,
+)
 from strategies.neom.registry import EXPERT_ID, RANDOM_ID, ROLLOUT_ID
 
 
@@ -63,6 +71,19 @@ def decide(seat, decision, n, game):
     if k < 0 or k >= n:
         raise ValueError("a strategy chose an option that does not exist")
     return k
+
+
+@njit(inline="always")
+def run_step(game, slot, a, b, c, d, e):
+    """The loop's step at ``slot`` of ``game.step_fns`` (setup, draft, scoring, an action:
+    ``strategies.neom.steps``, each compiled on its own), called at its address with five
+    numbers (those it does not use: 0); returns what the step returns."""
+    address = game.step_fns[slot]
+    if address == 0:
+        # A game built without the steps' addresses (steps.addresses): an error, not a call
+        # to address 0.
+        raise ValueError("no compiled loop step for this game (game.step_fns unset)")
+    return call_step(address, game, a, b, c, d, e)
 
 
 @njit(inline="always")
@@ -113,81 +134,6 @@ def discard_hand(seat, game, kind):
     game.pstate[seat, E.PS_HAND_SIZE] = 0
 
 
-# --- the cornerstone draft -----------------------------------------------------------------
-@njit(inline="always")
-def keep_cornerstone(seat, pick, game):
-    """The seat keeps one cornerstone of its draft hand (``hands``), which shrinks by one."""
-    hands = game.hands
-    pstate = game.pstate
-    size = pstate[seat, E.PS_HAND_SIZE]
-    for k in range(size):
-        E.set_option(game.options, k, 0, hands[seat, k], -1, -1, k, -1, -1, 0)
-    k = -1
-    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
-        k = E.forced_choice(
-            seat, E.D_DRAFT, game.gstate, game.rules, game.tiles, game.options, size
-        )
-    if k < 0:
-        k = decide(seat, E.D_DRAFT, size, game)
-    tile = hands[seat, k]
-    E.remove_slot(hands[seat], size, k)
-    pstate[seat, E.PS_HAND_SIZE] = size - 1
-    E.add_cornerstone(seat, tile, game.cs_hands, pstate)
-    game.stats[seat, R.P_CS_DRAFTED0 + pick] = tile
-    log(game, seat, R.EV_DRAFT_PICK, tile, -1, 0, pick, -1)
-
-
-@njit(_nrt=False)
-def deal_draft_hand(seat, size, game):
-    for k in range(size):
-        game.hands[seat, k] = E.draw_cornerstone(game.cs_box, game.gstate)
-    game.pstate[seat, E.PS_HAND_SIZE] = size
-
-
-@njit(_nrt=False)
-def discard_draft_hand(seat, game):
-    """What is left of the seat's draft hand goes to the discard pile."""
-    for k in range(game.pstate[seat, E.PS_HAND_SIZE]):
-        E.add_to_pile(game.hands[seat, k], game.cs_pile, game.gstate)
-    game.pstate[seat, E.PS_HAND_SIZE] = 0
-
-
-@njit(inline="always")
-def draft(game):
-    """Preliminary round: 4 cornerstones each, keep one and pass the rest left until each has
-    3, the last of each hand to the discard pile. Solo: stacks of 4, 3 and 2, keep one of each.
-    Beginner variant: one random cornerstone each, no draft."""
-    gstate = game.gstate
-    n_players = gstate[E.GS_N_PLAYERS]
-    gstate[E.GS_TURN] = E.DRAFT_TURN
-    if game.rules[K.RO_VARIANT] == K.V_BEGINNER:
-        for s in range(n_players):
-            tile = E.draw_cornerstone(game.cs_box, gstate)
-            E.add_cornerstone(s, tile, game.cs_hands, game.pstate)
-            game.stats[s, R.P_CS_DRAFTED0] = tile
-            log(game, s, R.EV_DRAFT_PICK, tile, -1, 0, 0, -1)
-        return
-    # One call site of keep_cornerstone (every inlined copy costs compile time): solo, the
-    # stacks one after the other; else every seat picks from its hand, then hands pass left.
-    solo = n_players == 1
-    if not solo:
-        for s in range(n_players):
-            deal_draft_hand(s, E.DRAFT_HAND, game)
-    n_picks = len(E.SOLO_STACKS) if solo else E.DRAFT_PICKS
-    for pick in range(n_picks):
-        if solo:  # seat 0 as int64, like the other seats: one body of each
-            deal_draft_hand(np.int64(0), E.SOLO_STACKS[pick], game)
-        for s in range(n_players):
-            keep_cornerstone(s, pick, game)
-        if solo:
-            discard_draft_hand(np.int64(0), game)
-        elif pick < E.DRAFT_PICKS - 1:
-            E.pass_left(game.hands, game.pstate, n_players)
-    if not solo:
-        for s in range(n_players):
-            discard_draft_hand(s, game)
-
-
 # --- a turn --------------------------------------------------------------------------------
 @njit(inline="always")
 def disaster_selectable(gstate):
@@ -233,131 +179,10 @@ def select_tile(seat, game):
 
 
 @njit(inline="always")
-def pay_requirements(seat, tile, option, game):
-    """Pay the coin cost of requirement option ``option`` to the supply, then buy each missing
-    good from a seller the player picks (sellers are paid in pending coins). Returns the coin
-    cost paid to the supply."""
-    gstate = game.gstate
-    pstate = game.pstate
-    goods_of = game.goods_of
-    goods_tier = game.goods_tier
-    options = game.options
-    stats = game.stats
-    n_players = gstate[E.GS_N_PLAYERS]
-    cost = game.req[tile, option, K.R_COST]
-    pstate[seat, E.PS_MONEY] -= cost
-    missing = game.req[tile, option, K.R_GOODS] & ~goods_of[seat]
-    routes = E.trade_routes(game.cells[seat], game.tiles)
-    for good in range(goods_tier.shape[0]):
-        if not (missing >> good) & 1:
-            continue
-        missing &= ~(1 << good)
-        rest = E.purchase_cost(seat, missing, goods_of, n_players, goods_tier, routes)
-        money = pstate[seat, E.PS_MONEY]
-        n = E.buy_options(seat, good, rest, money, goods_of, routes, n_players, goods_tier, options)
-        k = decide(seat, E.D_BUY, n, game)
-        seller = options[k, E.OPT_SEAT]
-        price = options[k, E.OPT_COST]
-        pstate[seat, E.PS_MONEY] -= price
-        pstate[seller, E.PS_PENDING] += price
-        stats[seat, R.P_COINS_BUYING] += price
-        stats[seller, R.P_COINS_SELLING] += price
-        log(game, seat, R.EV_BUY, tile, -1, -price, seller, good)
-        log(game, seller, R.EV_GOOD_SOLD, tile, -1, price, seat, good)
-    return cost
-
-
-@njit(inline="always")
-def placement_effects(seat, tile, game):
-    """Effects that act once when their tile is placed: take a cornerstone from the draft's
-    discard pile; in the beginner variant only (000/003: the swap is offered to those who skip
-    the draft), swap an unplaced cornerstone for a random one from the box. A drafted
-    cornerstone swapped away before it was placed gets cs_gen = -1 (not "unplaced")."""
-    gstate = game.gstate
-    pstate = game.pstate
-    cs_pile = game.cs_pile
-    cs_hands = game.cs_hands
-    if (
-        E.has_effect(game.effects, tile, K.EF_TAKE_DISCARDED_CORNERSTONE)
-        and gstate[E.GS_N_CS_PILE] > 0
-        and pstate[seat, E.PS_N_CS] < E.MAX_CS_HAND
-    ):
-        n = E.take_options(cs_pile, gstate, game.options)
-        k = decide(seat, E.D_TAKE_CS, n, game)
-        taken = cs_pile[k]
-        E.remove_slot(cs_pile, n, k)
-        gstate[E.GS_N_CS_PILE] = n - 1
-        E.add_cornerstone(seat, taken, cs_hands, pstate)
-        log(game, seat, R.EV_CS_TAKEN, taken, -1, 0, -1, -1)
-    if (
-        game.rules[K.RO_VARIANT] == K.V_BEGINNER
-        and E.has_effect(game.effects, tile, K.EF_SWAP_CORNERSTONE)
-        and pstate[seat, E.PS_N_CS] > 0
-        and gstate[E.GS_CS_BOX_TOP] < gstate[E.GS_CS_BOX_SIZE]
-    ):
-        n = E.swap_options(seat, cs_hands, pstate, game.options)
-        k = decide(seat, E.D_SWAP_CS, n, game)
-        slot = game.options[k, E.OPT_SLOT]
-        if slot >= 0:
-            old = cs_hands[seat, slot]
-            new = E.draw_cornerstone(game.cs_box, gstate)
-            cs_hands[seat, slot] = new
-            for d in range(E.DRAFT_PICKS):
-                drafted = game.stats[seat, R.P_CS_DRAFTED0 + d]
-                if drafted == old and game.stats[seat, R.P_CS_GEN0 + d] == 0:
-                    game.stats[seat, R.P_CS_GEN0 + d] = R.CS_SWAPPED_AWAY
-                    break
-            log(game, seat, R.EV_CS_SWAPPED, new, -1, 0, old, -1)
-
-
-@njit(inline="always")
 def list_actions(seat, game):
     """The seat's action options with its selected (non-Disaster) tile into ``game.options``;
     returns their number (``E.list_actions``, on the game's view)."""
     return E.list_actions(view(game), np.int64(seat))
-
-
-@njit(inline="always")
-def take_action(seat, game):
-    """Place the selected tile, discard it to place a cornerstone, or sell it."""
-    gstate = game.gstate
-    pstate = game.pstate
-    stats = game.stats
-    options = game.options
-    selected = pstate[seat, E.PS_SELECTED]
-    summary = game.summaries[seat]
-    n = list_actions(seat, game)
-    k = forced_option(game)
-    if k < 0:
-        k = decide(seat, E.D_ACTION, n, game)
-    kind = options[k, E.OPT_KIND]
-    if kind == E.A_SELL:
-        pstate[seat, E.PS_MONEY] += E.SELL_COINS
-        stats[seat, R.P_TILES_SOLD] += 1
-        log(game, seat, R.EV_SELL, selected, -1, E.SELL_COINS, -1, -1)
-        return
-    tile = options[k, E.OPT_TILE]
-    cell = options[k, E.OPT_CELL]
-    option = options[k, E.OPT_REQ]
-    slot = options[k, E.OPT_SLOT]
-    cost = pay_requirements(seat, tile, option, game)
-    if kind == E.A_CORNERSTONE:
-        E.remove_slot(game.cs_hands[seat], pstate[seat, E.PS_N_CS], slot)
-        pstate[seat, E.PS_N_CS] -= 1
-        stats[seat, R.P_CS_PLACED] += 1
-        for d in range(E.DRAFT_PICKS):
-            if stats[seat, R.P_CS_DRAFTED0 + d] == tile and stats[seat, R.P_CS_GEN0 + d] == 0:
-                stats[seat, R.P_CS_GEN0 + d] = gstate[E.GS_GEN]
-                break
-        log(game, seat, R.EV_CORNERSTONE, tile, cell, -cost, selected, -1)
-    else:
-        log(game, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
-    old = E.place_tile(
-        seat, tile, cell, game.cells, pstate, stats[seat], game.tiles, game.effects,
-        game.events, gstate, summary,
-    )  # fmt: skip
-    E.update_summary(summary, cell, np.int64(old), tile, game.cells[seat], game.tiles)
-    placement_effects(seat, tile, game)
 
 
 @njit(inline="always")
@@ -523,16 +348,6 @@ def pauses(seat, game):
     return gstate[E.GS_FORCED_KEY] != E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
 
 
-@njit
-def record_generation_scores(gen, game):
-    """Each seat's VP as if the game ended at the end of generation ``gen`` (allocates its
-    scratch: called twice a game, and only with the event log)."""
-    score = np.empty(K.N_SCORE, dtype=np.int32)
-    for s in range(game.gstate[E.GS_N_PLAYERS]):
-        score_seat(s, game, score)
-        game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
-
-
 @njit(inline="always")
 def end_turn(game):
     """The end of the turn: its disasters, in order (the one a player selected, its selector
@@ -568,7 +383,7 @@ def end_turn(game):
     if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
         # The game-flow report's VP by generation; recorded with the event log only, so that
         # runs without it (and the benchmarks) pay nothing.
-        record_generation_scores(gen, game)
+        run_step(game, STEP_SCORING, gen, 0, 0, 0, 0)  # steps.once.record_generation_scores
     gstate[E.GS_TURN] = turn + 1
     if gen < E.N_GENERATIONS:
         start_generation(gen + 1, game)
@@ -584,7 +399,7 @@ def act_seat(seat, game):
         game.stats[seat, R.P_DISASTERS_SELECTED] += 1
         log(game, seat, R.EV_DISASTER_SELECT, selected, -1, 0, -1, -1)
         return
-    take_action(seat, game)
+    run_step(game, STEP_ACTION, seat, 0, 0, 0, 0)  # steps.action.take_action
 
 
 DONE = 0  # advance: the game is over and scored
@@ -610,7 +425,7 @@ def run(game, game_row):
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
     if gstate[E.GS_TURN] == E.DRAFT_TURN:
-        draft(game)
+        run_step(game, STEP_DRAFT, 0, 0, 0, 0, 0)  # steps.once.draft
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
@@ -639,11 +454,28 @@ def run(game, game_row):
                     return PAUSED
             act_seat(seat, game)
         end_turn(game)
-    final_scoring(game, game_row)
+    winners = run_step(game, STEP_SCORING, 0, 0, 0, 0, 0)  # steps.once.final_scoring
+    record_result(game, game_row, winners)
     return DONE
 
 
 # --- a whole game --------------------------------------------------------------------------
+@njit(inline="always")
+def record_result(game, game_row, winners):
+    """The game row's winners (``winners``: the seats' bit mask) and winning score, from the
+    seats' totals the final scoring wrote (``stats``)."""
+    stats = game.stats
+    total = R.P_SCORE_TILES + K.S_TOTAL
+    best = stats[0, total]
+    n_winners = 0
+    for s in range(game.gstate[E.GS_N_PLAYERS]):
+        n_winners += (winners >> s) & 1
+        best = max(best, stats[s, total])
+    game_row[R.G_N_WINNERS] = n_winners
+    game_row[R.G_WINNERS_MASK] = winners
+    game_row[R.G_WINNING_SCORE] = best
+
+
 @njit(inline="always")
 def score_seat(s, game, score):
     """Seat ``s``'s city scored as if the game ended now (``score``: int32[N_SCORE])."""
@@ -656,56 +488,19 @@ def score_seat(s, game, score):
 
 
 @njit
-def final_scoring(game, game_row):
-    n_players = game.gstate[E.GS_N_PLAYERS]
-    pstate = game.pstate
-    stats = game.stats
-    score = np.empty(K.N_SCORE, dtype=np.int32)
-    totals = np.empty(n_players, dtype=np.int64)
-    ranks = np.empty(n_players, dtype=np.int64)
-    for s in range(n_players):
-        money = pstate[s, E.PS_MONEY]
-        city = game.cells[s]
-        summary = game.summaries[s]
-        score_seat(s, game, score)
-        for key in range(K.N_SCORE):
-            stats[s, R.P_SCORE_TILES + key] = score[key]
-        totals[s] = score[K.S_TOTAL]
-        stats[s, R.P_MONEY] = money
-        stats[s, R.P_GOODS_MASK] = summary[M_GOODS]
-        stats[s, R.P_TRADE_ROUTES] = E.trade_routes(city, game.tiles)
-    winners = E.ranks_and_winners(totals, n_players, ranks)
-    best = totals[0]
-    n_winners = 0
-    for s in range(n_players):
-        stats[s, R.P_RANK] = ranks[s]
-        stats[s, R.P_WIN] = (winners >> s) & 1
-        n_winners += (winners >> s) & 1
-        best = max(best, totals[s])
-    game_row[R.G_N_WINNERS] = n_winners
-    game_row[R.G_WINNERS_MASK] = winners
-    game_row[R.G_WINNING_SCORE] = best
-
-
-@njit
-def int64_bits(value):
-    """A uint64 stored bit for bit as int64 (the same in compiled and plain Python)."""
-    box = np.empty(1, dtype=np.uint64)
-    box[0] = value
-    return box.view(np.int64)[0]
-
-
-@njit
 def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_out, events_out):
     """Game ``game_id`` set up (``batch``: the scratch every game of the batch shares:
     strategy_ids, strategy_params, options, summaries, req_costs, memos), ready for
     ``advance``: returns it and its deal seed. Its arrays are its own (``play_batch`` plays the
     rest of a batch in them: ``restart_game``)."""
     tiles, req, effects, goods_tier, board_center = data
-    strategy_ids, strategy_params, strategy_fns, options, summaries, req_costs, memos = batch
+    strategy_ids, strategy_params, strategy_fns, step_fns, options, summaries, req_costs, memos = (
+        batch
+    )
     n_players = seats.shape[0]
     n_tiles = tiles.shape[0]
-    # Every array is filled by start_game: the same state as in a game played in them before.
+    # Every array is filled by the setup step: the same state as in a game played in them
+    # before.
     game = Game(
         tiles,
         req,
@@ -729,6 +524,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         strategy_ids,
         strategy_params,
         strategy_fns,
+        step_fns,
         np.empty((n_players, 2), dtype=np.uint64),
         memos,
         options,
@@ -737,7 +533,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         players_out[row],
         events_out,
     )
-    return game, start_game(row, key, game_id, deal_index, game)
+    return game, setup_game(view(game), row, key, game_id, deal_index)
 
 
 @njit
@@ -746,71 +542,16 @@ def restart_game(game, row, key, game_id, deal_index, seats, players_out):
     ``new_game`` without allocating; returns the deal seed."""
     game.seats = seats
     game.stats = players_out[row]
-    return start_game(row, key, game_id, deal_index, game)
+    return setup_game(view(game), row, key, game_id, deal_index)
 
 
-@njit
-def start_game(row, key, game_id, deal_index, game):
-    """Every array of the game's state filled for game ``game_id`` (``game.seats`` and
-    ``game.stats`` already its own): the deal drawn, ready for ``advance``. Returns the deal
-    seed."""
-    tiles = game.tiles
-    rules = game.rules
-    seats = game.seats
-    n_players = seats.shape[0]
-    gstate = game.gstate
-    pstate = game.pstate
-    stats = game.stats
-    decks = game.decks
-    deck_sizes = game.deck_sizes
-    summaries = game.summaries
-    gstate[:] = 0
-    pstate[:, :] = 0
-    game.cells[:, :] = K.EMPTY
-    game.hands[:, :] = -1
-    game.cs_hands[:, :] = -1
-    game.goods_of[:] = 0
-    game.cs_pile[:] = -1
-    game.cs_box[:] = -1
-    decks[:, :] = -1
-    deck_sizes[:] = 0
-    game.packs[:, :] = -1
-    game.pack_sizes[:] = 0
-    deal = np.zeros(2, dtype=np.uint64)
-
-    gstate[E.GS_N_PLAYERS] = n_players
-    gstate[E.GS_GAME_ROW] = row
-    gstate[E.GS_TURN] = E.DRAFT_TURN
-    for s in range(n_players):
-        E.mark_stale(summaries[s])
-    pstate[:, E.PS_SELECTED] = -1
-    deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
-    rng.seed_state(deal, deal_seed)
-    for s in range(n_players):
-        rng.seed_state(game.strat_rng[s], rng.stream_seed(key, game_id, 1 + s))
-
-    # All chance is drawn here, in a fixed order, before any decision.
-    E.deal_boards(
-        deal, game.board_center.shape[0], n_players, pstate, game.cells, game.board_center
-    )
-    E.shuffled_cornerstones(deal, n_players, tiles, rules, game.cs_box, gstate)
-    for g in range(E.N_GENERATIONS):
-        deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
-        rng.shuffle(deal, decks[g], deck_sizes[g])
-        E.draw_random_turn(deal, g + 1, rules, gstate)
-    E.apply_interventions(deal, n_players, tiles, rules, game.cs_box, gstate, decks, deck_sizes)
-
-    stats[:, :] = -1
-    stats[:n_players, :] = 0
-    for s in range(n_players):
-        stats[s, R.P_SEAT] = s
-        stats[s, R.P_STRATEGY] = seats[s]
-        stats[s, R.P_BOARD] = pstate[s, E.PS_BOARD]
-        for d in range(E.DRAFT_PICKS):
-            stats[s, R.P_CS_DRAFTED0 + d] = -1
-        stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
-        stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
-    return deal_seed
+@njit(inline="always")
+def setup_game(game, row, key, game_id, deal_index):
+    """The setup step (``steps.once.start_game``: every array of the game's state filled for
+    game ``game_id``, the deal drawn) with the run's key as two int64; returns the deal seed's
+    bits as int64."""
+    words = key.view(np.int64)
+    return run_step(game, STEP_SETUP, row, game_id, deal_index, words[0], words[1])
 
 
 @njit
@@ -818,7 +559,7 @@ def finish_game(game, game_row, game_id, deal_seed):
     """The game's row, once ``advance`` returned DONE."""
     gstate = game.gstate
     game_row[R.G_GAME_ID] = game_id
-    game_row[R.G_DEAL_SEED] = int64_bits(deal_seed)
+    game_row[R.G_DEAL_SEED] = deal_seed  # its bits as int64 (setup_game)
     game_row[R.G_N_PLAYERS] = gstate[E.GS_N_PLAYERS]
     game_row[R.G_VARIANT] = game.rules[K.RO_VARIANT]
     game_row[R.G_DISASTERS_MASK] = gstate[E.GS_DISASTERS]
@@ -826,15 +567,17 @@ def finish_game(game, game_row, game_id, deal_seed):
 
 
 @njit
-def batch_scratch(strategy_ids, strategy_params, strategy_fns, memos):
+def batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos):
     """The scratch of the decisions every game of a batch shares, allocated once: every row an
     option list uses is written first; a memo is only read back for the state it was written
     for (``memos``: the seats' scratch, ``strategies.neom.pieces.new_memos``, allocated by the
-    caller since its width is the strategies' business)."""
+    caller since its width is the strategies' business; ``step_fns``: the loop's steps'
+    addresses, ``strategies.neom.steps.addresses``)."""
     return (
         strategy_ids,
         strategy_params,
         strategy_fns,
+        step_fns,
         np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64),
         np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64),
         np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
@@ -851,6 +594,7 @@ def play_batch(
     strategy_ids,
     strategy_params,
     strategy_fns,
+    step_fns,
     memos,
     data,
     rules,
@@ -861,15 +605,16 @@ def play_batch(
     """Play ``len(game_ids)`` games: the signature and the guarantees of ``sim.core.game``.
 
     ``strategy_fns``: the address of each strategy's decision, and last the searches'
-    playout policy's (``strategies.neom.pieces.addresses``); ``memos``: the seats' scratch
-    (``pieces.new_memos``): ``strategies.neom.entries.LineupEntry`` passes both.
+    playout policy's (``strategies.neom.pieces.addresses``); ``step_fns``: the address of each
+    of the loop's steps (``strategies.neom.steps.addresses``); ``memos``: the seats' scratch
+    (``pieces.new_memos``): ``strategies.neom.entries.LineupEntry`` passes them.
     ``data`` is the catalogue's ``(tiles, req, effects, goods_tier, board_center)``
     (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE. No seat may be
     played by a search (``strategies.neom.search.play_batch`` plays those).
     """
     if game_ids.shape[0] == 0:
         return
-    batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
+    batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos)
     # One game's arrays for the whole batch: each game after the first starts in them again.
     game, deal_seed = new_game(
         np.int64(0), key, game_ids[0], deal_indices[0], seat_strategy[0], batch, data, rules,
