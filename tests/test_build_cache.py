@@ -22,12 +22,11 @@ def test_the_pieces_are_neoms_loop_its_steps_and_families_and_every_entry_of_the
     pieces = build_cache.pieces()
     assert len({p.name for p in pieces}) == len(pieces)
     names = {p.name for p in pieces if p.game == "neom"}
-    # NEOM: the loop, its steps (once a game; an action), the search entry and each strategy
-    # family, compiled independently
+    # NEOM: the loop, its steps (draft, scoring, an action), the search entry and each
+    # strategy family, compiled independently
     assert names == {
         "neom:loop",
-        "neom:once",
-        "neom:action",
+        "neom:steps",
         "neom:search",
         "neom:basic",
         "neom:greedy",
@@ -56,7 +55,7 @@ def test_the_pieces_are_neoms_loop_its_steps_and_families_and_every_entry_of_the
     after = {p.name: set(p.after) for p in pieces}
     assert after["neom:search"] == {"neom:loop"}
     assert after["neom:search_policy"] == {"neom:evaluated"}
-    for name in ("neom:loop", "neom:once", "neom:action", "neom:basic", "neom:greedy"):
+    for name in ("neom:loop", "neom:steps", "neom:basic", "neom:greedy", "neom:evaluated"):
         assert after[name] == set()
     assert not any(after[p.name] for p in pieces if p.game == "tangram")
 
@@ -99,6 +98,20 @@ def test_a_build_runs_the_longest_first_says_its_progress_and_names_a_failed_pie
         "elapsed 0:50, about 0:10 left",
         "build_cache: [3/4] g:small compiled in 10 s; elapsed 1:00",
     ]
+
+
+def test_a_built_piece_says_its_cpu_time():
+    """A piece built in its own process reports its CPU time beside its wall time (on a
+    shared machine the wall time is the load's as much as the piece's)."""
+    clock = FakeClock()
+    lines = []
+
+    def run(piece):
+        clock.now += piece.estimate_s
+        return True, "12.3 s CPU"
+
+    build_cache.build(fake_pieces()[:1], 1, jobs=1, run=run, say=lines.append, clock=clock)
+    assert lines == ["build_cache: [1/1] g:small compiled in 10 s (12.3 s CPU); elapsed 0:10"]
 
 
 def test_a_piece_waits_for_the_pieces_it_is_built_after():

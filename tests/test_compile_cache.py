@@ -122,15 +122,28 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         assert kept not in changed, kept
 
 
-@pytest.mark.parametrize("piece", ["once", "action"])
-def test_editing_one_of_the_loops_steps_recompiles_that_step_only(tmp_path, piece):
-    """The loop calls its steps by address (strategies.neom.steps): an edit of one step's
-    module recompiles that piece, never the loop, the search entry, the other step or a
-    strategy family."""
+@pytest.mark.parametrize("module", ["once", "action"])
+def test_editing_one_of_the_loops_steps_recompiles_that_step_only(tmp_path, module):
+    """The loop calls its steps by address (strategies.neom.steps): an edit of a step's module
+    recompiles that module's functions (the steps piece loads the other's), never the loop,
+    the search entry or a strategy family."""
     changed = keys_changed_by_editing(
-        tmp_path, f"strategies/neom/steps/{piece}.py", "# a loop step edited"
+        tmp_path, f"strategies/neom/steps/{module}.py", "# a loop step edited"
     )
-    assert changed == {f"strategies.neom.steps.{piece}", "*"}
+    assert changed == {f"strategies.neom.steps.{module}", "*"}
+
+
+def test_editing_the_loop_keeps_the_strategies_cache(tmp_path):
+    """The steps import the loop's helpers (decide, log): an edit of the loop recompiles the
+    loop, its steps and the search entry, never a strategy family."""
+    changed = keys_changed_by_editing(tmp_path, "strategies/neom/play.py", "# the loop edited")
+    assert changed >= {
+        "strategies.neom.play",
+        "strategies.neom.steps.once",
+        "strategies.neom.steps.action",
+    }
+    for kept in ("strategies.neom.pieces.greedy", "strategies.neom.pieces.evaluated"):
+        assert kept not in changed, kept
 
 
 def test_editing_the_evaluation_keeps_the_game_loops_cache(tmp_path):

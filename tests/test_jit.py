@@ -149,8 +149,9 @@ INLINED_FUNCTIONS = {
     "strategies.neom.play": "act_seat decide disaster_selectable discard_hand end_turn "
     "forced_option list_actions list_selections load_pack pauses record_result "
     "refresh_goods release_pending resolve_disaster run_step score_seat searches select_tile "
-    "setup_game step_seat",
-    "strategies.neom.steps.once": "draft keep_cornerstone",
+    "step_seat",
+    # its one caller is the step's C function: one body
+    "strategies.neom.steps.once": "draft final_scoring keep_cornerstone record_generation_scores",
     "strategies.neom.steps.action": "pay_requirements placement_effects take_action",
     "strategies.neom.search": "unseen_cornerstones",
     "strategies.neom.dispatch": "",

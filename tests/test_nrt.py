@@ -90,19 +90,15 @@ def test_the_strategy_families_state_their_reference_count_flag():
 
 def test_the_loops_steps_state_their_reference_count_flag():
     """The loop's steps called by address (strategies.neom.steps): the draft and an action
-    uncounted like the loop; the setup and the scoring, once a game, allocate their scratch."""
+    uncounted like the loop; the scoring, once a game, allocates its scratch."""
     from strategies.neom import steps
 
     flags = {
         name: function.options["_nrt"]
         for piece in steps.PIECES
-        for name, function in zip(
-            [name for own, name in steps.SLOTS.values() if own == piece],
-            steps.functions(piece),
-            strict=True,
-        )
+        for name, function in steps.functions(piece).items()
     }
-    assert flags == {"setup": True, "draft_step": False, "scoring": True, "action": False}
+    assert flags == {"draft_step": False, "scoring": True, "action": False}
 
 
 def play(tables, lineup, n_games, events=True):

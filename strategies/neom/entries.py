@@ -9,9 +9,9 @@ compiles once for every lineup, and each strategy family compiles (and caches) o
   (``registry.SEARCH_IDS``): the same loop, stopped before a search seat's selection or
   action, which the search decides outside it.
 
-The loop's own steps taken once a game (setup, draft, scoring: piece ``once``) and a seat's
-action (piece ``action``) are compiled on their own too and called at their addresses
-(``strategies.neom.steps``), so the loop compiles in three processes side by side.
+The loop's draft, scoring and a seat's action (piece ``steps``) are compiled on their own too
+and called at their addresses (``strategies.neom.steps``), so the loop compiles in two
+processes side by side.
 
 ``play_batch_for`` returns a ``LineupEntry``: the Game interface's ``play_batch`` (its
 arguments), which imports the lineup's families (compiling only those not yet cached) and
@@ -30,9 +30,9 @@ from strategies.neom.registry import SEARCH_IDS
 # whose code it calls, built first so that it loads theirs). The loop entries and the
 # strategy families (strategies.neom.pieces) compile independently of one another.
 PIECES = {
-    "loop": (20.0, ()),  # the turns; measured below, docs/performance-log.md (split37g)
-    "once": (10.0, ()),  # the loop's setup, draft and scoring (strategies.neom.steps)
-    "action": (8.0, ()),  # the loop's action step
+    # the loop's setup and turns; its draft, scoring and actions (strategies.neom.steps)
+    "loop": (15.0, ()),  # measured: 13-16 s CPU alone (docs/performance-log.md, split37g)
+    "steps": (15.0, ()),  # 15-19 s CPU
     "search": (60.0, ("loop",)),  # rough: 134 s wall at load 6, the loop's functions loaded
     "basic": (5.0, ()),
     "greedy": (30.0, ()),  # 19 s CPU beside the loop; alone it compiles its engine calls too
@@ -60,7 +60,7 @@ class LineupEntry:
         """The loop entry and the lineup's families (``sim.core.jit.has_cached_code``)."""
         return [
             self.batch,
-            *(step for piece in steps.PIECES for step in steps.functions(piece)),
+            *(step for piece in steps.PIECES for step in steps.functions(piece).values()),
             *(pieces.piece(family) for family in self.families),
         ]
 
@@ -114,7 +114,7 @@ def is_piece_cached(name: str) -> bool:
     from sim.core import jit
 
     if name in steps.PIECES:
-        return all(jit.has_cached_code(step) for step in steps.functions(name))
+        return all(jit.has_cached_code(step) for step in steps.functions(name).values())
     family = name if name in pieces.FAMILIES else None
     return jit.has_cached_code(pieces.piece(family) if family else _loop_entry(name))
 
@@ -127,7 +127,7 @@ def compile_piece(name: str) -> None:
         pieces.piece(name).compile()
         return
     if name in steps.PIECES:
-        for step in steps.functions(name):
+        for step in steps.functions(name).values():
             step.compile()
         return
     from sim.core import rng

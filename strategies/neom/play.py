@@ -36,7 +36,6 @@ from strategies.neom.pointer import (
     STEP_ACTION,
     STEP_DRAFT,
     STEP_SCORING,
-    STEP_SETUP,
     call_step,
     call_strategy,
 )
@@ -74,16 +73,16 @@ def decide(seat, decision, n, game):
 
 
 @njit(inline="always")
-def run_step(game, slot, a, b, c, d, e):
-    """The loop's step at ``slot`` of ``game.step_fns`` (setup, draft, scoring, an action:
-    ``strategies.neom.steps``, each compiled on its own), called at its address with five
-    numbers (those it does not use: 0); returns what the step returns."""
+def run_step(game, slot, number):
+    """The loop's step at ``slot`` of ``game.step_fns`` (the draft, the scoring, a seat's
+    action: ``strategies.neom.steps``, compiled on their own), called at its address with
+    ``number`` (what the step needs: the generation, the seat); returns what it returns."""
     address = game.step_fns[slot]
     if address == 0:
         # A game built without the steps' addresses (steps.addresses): an error, not a call
         # to address 0.
         raise ValueError("no compiled loop step for this game (game.step_fns unset)")
-    return call_step(address, game, a, b, c, d, e)
+    return call_step(address, game, number)
 
 
 @njit(inline="always")
@@ -383,7 +382,7 @@ def end_turn(game):
     if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
         # The game-flow report's VP by generation; recorded with the event log only, so that
         # runs without it (and the benchmarks) pay nothing.
-        run_step(game, STEP_SCORING, gen, 0, 0, 0, 0)  # steps.once.record_generation_scores
+        run_step(game, STEP_SCORING, gen)  # steps.once.record_generation_scores
     gstate[E.GS_TURN] = turn + 1
     if gen < E.N_GENERATIONS:
         start_generation(gen + 1, game)
@@ -399,7 +398,7 @@ def act_seat(seat, game):
         game.stats[seat, R.P_DISASTERS_SELECTED] += 1
         log(game, seat, R.EV_DISASTER_SELECT, selected, -1, 0, -1, -1)
         return
-    run_step(game, STEP_ACTION, seat, 0, 0, 0, 0)  # steps.action.take_action
+    run_step(game, STEP_ACTION, seat)  # steps.action.take_action
 
 
 DONE = 0  # advance: the game is over and scored
@@ -425,7 +424,7 @@ def run(game, game_row):
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
     if gstate[E.GS_TURN] == E.DRAFT_TURN:
-        run_step(game, STEP_DRAFT, 0, 0, 0, 0, 0)  # steps.once.draft
+        run_step(game, STEP_DRAFT, 0)  # steps.once.draft
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
@@ -454,7 +453,7 @@ def run(game, game_row):
                     return PAUSED
             act_seat(seat, game)
         end_turn(game)
-    winners = run_step(game, STEP_SCORING, 0, 0, 0, 0, 0)  # steps.once.final_scoring
+    winners = run_step(game, STEP_SCORING, 0)  # steps.once.final_scoring
     record_result(game, game_row, winners)
     return DONE
 
@@ -488,6 +487,14 @@ def score_seat(s, game, score):
 
 
 @njit
+def int64_bits(value):
+    """A uint64 stored bit for bit as int64 (the same in compiled and plain Python)."""
+    box = np.empty(1, dtype=np.uint64)
+    box[0] = value
+    return box.view(np.int64)[0]
+
+
+@njit
 def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_out, events_out):
     """Game ``game_id`` set up (``batch``: the scratch every game of the batch shares:
     strategy_ids, strategy_params, options, summaries, req_costs, memos), ready for
@@ -499,8 +506,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
     )
     n_players = seats.shape[0]
     n_tiles = tiles.shape[0]
-    # Every array is filled by the setup step: the same state as in a game played in them
-    # before.
+    # Every array is filled by start_game: the same state as in a game played in them before.
     game = Game(
         tiles,
         req,
@@ -533,7 +539,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         players_out[row],
         events_out,
     )
-    return game, setup_game(view(game), row, key, game_id, deal_index)
+    return game, start_game(row, key, game_id, deal_index, game)
 
 
 @njit
@@ -542,16 +548,71 @@ def restart_game(game, row, key, game_id, deal_index, seats, players_out):
     ``new_game`` without allocating; returns the deal seed."""
     game.seats = seats
     game.stats = players_out[row]
-    return setup_game(view(game), row, key, game_id, deal_index)
+    return start_game(row, key, game_id, deal_index, game)
 
 
-@njit(inline="always")
-def setup_game(game, row, key, game_id, deal_index):
-    """The setup step (``steps.once.start_game``: every array of the game's state filled for
-    game ``game_id``, the deal drawn) with the run's key as two int64; returns the deal seed's
-    bits as int64."""
-    words = key.view(np.int64)
-    return run_step(game, STEP_SETUP, row, game_id, deal_index, words[0], words[1])
+@njit
+def start_game(row, key, game_id, deal_index, game):
+    """Every array of the game's state filled for game ``game_id`` (``game.seats`` and
+    ``game.stats`` already its own): the deal drawn, ready for ``advance``. Returns the deal
+    seed."""
+    tiles = game.tiles
+    rules = game.rules
+    seats = game.seats
+    n_players = seats.shape[0]
+    gstate = game.gstate
+    pstate = game.pstate
+    stats = game.stats
+    decks = game.decks
+    deck_sizes = game.deck_sizes
+    summaries = game.summaries
+    gstate[:] = 0
+    pstate[:, :] = 0
+    game.cells[:, :] = K.EMPTY
+    game.hands[:, :] = -1
+    game.cs_hands[:, :] = -1
+    game.goods_of[:] = 0
+    game.cs_pile[:] = -1
+    game.cs_box[:] = -1
+    decks[:, :] = -1
+    deck_sizes[:] = 0
+    game.packs[:, :] = -1
+    game.pack_sizes[:] = 0
+    deal = np.zeros(2, dtype=np.uint64)
+
+    gstate[E.GS_N_PLAYERS] = n_players
+    gstate[E.GS_GAME_ROW] = row
+    gstate[E.GS_TURN] = E.DRAFT_TURN
+    for s in range(n_players):
+        E.mark_stale(summaries[s])
+    pstate[:, E.PS_SELECTED] = -1
+    deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
+    rng.seed_state(deal, deal_seed)
+    for s in range(n_players):
+        rng.seed_state(game.strat_rng[s], rng.stream_seed(key, game_id, 1 + s))
+
+    # All chance is drawn here, in a fixed order, before any decision.
+    E.deal_boards(
+        deal, game.board_center.shape[0], n_players, pstate, game.cells, game.board_center
+    )
+    E.shuffled_cornerstones(deal, n_players, tiles, rules, game.cs_box, gstate)
+    for g in range(E.N_GENERATIONS):
+        deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
+        rng.shuffle(deal, decks[g], deck_sizes[g])
+        E.draw_random_turn(deal, g + 1, rules, gstate)
+    E.apply_interventions(deal, n_players, tiles, rules, game.cs_box, gstate, decks, deck_sizes)
+
+    stats[:, :] = -1
+    stats[:n_players, :] = 0
+    for s in range(n_players):
+        stats[s, R.P_SEAT] = s
+        stats[s, R.P_STRATEGY] = seats[s]
+        stats[s, R.P_BOARD] = pstate[s, E.PS_BOARD]
+        for d in range(E.DRAFT_PICKS):
+            stats[s, R.P_CS_DRAFTED0 + d] = -1
+        stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
+        stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
+    return deal_seed
 
 
 @njit
@@ -559,7 +620,7 @@ def finish_game(game, game_row, game_id, deal_seed):
     """The game's row, once ``advance`` returned DONE."""
     gstate = game.gstate
     game_row[R.G_GAME_ID] = game_id
-    game_row[R.G_DEAL_SEED] = deal_seed  # its bits as int64 (setup_game)
+    game_row[R.G_DEAL_SEED] = int64_bits(deal_seed)
     game_row[R.G_N_PLAYERS] = gstate[E.GS_N_PLAYERS]
     game_row[R.G_VARIANT] = game.rules[K.RO_VARIANT]
     game_row[R.G_DISASTERS_MASK] = gstate[E.GS_DISASTERS]
@@ -625,7 +686,8 @@ def play_batch(
             deal_seed = restart_game(
                 game, i, key, game_ids[i], deal_indices[i], seat_strategy[i], players_out
             )
-        if advance(game, games_out[i]) != DONE:
+        # run, not advance: the entry links the loop's code once (advance: the search's).
+        if run(view(game), games_out[i]) != DONE:
             raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
         finish_game(game, games_out[i], game_ids[i], deal_seed)
 

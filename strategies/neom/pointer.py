@@ -74,14 +74,12 @@ DECISION = types.int64(GAME_VIEW, types.int64, types.int64, types.int64, types.i
 
 
 # The loop's steps compiled on their own (``strategies.neom.steps``), each at its slot of
-# ``game.step_fns``: one signature for all, (game view, five int64) -> int64, the numbers a
-# step does not use passed as 0.
-STEP_SETUP = 0  # a game's deal and state (once a game)
-STEP_DRAFT = 1  # the cornerstone draft (once a game)
-STEP_SCORING = 2  # final scoring (gen 0), a generation's VP record (gen 1-2)
-STEP_ACTION = 3  # a seat's action with its selected tile
-N_STEPS = 4
-STEP = types.int64(GAME_VIEW, *[types.int64] * 5)
+# ``game.step_fns``: one signature for all, (game view, int64) -> int64.
+STEP_DRAFT = 0  # the cornerstone draft (once a game; the number unused)
+STEP_SCORING = 1  # final scoring (0: returns the winners), a generation's VP record (1-2)
+STEP_ACTION = 2  # the seat's (the number) action with its selected tile
+N_STEPS = 3
+STEP = types.int64(GAME_VIEW, types.int64)
 
 
 def _indirect_call(n_numbers: int, what: str):
@@ -122,7 +120,7 @@ def _indirect_call(n_numbers: int, what: str):
 
 
 _call_strategy = _indirect_call(4, "a strategy")
-_call_step = _indirect_call(5, "a loop step")
+_call_step = _indirect_call(1, "a loop step")
 
 
 def _call_interpreted(address, game, *numbers):

@@ -136,7 +136,7 @@ def take_action(seat, game):
 
 
 @cfunc(STEP, _nrt=False)
-def action(game, seat, b, c, d, e):
+def action(game, seat):
     """``take_action`` of ``seat``, for the loop (``run``)."""
     take_action(seat, game)
     return 0

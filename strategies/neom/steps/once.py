@@ -1,12 +1,11 @@
 """The loop's steps taken once a game (``strategies.neom.steps``), compiled on their own and
-called by the loop at their address (``game.step_fns``): the setup (the deal and every array of
-the state), the cornerstone draft, the final scoring (and the VP by generation the event log
-records). Moved out of the loop's compile, not its run time: a call a game each.
+called by the loop at their address (``game.step_fns``): the cornerstone draft, the final
+scoring (and the VP by generation the event log records). Moved out of the loop's compile, not
+its run time: a call a game each.
 """
 
 import numpy as np
 
-from sim.core import rng
 from sim.core.jit import cfunc, njit
 from sim.neom import constants as K
 from sim.neom import engine as E
@@ -14,83 +13,6 @@ from sim.neom import records as R
 from sim.neom.grid import M_GOODS
 from strategies.neom.play import decide, log, score_seat
 from strategies.neom.pointer import STEP
-
-
-# --- the setup -----------------------------------------------------------------------------
-@njit
-def start_game(row, key, game_id, deal_index, game):
-    """Every array of the game's state filled for game ``game_id`` (``game.seats`` and
-    ``game.stats`` already its own): the deal drawn, ready for ``advance``. Returns the deal
-    seed."""
-    tiles = game.tiles
-    rules = game.rules
-    seats = game.seats
-    n_players = seats.shape[0]
-    gstate = game.gstate
-    pstate = game.pstate
-    stats = game.stats
-    decks = game.decks
-    deck_sizes = game.deck_sizes
-    summaries = game.summaries
-    gstate[:] = 0
-    pstate[:, :] = 0
-    game.cells[:, :] = K.EMPTY
-    game.hands[:, :] = -1
-    game.cs_hands[:, :] = -1
-    game.goods_of[:] = 0
-    game.cs_pile[:] = -1
-    game.cs_box[:] = -1
-    decks[:, :] = -1
-    deck_sizes[:] = 0
-    game.packs[:, :] = -1
-    game.pack_sizes[:] = 0
-    deal = np.zeros(2, dtype=np.uint64)
-
-    gstate[E.GS_N_PLAYERS] = n_players
-    gstate[E.GS_GAME_ROW] = row
-    gstate[E.GS_TURN] = E.DRAFT_TURN
-    for s in range(n_players):
-        E.mark_stale(summaries[s])
-    pstate[:, E.PS_SELECTED] = -1
-    deal_seed = rng.stream_seed(key, deal_index, rng.DEAL_STREAM)
-    rng.seed_state(deal, deal_seed)
-    for s in range(n_players):
-        rng.seed_state(game.strat_rng[s], rng.stream_seed(key, game_id, 1 + s))
-
-    # All chance is drawn here, in a fixed order, before any decision.
-    E.deal_boards(
-        deal, game.board_center.shape[0], n_players, pstate, game.cells, game.board_center
-    )
-    E.shuffled_cornerstones(deal, n_players, tiles, rules, game.cs_box, gstate)
-    for g in range(E.N_GENERATIONS):
-        deck_sizes[g] = E.build_deck(g + 1, n_players, tiles, rules, decks[g])
-        rng.shuffle(deal, decks[g], deck_sizes[g])
-        E.draw_random_turn(deal, g + 1, rules, gstate)
-    E.apply_interventions(deal, n_players, tiles, rules, game.cs_box, gstate, decks, deck_sizes)
-
-    stats[:, :] = -1
-    stats[:n_players, :] = 0
-    for s in range(n_players):
-        stats[s, R.P_SEAT] = s
-        stats[s, R.P_STRATEGY] = seats[s]
-        stats[s, R.P_BOARD] = pstate[s, E.PS_BOARD]
-        for d in range(E.DRAFT_PICKS):
-            stats[s, R.P_CS_DRAFTED0 + d] = -1
-        stats[s, R.P_SCORE_GEN1] = R.SCORE_NOT_RECORDED
-        stats[s, R.P_SCORE_GEN1 + 1] = R.SCORE_NOT_RECORDED
-    return deal_seed
-
-
-@cfunc(STEP)  # counted: its deal stream and key are allocated a game each
-def setup(game, row, game_id, deal_index, key0, key1):
-    """``start_game`` for game ``game_id`` of the run whose key is ``key0``, ``key1`` (its
-    words' bits as int64); returns the deal seed's bits as int64."""
-    words = np.empty(2, dtype=np.int64)
-    words[0] = key0
-    words[1] = key1
-    key = words.view(np.uint64)
-    key[0] = start_game(row, key, game_id, deal_index, game)
-    return words[0]
 
 
 # --- the cornerstone draft -----------------------------------------------------------------
@@ -169,14 +91,14 @@ def draft(game):
 
 
 @cfunc(STEP, _nrt=False)
-def draft_step(game, a, b, c, d, e):
+def draft_step(game, unused):
     """``draft``, for the loop (``run``) at the draft."""
     draft(game)
     return 0
 
 
 # --- scoring -------------------------------------------------------------------------------
-@njit
+@njit(inline="always")  # its one caller is the C function below: one body
 def record_generation_scores(gen, game):
     """Each seat's VP as if the game ended at the end of generation ``gen`` (allocates its
     scratch: called twice a game, and only with the event log)."""
@@ -186,7 +108,7 @@ def record_generation_scores(gen, game):
         game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
 
 
-@njit
+@njit(inline="always")  # its one caller is the C function below: one body
 def final_scoring(game):
     """Every seat scored, ranked and its stats written; returns the winners (bit mask)."""
     n_players = game.gstate[E.GS_N_PLAYERS]
@@ -214,7 +136,7 @@ def final_scoring(game):
 
 
 @cfunc(STEP)  # counted: the scores' scratch is allocated a call each
-def scoring(game, gen, b, c, d, e):
+def scoring(game, gen):
     """Generation ``gen``'s VP record (``gen`` 1-2: the event log's), or with ``gen`` 0 the
     final scoring (returns the winners' bit mask)."""
     if gen == 0:
