@@ -50,10 +50,33 @@ def searches(strategy_id):
     return strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID
 
 
+REFUSED_NO_STRATEGY = 1  # GS_REFUSED: a seat without its strategy's address
+REFUSED_NO_OPTION = 2  # GS_REFUSED: a strategy chose an option that does not exist
+
+
+@njit(inline="always")
+def refuse(game, why):
+    """A decision refused (``why``: REFUSED_*): noted for ``raise_refused``, option 0 taken
+    meanwhile (every decision has one) so that the step ends without reading past its list."""
+    game.gstate[E.GS_REFUSED] = why
+    return 0
+
+
+@njit(inline="always")
+def raise_refused(game):
+    """Raise the decision refused since the last check, if any (in the loop, never in a
+    step: a step is a C function, where an exception is printed and lost)."""
+    why = game.gstate[E.GS_REFUSED]
+    if why == REFUSED_NO_STRATEGY:
+        raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
+    if why != 0:
+        raise ValueError("a strategy chose an option that does not exist")
+
+
 @njit(inline="always")
 def decide(seat, decision, n, game):
     """Index of the option of ``game.options[:n]`` the seat's strategy picks (no question
-    asked with one option)."""
+    asked with one option); a refused decision (``refuse``) is raised by the loop."""
     if n == 1:
         return 0
     which = game.seats[seat]
@@ -65,10 +88,10 @@ def decide(seat, decision, n, game):
     if address == 0:
         # A game built without its strategies' addresses (pieces.addresses): an error, not a
         # call to address 0.
-        raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
+        return refuse(game, REFUSED_NO_STRATEGY)
     k = call_strategy(address, game, which, seat, decision, n)
     if k < 0 or k >= n:
-        raise ValueError("a strategy chose an option that does not exist")
+        return refuse(game, REFUSED_NO_OPTION)
     return k
 
 
@@ -82,7 +105,9 @@ def run_step(game, slot, number):
         # A game built without the steps' addresses (steps.addresses): an error, not a call
         # to address 0.
         raise ValueError("no compiled loop step for this game (game.step_fns unset)")
-    return call_step(address, game, number)
+    result = call_step(address, game, number)
+    raise_refused(game)
+    return result
 
 
 @njit(inline="always")
@@ -441,6 +466,7 @@ def run(game, game_row):
                     if pauses(seat, game):
                         return PAUSED
                     select_tile(seat, game)
+                    raise_refused(game)
                 continue
             selected = pstate[seat, E.PS_SELECTED]
             if n_players <= 2 and selected < 0:
@@ -453,6 +479,7 @@ def run(game, game_row):
                     return PAUSED
             act_seat(seat, game)
         end_turn(game)
+        raise_refused(game)  # the disasters' decisions (resolve_disaster)
     winners = run_step(game, STEP_SCORING, 0)  # steps.once.final_scoring
     record_result(game, game_row, winners)
     return DONE
