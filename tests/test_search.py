@@ -231,7 +231,8 @@ def test_the_default_entry_refuses_a_search_seat(tables):
         G.play_batch(
             rng.master_key(1), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
             np.array([[0, 1]], dtype=np.int32), ids, np.stack([s.params for s in specs]),
-            addresses(ids), new_memos(tables.n_tiles), tables.arrays, make_rules(),
+            addresses(ids), step_addresses(), new_memos(tables.n_tiles), tables.arrays,
+            make_rules(),
             np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
             np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
             np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
