@@ -65,7 +65,8 @@ def refuse(game, why):
 @njit(inline="always")
 def raise_refused(game):
     """Raise the decision refused since the last check, if any (in the loop, never in a
-    step: a step is a C function, where an exception is printed and lost)."""
+    step: a step is a C function, where an exception is printed and lost). Checked after the
+    draft and once a turn: a refused decision took option 0, so the turn ends safely first."""
     why = game.gstate[E.GS_REFUSED]
     if why == REFUSED_NO_STRATEGY:
         raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
@@ -105,9 +106,7 @@ def run_step(game, slot, number):
         # A game built without the steps' addresses (steps.addresses): an error, not a call
         # to address 0.
         raise ValueError("no compiled loop step for this game (game.step_fns unset)")
-    result = call_step(address, game, number)
-    raise_refused(game)
-    return result
+    return call_step(address, game, number)
 
 
 @njit(inline="always")
@@ -450,6 +449,7 @@ def run(game, game_row):
     n_players = gstate[E.GS_N_PLAYERS]
     if gstate[E.GS_TURN] == E.DRAFT_TURN:
         run_step(game, STEP_DRAFT, 0)  # steps.once.draft
+        raise_refused(game)
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
@@ -466,7 +466,6 @@ def run(game, game_row):
                     if pauses(seat, game):
                         return PAUSED
                     select_tile(seat, game)
-                    raise_refused(game)
                 continue
             selected = pstate[seat, E.PS_SELECTED]
             if n_players <= 2 and selected < 0:
@@ -479,7 +478,8 @@ def run(game, game_row):
                     return PAUSED
             act_seat(seat, game)
         end_turn(game)
-        raise_refused(game)  # the disasters' decisions (resolve_disaster)
+        # The turn's refused decisions (each took option 0 meanwhile), once a turn.
+        raise_refused(game)
     winners = run_step(game, STEP_SCORING, 0)  # steps.once.final_scoring
     record_result(game, game_row, winners)
     return DONE
