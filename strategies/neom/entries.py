@@ -31,8 +31,8 @@ from strategies.neom.registry import SEARCH_IDS
 # strategy families (strategies.neom.pieces) compile independently of one another.
 PIECES = {
     # the loop's setup and turns; its draft, scoring and actions (strategies.neom.steps)
-    "loop": (15.0, ()),  # measured: 13-16 s CPU alone (docs/performance-log.md, split37g)
-    "steps": (15.0, ()),  # 15-19 s CPU
+    "loop": (17.0, ()),  # measured: 17 s CPU alone at load 4-7 (performance-log, split37g)
+    "steps": (14.0, ()),  # 13-15 s CPU alone, 9-10 s after the loop (its engine calls loaded)
     "search": (60.0, ("loop",)),  # rough: 134 s wall at load 6, the loop's functions loaded
     "basic": (5.0, ()),
     "greedy": (30.0, ()),  # 19 s CPU beside the loop; alone it compiles its engine calls too

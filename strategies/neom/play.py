@@ -4,8 +4,11 @@ The state of a game travels as one bundle (``sim.neom.state.Game``): every step 
 the seat it acts for and the game. Every choice is a strategy decision among options that
 ``sim.neom.engine`` lists, taken by the seat's strategy compiled on its own and called at its
 address (``game.strategy_fns``, ``strategies.neom.pointer``): this module imports no strategy,
-so the loop compiles once for every lineup. Chance comes only from the game's deal stream,
-drawn entirely at setup, so a strategy never changes which tiles are dealt. ``play_batch`` is
+so the loop compiles once for every lineup. The draft, the scoring and a seat's action are
+compiled on their own too and called at their addresses (``game.step_fns``,
+``strategies.neom.steps``), so that the loop's cold compile splits over two processes.
+Chance comes only from the game's deal stream, drawn entirely at setup, so a strategy never
+changes which tiles are dealt. ``play_batch`` is
 the entry point of the runner (through ``strategies.neom.entries``, which hands it the
 addresses); ``play_one`` is the Python convenience behind ``neom play`` and the tests.
 
