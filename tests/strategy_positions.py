@@ -13,6 +13,7 @@ from sim.neom.state import FIELDS, Game
 from sim.neom.tables import make_rules
 from strategies.neom.dispatch import choose_in
 from strategies.neom.evaluate import memo_size
+from strategies.neom.pointer import N_STEPS
 from strategies.neom.registry import N_PARAMS, SEARCH_IDS, parse_strategy
 
 
@@ -117,6 +118,7 @@ class Position:
             strategy_ids=np.zeros(n, dtype=np.int32),
             strategy_params=np.zeros((n, N_PARAMS), dtype=np.float64),
             strategy_fns=np.zeros(n + 1, dtype=np.int64),  # choose_in decides
+            step_fns=np.zeros(N_STEPS, dtype=np.int64),  # no loop but a search's (decide)
             strat_rng=np.zeros((n, 2), dtype=np.uint64),
             memos=np.zeros((n, memo_size(n_tiles)), dtype=np.int64),
             options=options,
@@ -139,12 +141,14 @@ class Position:
             )
         from strategies.neom.pieces import addresses
         from strategies.neom.search import choose_paused, new_scratch
+        from strategies.neom.steps import addresses as step_addresses
 
         game = self.game(np.zeros_like(options))
         game.strategy_ids[seat] = spec.id
         game.strategy_params[seat] = spec.params
         # The playout policy's address, as a run's entry hands it to the loop (the last slot).
         game.strategy_fns[:] = addresses(game.strategy_ids)
+        game.step_fns[:] = step_addresses()  # its playouts run the loop
         game.strat_rng[seat] = state
         acting = decision == E.D_ACTION
         if acting:  # the last action sells the selected tile

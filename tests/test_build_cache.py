@@ -18,13 +18,15 @@ from sim.tools.build_cache import Piece
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compiles on purpose")
 
 
-def test_the_pieces_are_neoms_loop_and_families_and_every_entry_of_the_other_games():
+def test_the_pieces_are_neoms_loop_its_steps_and_families_and_every_entry_of_the_other_games():
     pieces = build_cache.pieces()
     assert len({p.name for p in pieces}) == len(pieces)
     names = {p.name for p in pieces if p.game == "neom"}
-    # NEOM: the loop, the search entry and each strategy family, compiled independently
+    # NEOM: the loop, its steps (draft, scoring, an action), the search entry and each
+    # strategy family, compiled independently
     assert names == {
         "neom:loop",
+        "neom:steps",
         "neom:search",
         "neom:basic",
         "neom:greedy",
@@ -48,12 +50,12 @@ def test_the_pieces_are_neoms_loop_and_families_and_every_entry_of_the_other_gam
             assert game.play_batch_for([info.id]) is game.play_batch_for(holding[0].strategy_ids)
     assert any(p.game == "tangram" for p in pieces)
     # The search entry calls the game loop's compiled functions: it is built after the loop,
-    # so it loads them rather than compiling them again at the same time; the loop and the
-    # families wait for nothing.
+    # so it loads them rather than compiling them again at the same time; the loop, its steps
+    # and the families wait for nothing (they call one another by address).
     after = {p.name: set(p.after) for p in pieces}
     assert after["neom:search"] == {"neom:loop"}
     assert after["neom:search_policy"] == {"neom:evaluated"}
-    for name in ("neom:loop", "neom:basic", "neom:greedy", "neom:evaluated"):
+    for name in ("neom:loop", "neom:steps", "neom:basic", "neom:greedy", "neom:evaluated"):
         assert after[name] == set()
     assert not any(after[p.name] for p in pieces if p.game == "tangram")
 
@@ -96,6 +98,20 @@ def test_a_build_runs_the_longest_first_says_its_progress_and_names_a_failed_pie
         "elapsed 0:50, about 0:10 left",
         "build_cache: [3/4] g:small compiled in 10 s; elapsed 1:00",
     ]
+
+
+def test_a_built_piece_says_its_cpu_time():
+    """A piece built in its own process reports its CPU time beside its wall time (on a
+    shared machine the wall time is the load's as much as the piece's)."""
+    clock = FakeClock()
+    lines = []
+
+    def run(piece):
+        clock.now += piece.estimate_s
+        return True, "12.3 s CPU"
+
+    build_cache.build(fake_pieces()[:1], 1, jobs=1, run=run, say=lines.append, clock=clock)
+    assert lines == ["build_cache: [1/1] g:small compiled in 10 s (12.3 s CPU); elapsed 0:10"]
 
 
 def test_a_piece_waits_for_the_pieces_it_is_built_after():

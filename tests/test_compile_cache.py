@@ -104,9 +104,11 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         "*",
     }
     # The game loop calls strategies by address (issue 36 item 4): it keeps its cache, as do
-    # the engine, the other families, the evaluation and the other game.
+    # its steps, the engine, the other families, the evaluation and the other game.
     for kept in (
         "strategies.neom.play",
+        "strategies.neom.steps.once",
+        "strategies.neom.steps.action",
         "strategies.neom.pieces.evaluated",
         "strategies.neom.pieces.basic",
         "sim.neom.engine",
@@ -117,6 +119,30 @@ def test_editing_a_strategy_changes_the_keys_of_the_modules_that_import_it_and_n
         "strategies.tangram.play",
         "sim.core.rng",
     ):
+        assert kept not in changed, kept
+
+
+@pytest.mark.parametrize("module", ["once", "action"])
+def test_editing_one_of_the_loops_steps_recompiles_that_step_only(tmp_path, module):
+    """The loop calls its steps by address (strategies.neom.steps): an edit of a step's module
+    recompiles that module's functions (the steps piece loads the other's), never the loop,
+    the search entry or a strategy family."""
+    changed = keys_changed_by_editing(
+        tmp_path, f"strategies/neom/steps/{module}.py", "# a loop step edited"
+    )
+    assert changed == {f"strategies.neom.steps.{module}", "*"}
+
+
+def test_editing_the_loop_keeps_the_strategies_cache(tmp_path):
+    """The steps import the loop's helpers (decide, log): an edit of the loop recompiles the
+    loop, its steps and the search entry, never a strategy family."""
+    changed = keys_changed_by_editing(tmp_path, "strategies/neom/play.py", "# the loop edited")
+    assert changed >= {
+        "strategies.neom.play",
+        "strategies.neom.steps.once",
+        "strategies.neom.steps.action",
+    }
+    for kept in ("strategies.neom.pieces.greedy", "strategies.neom.pieces.evaluated"):
         assert kept not in changed, kept
 
 

@@ -19,7 +19,9 @@ from sim.neom.tables import make_rules
 from strategies.neom import play as G
 from strategies.neom.evaluate import memo_size
 from strategies.neom.pieces import addresses
+from strategies.neom.pointer import N_STEPS
 from strategies.neom.registry import parse_strategy
+from strategies.neom.steps import action as action_step
 
 EXTRA_TILES = [
     {"name": "T Res NESW", "types": ["residential"], "roads": "NESW", "vp": 1},
@@ -72,7 +74,7 @@ def refresh_goods(game):
 
 @njit
 def pay_requirements(seat, tile, option, game):
-    return G.pay_requirements(seat, tile, option, view(game))
+    return action_step.pay_requirements(seat, tile, option, view(game))
 
 
 @njit
@@ -138,6 +140,7 @@ class Scene:
             packs=np.full((E.SOLO_PACKS, E.HAND_SIZE), -1, dtype=np.int64),
             pack_sizes=np.zeros(E.SOLO_PACKS, dtype=np.int64),
             strategy_fns=addresses(self.strategy_ids),
+            step_fns=np.zeros(N_STEPS, dtype=np.int64),  # the steps are called here directly
             req_costs=np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
         )
 

@@ -7,13 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sim
 from sim.core.machine import cache_env
+from sim.neom.tables import make_rules
 from strategies.neom import pieces, play, search
 from strategies.neom.entries import entry_name, lineup_pieces, play_batch_for
-from strategies.neom.registry import resolve_strategy
+from strategies.neom.registry import N_PARAMS, resolve_strategy
 
 ROOT = Path(sim.__file__).resolve().parent.parent
 
@@ -27,17 +29,19 @@ def test_each_lineup_gets_the_loop_entry_and_only_its_strategies_families():
     assert entry_name(ids("greedy", "builder", "merchant", "industrialist")) == "loop"
     assert entry_name(ids("expert", "greedy")) == "search"
     assert entry_name(ids("rollout")) == "search"
-    assert lineup_pieces(ids("random")) == ["loop"]  # random is drawn by the loop itself
-    assert lineup_pieces(ids("random", "miser")) == ["loop", "basic"]
-    assert lineup_pieces(ids("greedy:money_weight=0", "random")) == ["loop", "greedy"]
+    steps = ["steps"]  # the loop's own steps, compiled beside it (strategies.neom.steps)
+    assert lineup_pieces(ids("random")) == ["loop", *steps]  # random: drawn by the loop itself
+    assert lineup_pieces(ids("random", "miser")) == ["loop", *steps, "basic"]
+    assert lineup_pieces(ids("greedy:money_weight=0", "random")) == ["loop", *steps, "greedy"]
     assert lineup_pieces(ids("greedy", "builder", "merchant", "industrialist")) == [
         "loop",
+        *steps,
         "greedy",
         "evaluated",
     ]
-    assert lineup_pieces(ids("tuned_denier_2p")) == ["loop", "evaluated"]
+    assert lineup_pieces(ids("tuned_denier_2p")) == ["loop", *steps, "evaluated"]
     # the searches' playouts are the evaluated family's
-    assert lineup_pieces(ids("expert")) == ["search", "evaluated", "search_policy"]
+    assert lineup_pieces(ids("expert")) == ["search", *steps, "evaluated", "search_policy"]
     assert play_batch_for(ids("builder")).batch is play.play_batch
     assert play_batch_for(ids("random")).batch is play.play_batch  # one loop for every lineup
     assert play_batch_for(ids("expert")).batch is search.play_batch
@@ -55,6 +59,37 @@ def test_a_run_hands_the_loop_each_strategys_address_and_the_playout_policys_las
     assert pieces.addresses(ids("greedy"))[-1] == 0  # no search: no playout policy
     with pytest.raises(ValueError, match="no compiled NEOM strategy"):
         pieces.addresses([999])
+
+
+def test_a_run_hands_the_loop_each_of_its_steps_address_at_its_slot():
+    from strategies.neom import pointer, steps
+
+    fns = steps.addresses()
+    assert fns.shape == (pointer.N_STEPS,)
+    assert fns[pointer.STEP_DRAFT] == steps.once.draft_step.address
+    assert fns[pointer.STEP_SCORING] == steps.once.scoring.address
+    assert fns[pointer.STEP_ACTION] == steps.action.action.address
+    assert len(set(fns)) == pointer.N_STEPS and 0 not in fns
+
+
+def test_a_game_without_its_steps_addresses_is_an_error_not_a_crash(tables):
+    """The loop calls its steps at their addresses (game.step_fns); a batch handed none
+    (address 0) raises a ValueError where a call to address 0 would kill the process."""
+    from sim.core import rng
+    from sim.neom import records as R
+    from strategies.neom import pointer
+
+    ids_ = np.zeros(1, dtype=np.int64)
+    with pytest.raises(ValueError, match="no compiled loop step"):
+        play.play_batch(
+            rng.master_key(1), ids_, ids_, np.zeros((1, 2), dtype=np.int32),
+            np.zeros(1, dtype=np.int32), np.zeros((1, N_PARAMS)),
+            np.zeros(2, dtype=np.int64), np.zeros(pointer.N_STEPS, dtype=np.int64),
+            pieces.new_memos(tables.n_tiles), tables.arrays, make_rules(),
+            np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
+            np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
+            np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),
+        )  # fmt: skip
 
 
 # Runs in a fresh process whose compile cache is an empty folder: plays one game of LINEUP,
@@ -151,10 +186,14 @@ def test_the_compile_notice_names_the_lineups_missing_pieces_and_their_estimate(
     from strategies.neom import entries
     from strategies.neom.entries import COMPILE_SECONDS
 
-    monkeypatch.setattr(entries, "is_piece_cached", lambda name: name == "loop")
+    monkeypatch.setattr(entries, "is_piece_cached", lambda name: name != "loop")
     assert GAME.compile_estimate(ids("random")) == ("NEOM (loop pieces)", COMPILE_SECONDS["loop"])
+    monkeypatch.setattr(entries, "is_piece_cached", lambda name: name == "loop")
+    assert GAME.compile_estimate(ids("random")) == ("NEOM (steps pieces)", COMPILE_SECONDS["steps"])
+    steps_cached = ("loop", "steps")
+    monkeypatch.setattr(entries, "is_piece_cached", lambda name: name in steps_cached)
     title, seconds = GAME.compile_estimate(ids("greedy", "builder"))
     assert title == "NEOM (greedy+evaluated pieces)"
     assert seconds == COMPILE_SECONDS["greedy"] + COMPILE_SECONDS["evaluated"]
     monkeypatch.setattr(entries, "is_piece_cached", lambda name: False)
-    assert GAME.compile_estimate(ids("greedy"))[0] == "NEOM (loop+greedy pieces)"
+    assert GAME.compile_estimate(ids("greedy"))[0] == "NEOM (loop+steps+greedy pieces)"

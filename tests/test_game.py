@@ -321,9 +321,13 @@ def test_parity_compiled_and_interpreted():
     assert run_games(jit=True) == run_games(jit=False)
 
 
+# An exception raised in one of the loop's steps (C functions called by address) would be
+# printed and lost ("Exception ignored"): the loop raises it instead (play.raise_refused).
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_strategy_choosing_a_missing_option_is_reported(default_tables, monkeypatch):
     """A strategy id no compiled family plays is refused before any game; a family answering
-    -1 (asked for a strategy it does not play) makes the game raise, never play it."""
+    -1 (asked for a strategy it does not play) makes the game raise, never play it: from its
+    first decision, the draft (a step of the loop called by address)."""
     from strategies.neom import pieces
     from strategies.neom.registry import GREEDY_ID
 

@@ -146,10 +146,13 @@ INLINED_FUNCTIONS = {
     "memo_floats memo_parts memo_values move_terms neighborhoods_after score_delta "
     "score_delta_and_neighborhoods terms_value try_move undo_move",
     "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change value_after",
-    "strategies.neom.play": "act_seat decide disaster_selectable discard_hand draft end_turn "
-    "forced_option keep_cornerstone list_actions list_selections load_pack pauses "
-    "pay_requirements placement_effects refresh_goods release_pending resolve_disaster "
-    "score_seat searches select_tile step_seat take_action",
+    "strategies.neom.play": "act_seat decide disaster_selectable discard_hand end_turn "
+    "forced_option list_actions list_selections load_pack pauses raise_refused record_result "
+    "refresh_goods refuse release_pending resolve_disaster run_step score_seat searches "
+    "select_tile step_seat",
+    # its one caller is the step's C function: one body
+    "strategies.neom.steps.once": "draft final_scoring keep_cornerstone record_generation_scores",
+    "strategies.neom.steps.action": "pay_requirements placement_effects take_action",
     "strategies.neom.search": "unseen_cornerstones",
     "strategies.neom.dispatch": "",
     "sim.neom.scoring": "",

@@ -37,6 +37,7 @@ from strategies.neom.registry import (
     parse_strategy,
     resolve_strategy,
 )
+from strategies.neom.steps import addresses as step_addresses
 
 # Every strategy and every shipped tuned set; the searches with small budgets.
 SEARCHES = {"rollout": "rollout:playouts=2,candidates=3", "expert": "expert:playouts=6"}
@@ -59,7 +60,9 @@ def stops(tables, n_players, seed, variant=K.V_STANDARD):
     specs = [resolve_strategy(name) for name in lineup[:n_players]]
     ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs])
-    batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
+    batch = G.batch_scratch(
+        ids, params, addresses(ids), step_addresses(), new_memos(tables.n_tiles)
+    )
     players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     row = np.zeros(R.N_GAME_COLS, dtype=np.int64)
     seats = np.arange(n_players, dtype=np.int32)

@@ -65,8 +65,11 @@ NO_NRT = {
     "cornerstone_value vp_per_matching_tile placement_vp_out_of_reach",
     "strategies.neom.basic": "choose_random best_placement_value greedy_context",
     # The game loop (run: advance on a view of the game) and the dispatch of Python callers.
-    "strategies.neom.play": "force log deal_draft_hand discard_draft_hand collect_income "
-    "deal_solo_packs turn_disaster start_generation run",
+    "strategies.neom.play": "force log collect_income deal_solo_packs turn_disaster "
+    "start_generation run",
+    # The loop's steps compiled on their own (strategies.neom.steps).
+    "strategies.neom.steps.once": "deal_draft_hand discard_draft_hand",
+    "strategies.neom.steps.action": "",
     "strategies.neom.dispatch": "choose",
 }
 
@@ -83,6 +86,19 @@ def test_the_strategy_families_state_their_reference_count_flag():
 
     flags = {family: pieces.piece(family).options["_nrt"] for family in pieces.FAMILIES}
     assert flags == {"basic": False, "greedy": False, "evaluated": False, "search_policy": True}
+
+
+def test_the_loops_steps_state_their_reference_count_flag():
+    """The loop's steps called by address (strategies.neom.steps): the draft and an action
+    uncounted like the loop; the scoring, once a game, allocates its scratch."""
+    from strategies.neom import steps
+
+    flags = {
+        name: function.options["_nrt"]
+        for piece in steps.PIECES
+        for name, function in steps.functions(piece).items()
+    }
+    assert flags == {"draft_step": False, "scoring": True, "action": False}
 
 
 def play(tables, lineup, n_games, events=True):

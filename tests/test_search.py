@@ -28,6 +28,7 @@ from strategies.neom.registry import (
     parse_strategy,
     resolve_strategy,
 )
+from strategies.neom.steps import addresses as step_addresses
 from strategies.tools.fit_value import fit
 
 
@@ -37,7 +38,9 @@ def start(tables, specs, seed, variant=K.V_STANDARD, events=True):
     n_players = len(specs)
     ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs])
-    batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
+    batch = G.batch_scratch(
+        ids, params, addresses(ids), step_addresses(), new_memos(tables.n_tiles)
+    )
     players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
     events = np.zeros((R.MAX_EVENTS_PER_GAME if events else 0, R.N_EVENT_COLS), dtype=np.int64)
     seats = np.arange(n_players, dtype=np.int32)
@@ -228,7 +231,8 @@ def test_the_default_entry_refuses_a_search_seat(tables):
         G.play_batch(
             rng.master_key(1), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
             np.array([[0, 1]], dtype=np.int32), ids, np.stack([s.params for s in specs]),
-            addresses(ids), new_memos(tables.n_tiles), tables.arrays, make_rules(),
+            addresses(ids), step_addresses(), new_memos(tables.n_tiles), tables.arrays,
+            make_rules(),
             np.zeros((1, R.N_GAME_COLS), dtype=np.int64),
             np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64),
             np.zeros((0, R.N_EVENT_COLS), dtype=np.int64),

@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from strategies.neom.dispatch import choose_in, values_in
     from strategies.neom.pieces import addresses, new_memos
     from strategies.neom.registry import parse_strategy, resolve_strategy
+    from strategies.neom.steps import addresses as step_addresses
 
     tables = load_catalog(args.catalog) if args.catalog != "default" else load_catalog()
     overrides = {}
@@ -82,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         lineup = [seat0, *[specs[n] for n in field if n != own]]
         ids = np.array([s.id for s in lineup], dtype=STRATEGY_ID_DTYPE)
         params = np.stack([s.params for s in lineup])
-        batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
+        batch = G.batch_scratch(
+            ids, params, addresses(ids), step_addresses(), new_memos(tables.n_tiles)
+        )
         for g in range(args.games):
             players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
             events = np.zeros((R.MAX_EVENTS_PER_GAME, R.N_EVENT_COLS), dtype=np.int64)

@@ -88,7 +88,11 @@ GS_FORCED_KEY = GS_STEP + 1
 GS_FORCED_OPTION = GS_FORCED_KEY + 1
 # advance stops at the start of this turn (a search's truncated playout); 0 = at the end.
 GS_STOP_TURN = GS_FORCED_OPTION + 1
-N_GSTATE = GS_STOP_TURN + 1
+# A decision refused (strategies.neom.play.decide: REFUSED_*), 0 = none: the loop raises it on
+# return from the step that took it (an exception raised in a C function called by address,
+# such as the loop's steps, would be printed and lost there).
+GS_REFUSED = GS_STOP_TURN + 1
+N_GSTATE = GS_REFUSED + 1
 STEPS_PER_TURN = 16  # more than 2 * MAX_PLAYERS: a step's key is unique over the game
 
 

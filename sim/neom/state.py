@@ -20,7 +20,9 @@ Fields, by what they hold:
   (``strategies.neom.play.advance``);
 - the seats: ``seats`` (each seat's index into the run's strategies), ``strategy_ids``,
   ``strategy_params``, ``strategy_fns`` (the address of each strategy's compiled decision,
-  ``strategies.neom.pointer``), ``strat_rng`` (each seat's stream), ``memos`` (each seat's
+  ``strategies.neom.pointer``), ``step_fns`` (the address of each of the loop's steps compiled
+  on their own: setup, draft, scoring, a seat's action; ``strategies.neom.steps``),
+  ``strat_rng`` (each seat's stream), ``memos`` (each seat's
   scratch);
 - scratch and outputs: ``options`` (the decision's options), ``summaries`` (each seat's city
   summary), ``req_costs``, ``stats`` (the game's rows of the players table), ``events``.
@@ -75,6 +77,7 @@ FIELDS = (
     "strategy_ids",
     "strategy_params",
     "strategy_fns",
+    "step_fns",
     "strat_rng",
     "memos",
     "options",

@@ -22,6 +22,7 @@ piece that fails names itself, the others still build, and the exit status is 1.
 import argparse
 import os
 import queue
+import resource
 import shutil
 import subprocess
 import sys
@@ -195,7 +196,9 @@ def build_piece(piece: Piece) -> float:
 
 def run_in_child(piece: Piece) -> tuple[bool, str]:
     """Build the piece in a fresh process (its own interpreter: no compiled state shared, one
-    core's work). Returns (whether it built, its last line of error output)."""
+    core's work). Returns (whether it built, its CPU time when it did (``N s CPU``: on a
+    shared machine a piece's own cost, which its wall time is not), else its last line of
+    error output)."""
     done = subprocess.run(
         [sys.executable, "-m", "sim.tools.build_cache", "--piece", piece.name],
         capture_output=True,
@@ -207,8 +210,11 @@ def run_in_child(piece: Piece) -> tuple[bool, str]:
             ),
         ),
     )
+    if done.returncode == 0:
+        said = done.stdout.strip().splitlines()
+        return True, said[-1] if said and said[-1].endswith(" s CPU") else ""
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return done.returncode == 0, (lines[-1] if lines else f"exit status {done.returncode}")
+    return False, (lines[-1] if lines else f"exit status {done.returncode}")
 
 
 def _clock(seconds: float) -> str:
@@ -272,7 +278,8 @@ def build(
         (finished.append(piece) if ok else failed.append((piece, why)))
         took = end - started[piece.name]
         count = done_before + len(finished)
-        what = f"compiled in {took:.0f} s" if ok else f"FAILED after {took:.0f} s: {why}"
+        cpu = f" ({why})" if why else ""
+        what = f"compiled in {took:.0f} s{cpu}" if ok else f"FAILED after {took:.0f} s: {why}"
         rest = f", about {_clock(left(end))} left" if len(over) < len(todo) else ""
         elapsed = _clock(end - start)
         say(f"build_cache: [{count}/{total}] {piece.name} {what}; elapsed {elapsed}{rest}")
@@ -324,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"build_cache: --piece {args.piece}: no such piece")
         seconds = build_piece(piece)
         compile_notice._record_time(piece.title, seconds)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        print(f"{used.ru_utime + used.ru_stime:.1f} s CPU")  # the parent's line (run_in_child)
         return 0
     import joblib
 

@@ -9,16 +9,20 @@ compiles once for every lineup, and each strategy family compiles (and caches) o
   (``registry.SEARCH_IDS``): the same loop, stopped before a search seat's selection or
   action, which the search decides outside it.
 
+The loop's draft, scoring and a seat's action (piece ``steps``) are compiled on their own too
+and called at their addresses (``strategies.neom.steps``), so the loop compiles in two
+processes side by side.
+
 ``play_batch_for`` returns a ``LineupEntry``: the Game interface's ``play_batch`` (its
 arguments), which imports the lineup's families (compiling only those not yet cached) and
-hands the loop their addresses.
+hands the loop their addresses and the steps'.
 """
 
 from collections.abc import Iterable
 
 import numpy as np
 
-from strategies.neom import pieces
+from strategies.neom import pieces, steps
 from strategies.neom.registry import SEARCH_IDS
 
 # The compiled pieces (sim.tools.build_cache): name -> (cold compile alone, CPU seconds on
@@ -26,7 +30,9 @@ from strategies.neom.registry import SEARCH_IDS
 # whose code it calls, built first so that it loads theirs). The loop entries and the
 # strategy families (strategies.neom.pieces) compile independently of one another.
 PIECES = {
-    "loop": (40.0, ()),  # measured: 40 s CPU alone (docs/performance-log.md)
+    # the loop's setup and turns; its draft, scoring and actions (strategies.neom.steps)
+    "loop": (17.0, ()),  # measured: 17 s CPU alone at load 4-7 (performance-log, split37g)
+    "steps": (14.0, ()),  # 13-15 s CPU alone, 9-10 s after the loop (its engine calls loaded)
     "search": (60.0, ("loop",)),  # rough: 134 s wall at load 6, the loop's functions loaded
     "basic": (5.0, ()),
     "greedy": (30.0, ()),  # 19 s CPU beside the loop; alone it compiles its engine calls too
@@ -52,17 +58,22 @@ class LineupEntry:
 
     def compiled_parts(self) -> list:
         """The loop entry and the lineup's families (``sim.core.jit.has_cached_code``)."""
-        return [self.batch, *(pieces.piece(family) for family in self.families)]
+        return [
+            self.batch,
+            *(step for piece in steps.PIECES for step in steps.functions(piece).values()),
+            *(pieces.piece(family) for family in self.families),
+        ]
 
     def __call__(
         self, key, game_ids, deal_indices, seat_strategy, strategy_ids, strategy_params, *rest
     ):
         """``play_batch`` of the Game interface (``rest``: data, rules, games_out, players_out,
-        events_out), the loop entry given the lineup's addresses and fresh memos."""
+        events_out), the loop entry given the lineup's addresses, the steps' and fresh memos."""
         addresses = pieces.addresses(np.asarray(strategy_ids))
+        step_fns = steps.addresses()
         memos = pieces.new_memos(rest[0][0].shape[0])  # data[0]: the tiles
         lineup = (key, game_ids, deal_indices, seat_strategy, strategy_ids, strategy_params)
-        return self.batch(*lineup, addresses, memos, *rest)
+        return self.batch(*lineup, addresses, step_fns, memos, *rest)
 
 
 def play_batch_for(strategy_ids: Iterable[int]) -> LineupEntry:
@@ -72,9 +83,10 @@ def play_batch_for(strategy_ids: Iterable[int]) -> LineupEntry:
 
 
 def lineup_pieces(strategy_ids: Iterable[int]) -> list[str]:
-    """The pieces a lineup with these strategy ids calls: its loop entry and its families."""
+    """The pieces a lineup with these strategy ids calls: its loop entry, the loop's steps and
+    its families."""
     ids = [int(i) for i in strategy_ids]
-    return [entry_name(ids), *pieces.families_of(ids)]
+    return [entry_name(ids), *steps.PIECES, *pieces.families_of(ids)]
 
 
 def compile_estimate(strategy_ids: Iterable[int]) -> tuple[str, float]:
@@ -101,15 +113,22 @@ def is_piece_cached(name: str) -> bool:
     """Whether the piece would load from the compile cache (nothing compiled to ask)."""
     from sim.core import jit
 
+    if name in steps.PIECES:
+        return all(jit.has_cached_code(step) for step in steps.functions(name).values())
     family = name if name in pieces.FAMILIES else None
     return jit.has_cached_code(pieces.piece(family) if family else _loop_entry(name))
 
 
 def compile_piece(name: str) -> None:
-    """Compile the piece in this process (or load it): a family's C function, or a loop
-    entry called on zero games with no strategy (so nothing but the loop compiles)."""
+    """Compile the piece in this process (or load it): a family's or the loop's steps' C
+    functions, or a loop entry called on zero games with no strategy and no step (so nothing
+    but the loop compiles)."""
     if name in pieces.FAMILIES:
         pieces.piece(name).compile()
+        return
+    if name in steps.PIECES:
+        for step in steps.functions(name).values():
+            step.compile()
         return
     from sim.core import rng
     from sim.neom import GAME, records
@@ -124,6 +143,7 @@ def compile_piece(name: str) -> None:
         np.zeros(1, dtype=np.int32),
         np.zeros((1, GAME.strategies.n_params)),
         np.zeros(2, dtype=np.int64),
+        np.zeros(steps.N_STEPS, dtype=np.int64),
         pieces.new_memos(data[0].shape[0]),
         data,
         GAME.make_rules(),

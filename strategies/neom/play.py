@@ -4,8 +4,11 @@ The state of a game travels as one bundle (``sim.neom.state.Game``): every step 
 the seat it acts for and the game. Every choice is a strategy decision among options that
 ``sim.neom.engine`` lists, taken by the seat's strategy compiled on its own and called at its
 address (``game.strategy_fns``, ``strategies.neom.pointer``): this module imports no strategy,
-so the loop compiles once for every lineup. Chance comes only from the game's deal stream,
-drawn entirely at setup, so a strategy never changes which tiles are dealt. ``play_batch`` is
+so the loop compiles once for every lineup. The draft, the scoring and a seat's action are
+compiled on their own too and called at their addresses (``game.step_fns``,
+``strategies.neom.steps``), so that the loop's cold compile splits over two processes.
+Chance comes only from the game's deal stream, drawn entirely at setup, so a strategy never
+changes which tiles are dealt. ``play_batch`` is
 the entry point of the runner (through ``strategies.neom.entries``, which hands it the
 addresses); ``play_one`` is the Python convenience behind ``neom play`` and the tests.
 
@@ -31,7 +34,14 @@ from sim.neom.effects import city_income, insured_against
 from sim.neom.grid import M_GOODS
 from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
-from strategies.neom.pointer import GAME_VIEW, call_strategy
+from strategies.neom.pointer import (
+    GAME_VIEW,
+    STEP_ACTION,
+    STEP_DRAFT,
+    STEP_SCORING,
+    call_step,
+    call_strategy,
+)
 from strategies.neom.registry import EXPERT_ID, RANDOM_ID, ROLLOUT_ID
 
 
@@ -43,10 +53,34 @@ def searches(strategy_id):
     return strategy_id == EXPERT_ID or strategy_id == ROLLOUT_ID
 
 
+REFUSED_NO_STRATEGY = 1  # GS_REFUSED: a seat without its strategy's address
+REFUSED_NO_OPTION = 2  # GS_REFUSED: a strategy chose an option that does not exist
+
+
+@njit(inline="always")
+def refuse(game, why):
+    """A decision refused (``why``: REFUSED_*): noted for ``raise_refused``, option 0 taken
+    meanwhile (every decision has one) so that the step ends without reading past its list."""
+    game.gstate[E.GS_REFUSED] = why
+    return 0
+
+
+@njit(inline="always")
+def raise_refused(game):
+    """Raise the decision refused since the last check, if any (in the loop, never in a
+    step: a step is a C function, where an exception is printed and lost). Checked after the
+    draft and once a turn: a refused decision took option 0, so the turn ends safely first."""
+    why = game.gstate[E.GS_REFUSED]
+    if why == REFUSED_NO_STRATEGY:
+        raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
+    if why != 0:
+        raise ValueError("a strategy chose an option that does not exist")
+
+
 @njit(inline="always")
 def decide(seat, decision, n, game):
     """Index of the option of ``game.options[:n]`` the seat's strategy picks (no question
-    asked with one option)."""
+    asked with one option); a refused decision (``refuse``) is raised by the loop."""
     if n == 1:
         return 0
     which = game.seats[seat]
@@ -58,11 +92,24 @@ def decide(seat, decision, n, game):
     if address == 0:
         # A game built without its strategies' addresses (pieces.addresses): an error, not a
         # call to address 0.
-        raise ValueError("no compiled strategy for this seat (game.strategy_fns unset)")
+        return refuse(game, REFUSED_NO_STRATEGY)
     k = call_strategy(address, game, which, seat, decision, n)
     if k < 0 or k >= n:
-        raise ValueError("a strategy chose an option that does not exist")
+        return refuse(game, REFUSED_NO_OPTION)
     return k
+
+
+@njit(inline="always")
+def run_step(game, slot, number):
+    """The loop's step at ``slot`` of ``game.step_fns`` (the draft, the scoring, a seat's
+    action: ``strategies.neom.steps``, compiled on their own), called at its address with
+    ``number`` (what the step needs: the generation, the seat); returns what it returns."""
+    address = game.step_fns[slot]
+    if address == 0:
+        # A game built without the steps' addresses (steps.addresses): an error, not a call
+        # to address 0.
+        raise ValueError("no compiled loop step for this game (game.step_fns unset)")
+    return call_step(address, game, number)
 
 
 @njit(inline="always")
@@ -113,81 +160,6 @@ def discard_hand(seat, game, kind):
     game.pstate[seat, E.PS_HAND_SIZE] = 0
 
 
-# --- the cornerstone draft -----------------------------------------------------------------
-@njit(inline="always")
-def keep_cornerstone(seat, pick, game):
-    """The seat keeps one cornerstone of its draft hand (``hands``), which shrinks by one."""
-    hands = game.hands
-    pstate = game.pstate
-    size = pstate[seat, E.PS_HAND_SIZE]
-    for k in range(size):
-        E.set_option(game.options, k, 0, hands[seat, k], -1, -1, k, -1, -1, 0)
-    k = -1
-    if game.rules[K.RO_FORCE_TILE] >= 0:  # an experiment's forced tile (rare: checked inline)
-        k = E.forced_choice(
-            seat, E.D_DRAFT, game.gstate, game.rules, game.tiles, game.options, size
-        )
-    if k < 0:
-        k = decide(seat, E.D_DRAFT, size, game)
-    tile = hands[seat, k]
-    E.remove_slot(hands[seat], size, k)
-    pstate[seat, E.PS_HAND_SIZE] = size - 1
-    E.add_cornerstone(seat, tile, game.cs_hands, pstate)
-    game.stats[seat, R.P_CS_DRAFTED0 + pick] = tile
-    log(game, seat, R.EV_DRAFT_PICK, tile, -1, 0, pick, -1)
-
-
-@njit(_nrt=False)
-def deal_draft_hand(seat, size, game):
-    for k in range(size):
-        game.hands[seat, k] = E.draw_cornerstone(game.cs_box, game.gstate)
-    game.pstate[seat, E.PS_HAND_SIZE] = size
-
-
-@njit(_nrt=False)
-def discard_draft_hand(seat, game):
-    """What is left of the seat's draft hand goes to the discard pile."""
-    for k in range(game.pstate[seat, E.PS_HAND_SIZE]):
-        E.add_to_pile(game.hands[seat, k], game.cs_pile, game.gstate)
-    game.pstate[seat, E.PS_HAND_SIZE] = 0
-
-
-@njit(inline="always")
-def draft(game):
-    """Preliminary round: 4 cornerstones each, keep one and pass the rest left until each has
-    3, the last of each hand to the discard pile. Solo: stacks of 4, 3 and 2, keep one of each.
-    Beginner variant: one random cornerstone each, no draft."""
-    gstate = game.gstate
-    n_players = gstate[E.GS_N_PLAYERS]
-    gstate[E.GS_TURN] = E.DRAFT_TURN
-    if game.rules[K.RO_VARIANT] == K.V_BEGINNER:
-        for s in range(n_players):
-            tile = E.draw_cornerstone(game.cs_box, gstate)
-            E.add_cornerstone(s, tile, game.cs_hands, game.pstate)
-            game.stats[s, R.P_CS_DRAFTED0] = tile
-            log(game, s, R.EV_DRAFT_PICK, tile, -1, 0, 0, -1)
-        return
-    # One call site of keep_cornerstone (every inlined copy costs compile time): solo, the
-    # stacks one after the other; else every seat picks from its hand, then hands pass left.
-    solo = n_players == 1
-    if not solo:
-        for s in range(n_players):
-            deal_draft_hand(s, E.DRAFT_HAND, game)
-    n_picks = len(E.SOLO_STACKS) if solo else E.DRAFT_PICKS
-    for pick in range(n_picks):
-        if solo:  # seat 0 as int64, like the other seats: one body of each
-            deal_draft_hand(np.int64(0), E.SOLO_STACKS[pick], game)
-        for s in range(n_players):
-            keep_cornerstone(s, pick, game)
-        if solo:
-            discard_draft_hand(np.int64(0), game)
-        elif pick < E.DRAFT_PICKS - 1:
-            E.pass_left(game.hands, game.pstate, n_players)
-    if not solo:
-        for s in range(n_players):
-            discard_draft_hand(s, game)
-
-
 # --- a turn --------------------------------------------------------------------------------
 @njit(inline="always")
 def disaster_selectable(gstate):
@@ -233,131 +205,10 @@ def select_tile(seat, game):
 
 
 @njit(inline="always")
-def pay_requirements(seat, tile, option, game):
-    """Pay the coin cost of requirement option ``option`` to the supply, then buy each missing
-    good from a seller the player picks (sellers are paid in pending coins). Returns the coin
-    cost paid to the supply."""
-    gstate = game.gstate
-    pstate = game.pstate
-    goods_of = game.goods_of
-    goods_tier = game.goods_tier
-    options = game.options
-    stats = game.stats
-    n_players = gstate[E.GS_N_PLAYERS]
-    cost = game.req[tile, option, K.R_COST]
-    pstate[seat, E.PS_MONEY] -= cost
-    missing = game.req[tile, option, K.R_GOODS] & ~goods_of[seat]
-    routes = E.trade_routes(game.cells[seat], game.tiles)
-    for good in range(goods_tier.shape[0]):
-        if not (missing >> good) & 1:
-            continue
-        missing &= ~(1 << good)
-        rest = E.purchase_cost(seat, missing, goods_of, n_players, goods_tier, routes)
-        money = pstate[seat, E.PS_MONEY]
-        n = E.buy_options(seat, good, rest, money, goods_of, routes, n_players, goods_tier, options)
-        k = decide(seat, E.D_BUY, n, game)
-        seller = options[k, E.OPT_SEAT]
-        price = options[k, E.OPT_COST]
-        pstate[seat, E.PS_MONEY] -= price
-        pstate[seller, E.PS_PENDING] += price
-        stats[seat, R.P_COINS_BUYING] += price
-        stats[seller, R.P_COINS_SELLING] += price
-        log(game, seat, R.EV_BUY, tile, -1, -price, seller, good)
-        log(game, seller, R.EV_GOOD_SOLD, tile, -1, price, seat, good)
-    return cost
-
-
-@njit(inline="always")
-def placement_effects(seat, tile, game):
-    """Effects that act once when their tile is placed: take a cornerstone from the draft's
-    discard pile; in the beginner variant only (000/003: the swap is offered to those who skip
-    the draft), swap an unplaced cornerstone for a random one from the box. A drafted
-    cornerstone swapped away before it was placed gets cs_gen = -1 (not "unplaced")."""
-    gstate = game.gstate
-    pstate = game.pstate
-    cs_pile = game.cs_pile
-    cs_hands = game.cs_hands
-    if (
-        E.has_effect(game.effects, tile, K.EF_TAKE_DISCARDED_CORNERSTONE)
-        and gstate[E.GS_N_CS_PILE] > 0
-        and pstate[seat, E.PS_N_CS] < E.MAX_CS_HAND
-    ):
-        n = E.take_options(cs_pile, gstate, game.options)
-        k = decide(seat, E.D_TAKE_CS, n, game)
-        taken = cs_pile[k]
-        E.remove_slot(cs_pile, n, k)
-        gstate[E.GS_N_CS_PILE] = n - 1
-        E.add_cornerstone(seat, taken, cs_hands, pstate)
-        log(game, seat, R.EV_CS_TAKEN, taken, -1, 0, -1, -1)
-    if (
-        game.rules[K.RO_VARIANT] == K.V_BEGINNER
-        and E.has_effect(game.effects, tile, K.EF_SWAP_CORNERSTONE)
-        and pstate[seat, E.PS_N_CS] > 0
-        and gstate[E.GS_CS_BOX_TOP] < gstate[E.GS_CS_BOX_SIZE]
-    ):
-        n = E.swap_options(seat, cs_hands, pstate, game.options)
-        k = decide(seat, E.D_SWAP_CS, n, game)
-        slot = game.options[k, E.OPT_SLOT]
-        if slot >= 0:
-            old = cs_hands[seat, slot]
-            new = E.draw_cornerstone(game.cs_box, gstate)
-            cs_hands[seat, slot] = new
-            for d in range(E.DRAFT_PICKS):
-                drafted = game.stats[seat, R.P_CS_DRAFTED0 + d]
-                if drafted == old and game.stats[seat, R.P_CS_GEN0 + d] == 0:
-                    game.stats[seat, R.P_CS_GEN0 + d] = R.CS_SWAPPED_AWAY
-                    break
-            log(game, seat, R.EV_CS_SWAPPED, new, -1, 0, old, -1)
-
-
-@njit(inline="always")
 def list_actions(seat, game):
     """The seat's action options with its selected (non-Disaster) tile into ``game.options``;
     returns their number (``E.list_actions``, on the game's view)."""
     return E.list_actions(view(game), np.int64(seat))
-
-
-@njit(inline="always")
-def take_action(seat, game):
-    """Place the selected tile, discard it to place a cornerstone, or sell it."""
-    gstate = game.gstate
-    pstate = game.pstate
-    stats = game.stats
-    options = game.options
-    selected = pstate[seat, E.PS_SELECTED]
-    summary = game.summaries[seat]
-    n = list_actions(seat, game)
-    k = forced_option(game)
-    if k < 0:
-        k = decide(seat, E.D_ACTION, n, game)
-    kind = options[k, E.OPT_KIND]
-    if kind == E.A_SELL:
-        pstate[seat, E.PS_MONEY] += E.SELL_COINS
-        stats[seat, R.P_TILES_SOLD] += 1
-        log(game, seat, R.EV_SELL, selected, -1, E.SELL_COINS, -1, -1)
-        return
-    tile = options[k, E.OPT_TILE]
-    cell = options[k, E.OPT_CELL]
-    option = options[k, E.OPT_REQ]
-    slot = options[k, E.OPT_SLOT]
-    cost = pay_requirements(seat, tile, option, game)
-    if kind == E.A_CORNERSTONE:
-        E.remove_slot(game.cs_hands[seat], pstate[seat, E.PS_N_CS], slot)
-        pstate[seat, E.PS_N_CS] -= 1
-        stats[seat, R.P_CS_PLACED] += 1
-        for d in range(E.DRAFT_PICKS):
-            if stats[seat, R.P_CS_DRAFTED0 + d] == tile and stats[seat, R.P_CS_GEN0 + d] == 0:
-                stats[seat, R.P_CS_GEN0 + d] = gstate[E.GS_GEN]
-                break
-        log(game, seat, R.EV_CORNERSTONE, tile, cell, -cost, selected, -1)
-    else:
-        log(game, seat, R.EV_PLACE, tile, cell, -cost, option, -1)
-    old = E.place_tile(
-        seat, tile, cell, game.cells, pstate, stats[seat], game.tiles, game.effects,
-        game.events, gstate, summary,
-    )  # fmt: skip
-    E.update_summary(summary, cell, np.int64(old), tile, game.cells[seat], game.tiles)
-    placement_effects(seat, tile, game)
 
 
 @njit(inline="always")
@@ -523,16 +374,6 @@ def pauses(seat, game):
     return gstate[E.GS_FORCED_KEY] != E.step_key(gstate[E.GS_TURN], gstate[E.GS_STEP])
 
 
-@njit
-def record_generation_scores(gen, game):
-    """Each seat's VP as if the game ended at the end of generation ``gen`` (allocates its
-    scratch: called twice a game, and only with the event log)."""
-    score = np.empty(K.N_SCORE, dtype=np.int32)
-    for s in range(game.gstate[E.GS_N_PLAYERS]):
-        score_seat(s, game, score)
-        game.stats[s, R.P_SCORE_GEN1 + gen - 1] = score[K.S_TOTAL]
-
-
 @njit(inline="always")
 def end_turn(game):
     """The end of the turn: its disasters, in order (the one a player selected, its selector
@@ -568,7 +409,7 @@ def end_turn(game):
     if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
         # The game-flow report's VP by generation; recorded with the event log only, so that
         # runs without it (and the benchmarks) pay nothing.
-        record_generation_scores(gen, game)
+        run_step(game, STEP_SCORING, gen)  # steps.once.record_generation_scores
     gstate[E.GS_TURN] = turn + 1
     if gen < E.N_GENERATIONS:
         start_generation(gen + 1, game)
@@ -584,7 +425,7 @@ def act_seat(seat, game):
         game.stats[seat, R.P_DISASTERS_SELECTED] += 1
         log(game, seat, R.EV_DISASTER_SELECT, selected, -1, 0, -1, -1)
         return
-    take_action(seat, game)
+    run_step(game, STEP_ACTION, seat)  # steps.action.take_action
 
 
 DONE = 0  # advance: the game is over and scored
@@ -610,7 +451,8 @@ def run(game, game_row):
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
     if gstate[E.GS_TURN] == E.DRAFT_TURN:
-        draft(game)
+        run_step(game, STEP_DRAFT, 0)  # steps.once.draft
+        raise_refused(game)
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
@@ -639,11 +481,30 @@ def run(game, game_row):
                     return PAUSED
             act_seat(seat, game)
         end_turn(game)
-    final_scoring(game, game_row)
+        # The turn's refused decisions (each took option 0 meanwhile), once a turn.
+        raise_refused(game)
+    winners = run_step(game, STEP_SCORING, 0)  # steps.once.final_scoring
+    record_result(game, game_row, winners)
     return DONE
 
 
 # --- a whole game --------------------------------------------------------------------------
+@njit(inline="always")
+def record_result(game, game_row, winners):
+    """The game row's winners (``winners``: the seats' bit mask) and winning score, from the
+    seats' totals the final scoring wrote (``stats``)."""
+    stats = game.stats
+    total = R.P_SCORE_TILES + K.S_TOTAL
+    best = stats[0, total]
+    n_winners = 0
+    for s in range(game.gstate[E.GS_N_PLAYERS]):
+        n_winners += (winners >> s) & 1
+        best = max(best, stats[s, total])
+    game_row[R.G_N_WINNERS] = n_winners
+    game_row[R.G_WINNERS_MASK] = winners
+    game_row[R.G_WINNING_SCORE] = best
+
+
 @njit(inline="always")
 def score_seat(s, game, score):
     """Seat ``s``'s city scored as if the game ended now (``score``: int32[N_SCORE])."""
@@ -653,38 +514,6 @@ def score_seat(s, game, score):
         game.cells[s], summary, game.pstate[s, E.PS_MONEY], game.tiles, game.effects,
         game.goods_tier, game.rules, score,
     )  # fmt: skip
-
-
-@njit
-def final_scoring(game, game_row):
-    n_players = game.gstate[E.GS_N_PLAYERS]
-    pstate = game.pstate
-    stats = game.stats
-    score = np.empty(K.N_SCORE, dtype=np.int32)
-    totals = np.empty(n_players, dtype=np.int64)
-    ranks = np.empty(n_players, dtype=np.int64)
-    for s in range(n_players):
-        money = pstate[s, E.PS_MONEY]
-        city = game.cells[s]
-        summary = game.summaries[s]
-        score_seat(s, game, score)
-        for key in range(K.N_SCORE):
-            stats[s, R.P_SCORE_TILES + key] = score[key]
-        totals[s] = score[K.S_TOTAL]
-        stats[s, R.P_MONEY] = money
-        stats[s, R.P_GOODS_MASK] = summary[M_GOODS]
-        stats[s, R.P_TRADE_ROUTES] = E.trade_routes(city, game.tiles)
-    winners = E.ranks_and_winners(totals, n_players, ranks)
-    best = totals[0]
-    n_winners = 0
-    for s in range(n_players):
-        stats[s, R.P_RANK] = ranks[s]
-        stats[s, R.P_WIN] = (winners >> s) & 1
-        n_winners += (winners >> s) & 1
-        best = max(best, totals[s])
-    game_row[R.G_N_WINNERS] = n_winners
-    game_row[R.G_WINNERS_MASK] = winners
-    game_row[R.G_WINNING_SCORE] = best
 
 
 @njit
@@ -702,7 +531,9 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
     ``advance``: returns it and its deal seed. Its arrays are its own (``play_batch`` plays the
     rest of a batch in them: ``restart_game``)."""
     tiles, req, effects, goods_tier, board_center = data
-    strategy_ids, strategy_params, strategy_fns, options, summaries, req_costs, memos = batch
+    strategy_ids, strategy_params, strategy_fns, step_fns, options, summaries, req_costs, memos = (
+        batch
+    )
     n_players = seats.shape[0]
     n_tiles = tiles.shape[0]
     # Every array is filled by start_game: the same state as in a game played in them before.
@@ -729,6 +560,7 @@ def new_game(row, key, game_id, deal_index, seats, batch, data, rules, players_o
         strategy_ids,
         strategy_params,
         strategy_fns,
+        step_fns,
         np.empty((n_players, 2), dtype=np.uint64),
         memos,
         options,
@@ -826,15 +658,17 @@ def finish_game(game, game_row, game_id, deal_seed):
 
 
 @njit
-def batch_scratch(strategy_ids, strategy_params, strategy_fns, memos):
+def batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos):
     """The scratch of the decisions every game of a batch shares, allocated once: every row an
     option list uses is written first; a memo is only read back for the state it was written
     for (``memos``: the seats' scratch, ``strategies.neom.pieces.new_memos``, allocated by the
-    caller since its width is the strategies' business)."""
+    caller since its width is the strategies' business; ``step_fns``: the loop's steps'
+    addresses, ``strategies.neom.steps.addresses``)."""
     return (
         strategy_ids,
         strategy_params,
         strategy_fns,
+        step_fns,
         np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64),
         np.zeros((R.MAX_PLAYERS, E.N_SUMMARY), dtype=np.int64),
         np.zeros(K.MAX_REQ_OPTIONS, dtype=np.int64),
@@ -851,6 +685,7 @@ def play_batch(
     strategy_ids,
     strategy_params,
     strategy_fns,
+    step_fns,
     memos,
     data,
     rules,
@@ -861,15 +696,16 @@ def play_batch(
     """Play ``len(game_ids)`` games: the signature and the guarantees of ``sim.core.game``.
 
     ``strategy_fns``: the address of each strategy's decision, and last the searches'
-    playout policy's (``strategies.neom.pieces.addresses``); ``memos``: the seats' scratch
-    (``pieces.new_memos``): ``strategies.neom.entries.LineupEntry`` passes both.
+    playout policy's (``strategies.neom.pieces.addresses``); ``step_fns``: the address of each
+    of the loop's steps (``strategies.neom.steps.addresses``); ``memos``: the seats' scratch
+    (``pieces.new_memos``): ``strategies.neom.entries.LineupEntry`` passes them.
     ``data`` is the catalogue's ``(tiles, req, effects, goods_tier, board_center)``
     (``sim.neom.tables.Tables.arrays``); ``strategy_ids`` are STRATEGY_ID_DTYPE. No seat may be
     played by a search (``strategies.neom.search.play_batch`` plays those).
     """
     if game_ids.shape[0] == 0:
         return
-    batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
+    batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos)
     # One game's arrays for the whole batch: each game after the first starts in them again.
     game, deal_seed = new_game(
         np.int64(0), key, game_ids[0], deal_indices[0], seat_strategy[0], batch, data, rules,
@@ -880,7 +716,8 @@ def play_batch(
             deal_seed = restart_game(
                 game, i, key, game_ids[i], deal_indices[i], seat_strategy[i], players_out
             )
-        if advance(game, games_out[i]) != DONE:
+        # run, not advance: the entry links the loop's code once (advance: the search's).
+        if run(view(game), games_out[i]) != DONE:
             raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
         finish_game(game, games_out[i], game_ids[i], deal_seed)
 

@@ -56,6 +56,7 @@ _FIELD_TYPES = {
     "strategy_ids": (_i4, 1),  # sim.core.batch.STRATEGY_ID_DTYPE
     "strategy_params": (_f8, 2),
     "strategy_fns": (_i8, 1),
+    "step_fns": (_i8, 1),
     "strat_rng": (_u8, 2),
     "memos": (_i8, 2),
     "options": (_i8, 2),
@@ -72,34 +73,60 @@ GAME_VIEW = GameViewType(GAME_TYPE)
 DECISION = types.int64(GAME_VIEW, types.int64, types.int64, types.int64, types.int64)
 
 
-@intrinsic
-def _call_strategy(typingctx, address, game, which, seat, decision, n_options):
-    """The decision of the compiled strategy at ``address`` (a ``DECISION`` C function) for
-    ``seat``: an indirect call, the view passed as its address."""
-    if not isinstance(game, GameViewType):
-        return None
-    if game != GAME_VIEW:
-        raise errors.TypingError(
-            f"a strategy takes a view of {GAME_TYPE}; this game is a {game.game_type}"
-        )
-    sig = types.int64(address, game, which, seat, decision, n_options)
-
-    def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        address, view, *numbers = (
-            value if k == 1 else context.cast(builder, value, typ, types.int64)
-            for k, (value, typ) in enumerate(zip(args, sig.args, strict=True))
-        )
-        function_type = ir.FunctionType(i64, [context.get_value_type(GAME_VIEW)] + [i64] * 4)
-        function = builder.inttoptr(address, function_type.as_pointer())
-        return builder.call(function, [view, *numbers])
-
-    return sig, codegen
+# The loop's steps compiled on their own (``strategies.neom.steps``), each at its slot of
+# ``game.step_fns``: one signature for all, (game view, int64) -> int64.
+STEP_DRAFT = 0  # the cornerstone draft (once a game; the number unused)
+STEP_SCORING = 1  # final scoring (0: returns the winners), a generation's VP record (1-2)
+STEP_ACTION = 2  # the seat's (the number) action with its selected tile
+N_STEPS = 3
+STEP = types.int64(GAME_VIEW, types.int64)
 
 
-def _call_interpreted(address, game, which, seat, decision, n_options):
-    # Interpreted (NUMBA_DISABLE_JIT=1) a strategy's address is a key (sim.core.jit.cfunc).
-    return INTERPRETED_CFUNCS[int(address)](game, which, seat, decision, n_options)
+def _indirect_call(n_numbers: int, what: str):
+    """An intrinsic ``f(address, game, *numbers)``: the C function at ``address`` (a game's
+    view and ``n_numbers`` int64 -> int64) called with the view passed as its address."""
+
+    def typer(typingctx, address, game, *numbers):
+        if not isinstance(game, GameViewType) or len(numbers) != n_numbers:
+            return None
+        if game != GAME_VIEW:
+            raise errors.TypingError(
+                f"{what} takes a view of {GAME_TYPE}; this game is a {game.game_type}"
+            )
+        sig = types.int64(address, game, *numbers)
+
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            address, view, *numbers = (
+                value if k == 1 else context.cast(builder, value, typ, types.int64)
+                for k, (value, typ) in enumerate(zip(args, sig.args, strict=True))
+            )
+            view_type = context.get_value_type(GAME_VIEW)
+            function_type = ir.FunctionType(i64, [view_type] + [i64] * n_numbers)
+            function = builder.inttoptr(address, function_type.as_pointer())
+            return builder.call(function, [view, *numbers])
+
+        return sig, codegen
+
+    # intrinsic reads the typer's parameters: spell them out for the arity.
+    names = ", ".join(f"n{k}" for k in range(n_numbers))
+    namespace = {"typer": typer}
+    exec(
+        f"def call(typingctx, address, game, {names}):\n"
+        f"    return typer(typingctx, address, game, {names})\n",
+        namespace,
+    )
+    return intrinsic(namespace["call"])
+
+
+_call_strategy = _indirect_call(4, "a strategy")
+_call_step = _indirect_call(1, "a loop step")
+
+
+def _call_interpreted(address, game, *numbers):
+    # Interpreted (NUMBA_DISABLE_JIT=1) a compiled function's address is a key (sim.core.jit.cfunc).
+    return INTERPRETED_CFUNCS[int(address)](game, *numbers)
 
 
 call_strategy = _call_interpreted if numba.config.DISABLE_JIT else _call_strategy
+call_step = _call_interpreted if numba.config.DISABLE_JIT else _call_step

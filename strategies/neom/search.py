@@ -368,6 +368,7 @@ def new_playout(game):
         np.zeros((1, game.strategy_params.shape[1]), dtype=np.float64),
         # the playout policy's address: the last slot of the run's (pieces.addresses)
         np.full(1, game.strategy_fns[game.strategy_fns.shape[0] - 1], dtype=np.int64),
+        game.step_fns,  # the loop's steps: the same for every game
         np.zeros_like(game.strat_rng),
         np.zeros((R.MAX_PLAYERS, memo_size(n_tiles)), dtype=np.int64),
         np.zeros_like(game.options),
@@ -571,6 +572,7 @@ def play_batch(
     strategy_ids,
     strategy_params,
     strategy_fns,
+    step_fns,
     memos,
     data,
     rules,
@@ -581,7 +583,7 @@ def play_batch(
     """``strategies.neom.play.play_batch`` for lineups with a search: the same games (the same
     loop, ``play.advance``), each stop before a search seat's selection or action decided by
     ``choose_paused``."""
-    batch = G.batch_scratch(strategy_ids, strategy_params, strategy_fns, memos)
+    batch = G.batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos)
     for i in range(game_ids.shape[0]):
         game, deal_seed = G.new_game(
             i, key, game_ids[i], deal_indices[i], seat_strategy[i], batch, data, rules,

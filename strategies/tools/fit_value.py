@@ -25,6 +25,7 @@ from strategies.neom import play as G
 from strategies.neom import search as S
 from strategies.neom.pieces import addresses, new_memos
 from strategies.neom.registry import resolve_strategy
+from strategies.neom.steps import addresses as step_addresses
 
 
 def collect(tables, specs, n_games: int, seed: int):
@@ -33,7 +34,9 @@ def collect(tables, specs, n_games: int, seed: int):
     n_players = len(specs)
     ids = np.array([spec.id for spec in specs], dtype=STRATEGY_ID_DTYPE)
     params = np.stack([spec.params for spec in specs])
-    batch = G.batch_scratch(ids, params, addresses(ids), new_memos(tables.n_tiles))
+    batch = G.batch_scratch(
+        ids, params, addresses(ids), step_addresses(), new_memos(tables.n_tiles)
+    )
     key = rng.master_key(seed)
     rules = make_rules()
     players = np.zeros((1, R.MAX_PLAYERS, R.N_PLAYER_COLS), dtype=np.int64)
