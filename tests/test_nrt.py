@@ -62,7 +62,8 @@ NO_NRT = {
     "remaining_share money_value pollution_of counts_types memo_move_terms progress pick_best "
     "action_values seat_money best_placement move_value left_neighbour denied_value "
     "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "
-    "cornerstone_value vp_per_matching_tile placement_vp_out_of_reach",
+    "cornerstone_value vp_per_matching_tile placement_vp_out_of_reach kept_synergy "
+    "pair_vp_and_income cheapest_requirement chain_saving",
     "strategies.neom.basic": "choose_random best_placement_value greedy_context",
     # The game loop (run: advance on a view of the game) and the dispatch of Python callers.
     "strategies.neom.play": "force log collect_income deal_solo_packs turn_disaster "
