@@ -358,7 +358,48 @@ def test_the_command_writes_the_issues_json_and_refuses_to_replace_it(tmp_path, 
     assert out.read_bytes() == before
 
 
-def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path):
+@pytest.fixture(scope="module")
+def tower_balanced(tmp_path_factory):
+    """``balance NAME`` on Tower 1 planted at 11 VP (300 games, fresh checks of 600), played
+    once for the two tests below (each read only its own side of it: the runs it played, and
+    which paired-pass sides and chunk rows it computed, counted while it ran)."""
+    from collections import Counter
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from analysis.neom import compare
+
+    sides, rows = [], Counter()
+    real_side, real_rows = compare.baseline_side, compare._item_rows
+
+    def counted_side(run, *args):
+        sides.append(str(Path(run.path).resolve()))
+        return real_side(run, *args)
+
+    def counted_rows(chunk):
+        rows[(chunk.info.path, chunk.spec.start)] += 1
+        return real_rows(chunk)
+
+    data = valid_catalog()
+    tile(data, "Tower 1")["vp"] = 11
+    text = to_toml(data)
+    games, verify_games = 300, 600
+    setting = _setting(games, seed=4)
+    folder = tmp_path_factory.mktemp("tower")
+    evaluator = B.Evaluator(text, "planted", setting, folder, B.Progress(1, quiet=True))
+    item, kind, levers = B.item_levers(tomllib.loads(text), "Tower 1")
+    levers = [lever for lever in levers if lever.path in ("vp", "cost", "income")]
+    with pytest.MonkeyPatch.context() as patch:
+        placeholder_figures(patch)
+        patch.setattr(compare, "baseline_side", counted_side)
+        patch.setattr(compare, "_item_rows", counted_rows)
+        result = B.balance_item(evaluator, item, kind, levers, 4, verify_games)
+    return SimpleNamespace(evaluator=evaluator, item=item, kind=kind, setting=setting,
+                           games=games, verify_games=verify_games, result=result,
+                           sides=list(sides), rows=Counter(rows))  # fmt: skip
+
+
+def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tower_balanced):
     """The plan of ``balance NAME``: the catalogue as it is once on the search deals and once
     on the fresh ones, each candidate of a weakening search its first eighth of the games and
     then, unless nobody held the item there, all of them, and one fresh run per moved
@@ -366,15 +407,9 @@ def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path
     in threads, runs on the main thread) gives the result of the steps one after the other:
     replayed in order from the same runs, every search and every fresh figure is the same,
     and no run is added."""
-    data = valid_catalog()
-    tile(data, "Tower 1")["vp"] = 11
-    text = to_toml(data)
-    games, verify_games = 300, 600
-    setting = _setting(games, seed=4)
-    evaluator = B.Evaluator(text, "planted", setting, tmp_path, B.Progress(1, quiet=True))
-    item, kind, levers = B.item_levers(tomllib.loads(text), "Tower 1")
-    levers = [lever for lever in levers if lever.path in ("vp", "cost", "income")]
-    result = B.balance_item(evaluator, item, kind, levers, 4, verify_games)
+    t = tower_balanced
+    evaluator, item, kind, setting, result = t.evaluator, t.item, t.kind, t.setting, t.result
+    games, verify_games = t.games, t.verify_games
 
     fresh, prefix = B.fresh_seed(setting.seed), B.prefix_games(setting)
     assert result.baseline.effect > setting.band and prefix == 36  # a weakening search
@@ -432,36 +467,14 @@ def test_an_item_plays_each_run_once_and_the_pipeline_changes_no_result(tmp_path
                 o["name"] for o in entry["others"]]  # fmt: skip
 
 
-def test_the_fresh_baseline_side_is_computed_once_for_every_check(tmp_path, monkeypatch):
+def test_the_fresh_baseline_side_is_computed_once_for_every_check(tower_balanced):
     """Every suggestion's fresh check is paired with the catalogue as it is on the fresh
     deals: that side of the paired pass (each of its chunks' seat rows and per-game sums) is
     computed once in a balance run, not again for each check."""
-    from collections import Counter
     from pathlib import Path
 
-    from analysis.neom import compare
-
-    sides, rows = [], Counter()
-    real_side, real_rows = compare.baseline_side, compare._item_rows
-
-    def counted_side(run, *args):
-        sides.append(str(Path(run.path).resolve()))
-        return real_side(run, *args)
-
-    def counted_rows(chunk):
-        rows[(chunk.info.path, chunk.spec.start)] += 1
-        return real_rows(chunk)
-
-    monkeypatch.setattr(compare, "baseline_side", counted_side)
-    monkeypatch.setattr(compare, "_item_rows", counted_rows)
-    data = valid_catalog()
-    tile(data, "Tower 1")["vp"] = 11
-    text = to_toml(data)
-    setting = _setting(300, seed=4)
-    evaluator = B.Evaluator(text, "planted", setting, tmp_path, B.Progress(1, quiet=True))
-    item, kind, levers = B.item_levers(tomllib.loads(text), "Tower 1")
-    levers = [lever for lever in levers if lever.path in ("vp", "cost", "income")]
-    result = B.balance_item(evaluator, item, kind, levers, 4, 600)
+    t = tower_balanced
+    evaluator, setting, result, sides, rows = t.evaluator, t.setting, t.result, t.sides, t.rows
 
     checks = [name for name in result.verified if name]
     assert len(checks) >= 2, result.verified  # the side is shared by two checks at least

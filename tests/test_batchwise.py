@@ -35,13 +35,16 @@ from sim.neom.catalog import DEFAULT_CATALOG
 RTOL = 1e-9  # floating-point sums in another order differ in the last bits, no more
 
 
-@pytest.fixture(autouse=True)
-def no_png(monkeypatch):
+@pytest.fixture(scope="module", autouse=True)
+def no_png():
     """The reports here are checked by their tables: the figures are not rendered (most of a
-    small report's time)."""
+    small report's time). For the whole module, so that the reports its module fixtures build
+    are not rendered either (a function's fixture starts after those)."""
     from analysis.core.report import Report
 
-    monkeypatch.setattr(Report, "figure", lambda self, name, fig, alt: "")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Report, "figure", lambda self, name, fig, alt: "")
+        yield
 
 
 ROW_KEYS = ("n_players", "strategy_name", "seat", "tile", "a", "b", "generation")

@@ -29,10 +29,14 @@ BALANCE_ALL += ["--workers", "1", "--max-evals", "1", "--quiet"]
 COMMANDS = {"compare": COMPARE, "experiment": EXPERIMENT, "balance --all": BALANCE_ALL}
 
 
-@pytest.fixture(autouse=True)
-def no_rendering(monkeypatch):
-    """The reports here are checked by their files and listings, not their images."""
-    placeholder_figures(monkeypatch)
+@pytest.fixture(scope="module", autouse=True)
+def no_rendering():
+    """The reports here are checked by their files and listings, not their images. For the
+    whole module, so that the outputs its module fixtures make are not rendered either (a
+    function's fixture starts after those)."""
+    with pytest.MonkeyPatch.context() as patch:
+        placeholder_figures(patch)
+        yield
 
 
 def contents(path: Path) -> dict[str, bytes]:

@@ -47,9 +47,20 @@ EVERY_STRATEGY = [SEARCHES.get(info.name, info.name) for info in list_strategies
 SHARED = ("tiles", "req", "effects", "goods_tier", "board_center", "rules")
 
 
+def fields_of(game) -> dict:
+    """A game's fields by name: arrays sharing its memory. Read once per state by the checks
+    below, which copy each state many times (each read from Python is a compiled call)."""
+    return {f: getattr(game, f) for f in FIELDS}
+
+
+def copied_fields(fields: dict) -> dict:
+    """Copies of ``fields`` (the catalogue and rules shared)."""
+    return {f: a if f in SHARED else a.copy() for f, a in fields.items()}
+
+
 def copy_game(game):
     """A deep copy of a game bundle (the catalogue and rules shared)."""
-    return Game(*(getattr(game, f) if f in SHARED else getattr(game, f).copy() for f in FIELDS))
+    return Game(*copied_fields(fields_of(game)).values())
 
 
 def stops(tables, n_players, seed, variant=K.V_STANDARD):
@@ -139,31 +150,34 @@ def scramble(game, acting, seat, generator):
             stats[one, R.P_CS_DRAFTED0 + 1], stats[two, R.P_CS_DRAFTED0 + 2] = y, x
 
 
-def decision_of(spec, game, acting, seed):
-    """The option ``spec`` takes for seat 0 at the stop ``game`` is at (a copy is used)."""
-    game = copy_game(game)
-    game.memos[:] = 0
+def decision_of(spec, fields, acting, seed):
+    """The option ``spec`` takes for seat 0 at the stop whose ``fields_of`` are ``fields`` (on a
+    copy)."""
+    f = copied_fields(fields)
+    game = Game(*f.values())
+    f["memos"][:] = 0
     state = np.array([seed, 99], dtype=np.uint64)
     if spec.id in SEARCH_IDS:
-        game.strategy_ids[game.seats[0]] = spec.id
-        game.strategy_params[game.seats[0]] = spec.params
-        game.strat_rng[0] = state
+        f["strategy_ids"][f["seats"][0]] = spec.id
+        f["strategy_params"][f["seats"][0]] = spec.params
+        f["strat_rng"][0] = state
         return S.choose_paused(game, S.new_scratch(game))
     n = G.list_actions(0, game) if acting else G.list_selections(0, game)
     decision = E.D_ACTION if acting else E.D_SELECT
-    return choose_in(spec.id, spec.params, state, decision, n, 0, game, game.memos[0])
+    return choose_in(spec.id, spec.params, state, decision, n, 0, game, f["memos"][0])
 
 
-def disaster_decision_of(spec, game, seed):
+def disaster_decision_of(spec, fields, seed):
     """The option ``spec`` takes for seat 0 if a Fire struck it now (pay or sacrifice)."""
-    game = copy_game(game)
-    game.memos[:] = 0
-    game.gstate[E.GS_RESOLVING] = K.DIS_FIRE
+    f = copied_fields(fields)
+    game = Game(*f.values())
+    f["memos"][:] = 0
+    f["gstate"][E.GS_RESOLVING] = K.DIS_FIRE
     n = E.disaster_options(
-        game.cells[0], game.pstate[0, E.PS_MONEY], game.tiles, K.DIS_FIRE, game.options
+        f["cells"][0], f["pstate"][0, E.PS_MONEY], f["tiles"], K.DIS_FIRE, f["options"]
     )
     state = np.array([seed, 98], dtype=np.uint64)
-    return choose_in(spec.id, spec.params, state, E.D_DISASTER, n, 0, game, game.memos[0])
+    return choose_in(spec.id, spec.params, state, E.D_DISASTER, n, 0, game, f["memos"][0])
 
 
 def leaks(tables, n_players, seed, decide, variant=K.V_STANDARD, every=1):
@@ -207,16 +221,17 @@ def check_no_leak(tables, n_players, seed, names, variant=K.V_STANDARD, every=1)
     for game, acting in states:
         hidden = copy_game(game)
         scramble(hidden, acting, 0, generator)
+        seen, unseen = fields_of(game), fields_of(hidden)
         for spec in specs:
             for s in (1, 2):
-                assert decision_of(spec, game, acting, s) == decision_of(spec, hidden, acting, s), (
+                assert decision_of(spec, seen, acting, s) == decision_of(spec, unseen, acting, s), (
                     spec.spec,
-                    int(game.gstate[E.GS_TURN]),
+                    int(seen["gstate"][E.GS_TURN]),
                     acting,
                 )
             if spec.id not in SEARCH_IDS and n_players > 1:
-                assert disaster_decision_of(spec, game, 3) == disaster_decision_of(
-                    spec, hidden, 3
+                assert disaster_decision_of(spec, seen, 3) == disaster_decision_of(
+                    spec, unseen, 3
                 ), spec.spec
 
 
@@ -260,7 +275,8 @@ def test_the_expert_is_deterministic_for_its_seed(tables):
     result); another stream may decide otherwise but stays legal."""
     spec = parse_strategy("expert:playouts=6")
     for game, acting in stops(tables, 2, 31)[::4]:
-        assert decision_of(spec, game, acting, 1) == decision_of(spec, game, acting, 1)
+        seen = fields_of(game)
+        assert decision_of(spec, seen, acting, 1) == decision_of(spec, seen, acting, 1)
     from strategies.tools.arena import play_match
 
     specs = [spec, resolve_strategy("tuned_builder_2p")]

@@ -24,6 +24,25 @@ BAND = "5"  # pct-pts: 1,000 games a candidate resolve about +-7 on a tile's fin
 # --- the area lever: shapes within the card's constraints -------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def walks_once():
+    """Each tile's walk over its areas (``tileset.resized_shapes``, about a second of CPU, the
+    same answer for the same shapes) made once in this file: the House's is asked for by the
+    fixture below, ``balance.tile_lever`` and ``neom balance House``, the Square's by a test
+    and ``neom balance Square``. Each caller gets a dict of its own."""
+    real, walked = tileset.resized_shapes, {}
+
+    def resized_shapes(shapes, tile, low=1, high=tileset.MAX_TILE_HALVES):
+        key = (tuple(shapes), tile, low, high)
+        if key not in walked:
+            walked[key] = real(shapes, tile, low, high)
+        return dict(walked[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tileset, "resized_shapes", resized_shapes)
+        yield
+
+
 @pytest.fixture(scope="module")
 def default():
     return tileset.load_tileset().content
