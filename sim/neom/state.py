@@ -21,7 +21,7 @@ Fields, by what they hold:
 - the seats: ``seats`` (each seat's index into the run's strategies), ``strategy_ids``,
   ``strategy_params``, ``strategy_fns`` (the address of each strategy's compiled decision,
   ``strategies.neom.pointer``), ``step_fns`` (the address of each of the loop's steps compiled
-  on their own: setup, draft, scoring, a seat's action; ``strategies.neom.steps``),
+  on their own: the draft, the scoring, a seat's action; ``strategies.neom.steps``),
   ``strat_rng`` (each seat's stream), ``memos`` (each seat's
   scratch);
 - scratch and outputs: ``options`` (the decision's options), ``summaries`` (each seat's city
