@@ -710,5 +710,5 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
     return moved
 
 
-V3_EDITS = 94
+V3_EDITS = 96  # +2 from rebal38l: City Archive and Urban Planning Office vp 3 -> 4
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")

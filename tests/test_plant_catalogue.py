@@ -24,7 +24,7 @@ def test_the_three_plants_change_three_numbers_of_the_default(tmp_path, capsys):
                for name, tile in planted.items() for key in set(tile) | set(base[name])
                if tile.get(key) != base[name].get(key)}  # fmt: skip
     assert changed == {
-        ("City Archive", "vp"): (3, 9),
+        ("City Archive", "vp"): (4, 10),
         ("Family Homes", "vp"): (2, 6),
         ("Gold Refinery", "cost"): (2, 10),
     }
@@ -33,8 +33,8 @@ def test_the_three_plants_change_three_numbers_of_the_default(tmp_path, capsys):
 
 
 def test_a_base_that_moved_on_is_refused(tmp_path, capsys):
-    moved = P.plant(DEFAULT_CATALOG.read_text(), {("City Archive", "vp"): (None, 4)})
-    with pytest.raises(UserError, match="is 4 in the base, not 3"):
+    moved = P.plant(DEFAULT_CATALOG.read_text(), {("City Archive", "vp"): (None, 5)})
+    with pytest.raises(UserError, match="is 5 in the base, not 4"):
         P.plant(moved, P.THREE_PLANTS)
     code = guarded(lambda: P.main([str(tmp_path / "x.toml"), "--set", "Nowhere:vp=3"]), "plant")
     err = capsys.readouterr().err

@@ -75,14 +75,14 @@ def test_the_probe_walks_an_s_shaped_effect_to_the_band(monkeypatch):
 
 @pytest.mark.slow  # reason: 8,000 strong-field games, 3-4 x 4,000 probe games (20 s, 2 cores)
 def test_a_planted_six_vp_cornerstone_reads_six_on_real_games(tmp_path, capsys):
-    """Known answer on real games: City Archive 3 -> 9 VP (the three-plant catalogue's
+    """Known answer on real games: City Archive 4 -> 10 VP (the three-plant catalogue's
     cornerstone plant alone) reads 6 +- 1 "VP on the item (probe)" in findings.json, and a
     second report into the same folder replays nothing (its slope from vp_probes.json)."""
     from analysis.tools import plant_catalogue as P
     from sim.core.cli import main
 
     catalogue = tmp_path / "planted.toml"
-    assert P.main([str(catalogue), "--set", "City Archive:vp=9"]) == 0
+    assert P.main([str(catalogue), "--set", "City Archive:vp=10"]) == 0
     run = tmp_path / "run"
     field = ["--players", "4", "--strategies", "strong", "--seed", "1"]
     assert main(["simulate", *field, "--games", "8000", "--catalog", str(catalogue),

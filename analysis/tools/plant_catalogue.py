@@ -4,7 +4,7 @@ changes hidden in an otherwise unchanged catalogue, which the report should find
 ``python -m analysis.tools.plant_catalogue OUT.toml [--base FILE|default] [--set ITEM:PATH=N ...]``
 
 With no ``--set``, the three plants of issues 38 and 39 on the shipped default catalogue (a
-reconstruction, version 3): a cornerstone +6 VP (City Archive 3 -> 9), a generation tile +4 VP
+reconstruction, version 3): a cornerstone +6 VP (City Archive 4 -> 10), a generation tile +4 VP
 (Family Homes 2 -> 6; 3 -> 7 on version 2) and the only Gold producer's cost 2 -> 10 (Gold
 Refinery: a broken Gold chain).
 The copy keeps the base's comments and layout, so ``diff`` shows only the planted numbers; the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 # (item, lever path): (value in the shipped default, planted value)
 THREE_PLANTS = {
-    ("City Archive", "vp"): (3, 9),
+    ("City Archive", "vp"): (4, 10),
     ("Family Homes", "vp"): (2, 6),
     ("Gold Refinery", "cost"): (2, 10),
 }
