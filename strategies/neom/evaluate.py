@@ -42,6 +42,7 @@ from sim.neom.grid import (
     remove_tile,
     road_linked,
 )
+from sim.neom.records import MAX_PLAYERS
 from sim.neom.scoring import (
     VP_TYPES,
     ghost_town,
@@ -149,9 +150,9 @@ MEMO_LEFT_CITY = MEMO_OWN_CITY + CITY_WORDS
 MEMO_LEFT_CTX = MEMO_LEFT_CITY + CITY_WORDS
 MEMO_CS_VALUES = MEMO_LEFT_CTX + N_CTX
 MEMO_CS_OPTIONS = MEMO_CS_VALUES + E.MAX_OPTIONS
-MEMO_TRIED = (
-    MEMO_CS_OPTIONS + E.MAX_OPTIONS * E.N_OPT_COLS
-)  # per tile: cell mask of the squares whose parts are stored
+# The seats' goods as a draft's synergy supposes them (chain_saving), so it never writes the game's.
+MEMO_GOODS = MEMO_CS_OPTIONS + E.MAX_OPTIONS * E.N_OPT_COLS
+MEMO_TRIED = MEMO_GOODS + MAX_PLAYERS  # per tile: cell mask of the squares whose parts are stored
 # then per (tile, square), N_TERMS float64 (as int64 bits): its move_terms, or greedy's change
 N_TERMS = 10  # len(move_terms(...))
 ANY_STATE = np.int64(-1)  # a memo_holds key part the strategy's values do not depend on
@@ -1226,7 +1227,9 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
                 values[k] += params[W_FORESIGHT] * vp_per_matching_tile(effects, tile)
             values[k] += params[W_VP] * placement_vp_out_of_reach(tile, city, tiles, effects, ctx)
             if params[W_SYNERGY] != 0 and decision == E.D_DRAFT:
-                values[k] += params[W_SYNERGY] * kept_synergy(params, tile, seat, game, city, ctx)
+                values[k] += params[W_SYNERGY] * kept_synergy(
+                    params, tile, seat, game, city, ctx, memo
+                )
             if deny:
                 values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
@@ -1352,19 +1355,21 @@ def cheapest_requirement(seat, tile, goods_of, routes, game):
 
 
 @njit(_nrt=False)
-def chain_saving(seat, producer, consumer, routes, game):
+def chain_saving(seat, producer, consumer, routes, game, memo):
     """Coins ``producer``'s goods save ``consumer``'s cheapest requirement option (a
     consumer unplaceable without them counts its dearest option's coins, 0 if it has none);
-    the goods as the seat's city would hold them with the producer built."""
+    the goods as the seat's city would hold them with the producer built (supposed in the
+    memo's copy of the seats' goods: the game is only read)."""
     produces = game.tiles[producer, K.C_PRODUCES]
     goods_of = game.goods_of
     if produces & ~goods_of[seat] == 0:
         return 0
     before = cheapest_requirement(seat, consumer, goods_of, routes, game)
-    own = goods_of[seat]
-    goods_of[seat] = own | produces  # restored below: the game is only read
-    after = cheapest_requirement(seat, consumer, goods_of, routes, game)
-    goods_of[seat] = own
+    supposed = memo[MEMO_GOODS : MEMO_GOODS + goods_of.shape[0]]
+    for s in range(goods_of.shape[0]):  # a loop: an array copy would need NRT
+        supposed[s] = goods_of[s]
+    supposed[seat] |= produces
+    after = cheapest_requirement(seat, consumer, supposed, routes, game)
     if after < 0:
         return 0
     if before < 0:
@@ -1375,7 +1380,7 @@ def chain_saving(seat, producer, consumer, routes, game):
 
 
 @njit(_nrt=False)
-def kept_synergy(params, tile, seat, game, city, ctx):
+def kept_synergy(params, tile, seat, game, city, ctx, memo):
     """What cornerstone ``tile`` is worth to ``seat`` beyond its own value because of the
     cornerstones the seat has kept (the draft): the VP and income their effects give each other
     (a kept City Hall counts a Public candidate, a candidate Resource Agency the raw goods a kept
@@ -1418,8 +1423,8 @@ def kept_synergy(params, tile, seat, game, city, ctx):
     for j in range(n_kept):
         kept = game.cs_hands[seat, j]
         routes = ctx[CX_ROUTES]
-        saved += chain_saving(seat, tile, kept, routes, game)
-        saved += chain_saving(seat, kept, tile, routes, game)
+        saved += chain_saving(seat, tile, kept, routes, game, memo)
+        saved += chain_saving(seat, kept, tile, routes, game, memo)
     collections_left = E.N_GENERATIONS - max(ctx[CX_GEN], 1) + 1
     income = all_income - kept_income - own_income
     return (
