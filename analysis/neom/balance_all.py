@@ -945,8 +945,7 @@ def run_all(args) -> int:
     }  # fmt: skip
     if getattr(args, "also_field", None):  # (absent from a one-field pass's listing)
         parameters["--also-field"] = list(args.also_field)
-    fields = also_fields(args, setting)  # checked before anything is claimed
-    del fields
+    also_fields(args, setting)  # a bad --also-field is refused before anything is claimed
 
     def claim():
         return claim_folder(out, COMMAND, overwrite=args.overwrite, resume=args.resume,
