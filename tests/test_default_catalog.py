@@ -710,5 +710,7 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
     return moved
 
 
-V3_EDITS = 96  # +2 from rebal38l: City Archive and Urban Planning Office vp 3 -> 4
+# +2 from rebal38l (City Archive, Urban Planning Office vp 3 -> 4); +2 from flags38n (Community
+# Center cost 3 -> 4, Design Institute effect VP 5 -> 3; its cost 2 -> 1 already differed)
+V3_EDITS = 98
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")
