@@ -1432,7 +1432,7 @@ def goods_demand(params, seat, producer, game, ctx, memo):
         supposed[s] = goods_of[s]
     supposed[seat] |= produces
     routes = ctx[CX_ROUTES]
-    kept = 0
+    kept = np.int64(0)  # not literals: one signature of money_value (tests/test_signatures.py)
     for j in range(game.pstate[seat, E.PS_N_CS]):
         consumer = np.int64(game.cs_hands[seat, j])
         if consumer != producer:
@@ -1440,7 +1440,7 @@ def goods_demand(params, seat, producer, game, ctx, memo):
     n_players = game.gstate[E.GS_N_PLAYERS]
     limit = E.icon_limit(n_players, game.rules)
     variant = game.rules[K.RO_VARIANT]
-    later = 0
+    later = np.int64(0)
     for consumer in range(tiles.shape[0]):
         wanted = 0
         for option in range(tiles[consumer, K.C_N_REQ_OPTIONS]):
