@@ -642,7 +642,8 @@ def test_v3_rebalance_moved_no_known_fact():
     the Modular Factory (no goods + 6 coins, demand38m: most of its drafters never had Stone)."""
     text = CATALOG_PATH.read_text()
     assert "neom balance --all" in text and "catalog_reconstruction_v2.toml" in text
-    moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural={"Hovercar Plant", "Modular Factory"})
+    structural = {"Hovercar Plant", "Modular Factory"}
+    moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural=structural)
     assert moved == V3_EDITS  # the edits docs/reconstruction.md lists
     with V1_PATH.open("rb") as fh:
         v1 = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
