@@ -638,10 +638,12 @@ def test_v3_rebalance_moved_no_known_fact():
     """The default (v3) is catalog_reconstruction_v2.toml rebalanced for use (issue 38 item 4;
     the header names the commands): as for v2, plus Chemicals given back to the Hovercar Plant
     (its v1 requirements, Steel and Chemicals) with an alternative of Steel and coins, so
-    Chemicals has a consumer again and Hovercars stay reachable."""
+    Chemicals has a consumer again and Hovercars stay reachable, and a Stone-less alternative for
+    the Modular Factory (no goods + 6 coins, demand38m: most of its drafters never had Stone)."""
     text = CATALOG_PATH.read_text()
     assert "neom balance --all" in text and "catalog_reconstruction_v2.toml" in text
-    moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural={"Hovercar Plant"})
+    structural = {"Hovercar Plant", "Modular Factory"}
+    moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural=structural)
     assert moved == V3_EDITS  # the edits docs/reconstruction.md lists
     with V1_PATH.open("rb") as fh:
         v1 = {t["name"]: t for t in tomllib.load(fh)["tiles"]}
@@ -711,6 +713,7 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
 
 
 # +2 from rebal38l (City Archive, Urban Planning Office vp 3 -> 4); +2 from flags38n (Community
-# Center cost 3 -> 4, Design Institute effect VP 5 -> 3; its cost 2 -> 1 already differed)
-V3_EDITS = 98
+# Center cost 3 -> 4, Design Institute effect VP 5 -> 3; its cost 2 -> 1 already differed); +1 from
+# demand38m (the Modular Factory's alternative: no goods + 6 coins)
+V3_EDITS = 99
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")

@@ -603,3 +603,83 @@ def test_synergy_counts_the_coins_a_kept_producer_saves(tables):
     off, _ = kept_draft_values(tables, "builder", ["Modular Factory"], ["Arcology"])
     on, _ = kept_draft_values(tables, name, ["Modular Factory"], ["Arcology"])
     assert on[0] - off[0] == pytest.approx(eight, abs=1e-9)
+
+
+@njit
+def action_values_of_game(params, n_options, game, memo, values):
+    """Seat 0's ``evaluated_values`` of an action for a ``Game`` held here."""
+    evaluated_values(params, E.D_ACTION, n_options, 0, view(game), memo, values)
+
+
+def demand_shift(tables, base, pos, selected):
+    """Seat 0's action options and what ``demand=1`` adds to each of their values."""
+    options, n = pos.action_options(0, selected)
+    memo_len = memo_size(len(tables.tiles))
+    values = {}
+    for name in (base, with_demand(base)):
+        values[name] = np.zeros(n)
+        memo = np.zeros(memo_len, dtype=np.int64)
+        action_values_of_game(parse_strategy(name).params, n, pos.game(options), memo, values[name])
+    return options, n, values[with_demand(base)] - values[base]
+
+
+def with_demand(base):
+    return f"{base}{',' if ':' in base else ':'}demand=1"
+
+
+@pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
+def test_demand_values_new_goods_by_the_tiles_still_to_come(tables, base):
+    """Issue 38 (the Modular Factory, built by 9.5% of its drafters): ``demand`` adds to a
+    placement the coins its new goods save the tiles still to come, by the engine's
+    ``plan_cost``. Planted: generation 1 of a 4-player game, nobody makes Concrete, seat 0 (on the
+    Stone board) holds the Modular Factory (Stone -> Concrete) and the Arcology (Concrete, else
+    8 coins). The later
+    decks hold four tiles that need Concrete (Condominiums cost 0, Mid-rise Flats and High-rise
+    Tower cost 1, Apartments & Retail else 4 coins), each saved Concrete's base price, 4 coins
+    (unbuyable, it is counted at that price; Apartments & Retail's alternative costs 4 too), at a
+    quarter each (the seat's share of a deck); the kept Arcology is saved its 8 coins. So
+    building the Factory gains exactly money_value(8) + money_value(16) / 4; the Arcology, the
+    selected Row Houses and the sale make nothing and gain nothing. A city that already makes
+    Concrete gains nothing from the Factory."""
+    from strategies.neom.evaluate import money_value
+
+    concrete = tables.good_names.index("Concrete")
+    factory = tables.tile_index("Modular Factory")
+    assert K.TIER_PRICE[tables.goods_tier[concrete]] == 4
+    rules = make_rules()
+    deck = np.empty(len(tables.tiles), dtype=np.int64)
+    later = set()
+    for gen in (2, 3):
+        for t in deck[: E.build_deck(gen, 4, tables.tiles, rules, deck)]:
+            wanted = 0
+            for o in range(tables.tiles[t, K.C_N_REQ_OPTIONS]):
+                wanted |= tables.req[t, o, K.R_GOODS]
+            if (wanted >> concrete) & 1:
+                later.add(tables.tile_names[t])
+    assert later == {"Condominiums", "Mid-rise Flats", "High-rise Tower", "Apartments & Retail"}
+
+    stone_board = tables.board_names.index("Stone board")
+    pos = empty_position(tables, 4, turn=0, money=20, boards=[stone_board, 0, 1, 2])
+    pos.give_cornerstones(0, ["Modular Factory", "Arcology"])
+    options, n, shift = demand_shift(tables, base, pos, tables.tile_index("Row Houses"))
+    ctx = np.zeros(N_CTX, dtype=np.int64)
+    build_context(pos.cells[0].copy(), 20, pos.gstate, tables.tiles, tables.effects,
+                  tables.goods_tier, rules, ctx)  # fmt: skip
+    params = parse_strategy(with_demand(base)).params
+    expected = money_value(params, 8, ctx) + money_value(params, 16, ctx) / 4
+    assert expected > 0
+    kinds = set()
+    for k in range(n):
+        kind, tile = int(options[k, E.OPT_KIND]), int(options[k, E.OPT_TILE])
+        kinds.add((kind, tile == factory))
+        if kind == E.A_CORNERSTONE and tile == factory:
+            assert shift[k] == pytest.approx(expected, abs=1e-9)
+        else:
+            assert shift[k] == 0.0
+    assert kinds == {(E.A_CORNERSTONE, True), (E.A_CORNERSTONE, False), (E.A_PLACE, False),
+                     (E.A_SELL, False)}  # fmt: skip
+
+    pos.place(0, "Cement Plant", 0)  # the seat makes Concrete already
+    options, n, shift = demand_shift(tables, base, pos, tables.tile_index("Row Houses"))
+    assert any(options[k, E.OPT_TILE] == factory for k in range(n))
+    assert (shift == 0.0).all()

@@ -219,17 +219,22 @@ def build_deck(deck, n_players, tiles, rules, out):
     variant = rules[K.RO_VARIANT]
     n = 0
     for t in range(tiles.shape[0]):
-        if tiles[t, K.C_DECK] != deck or tiles[t, K.C_PLAYERS] > limit:
-            continue
-        replaced = tiles[t, K.C_REPLACES]
-        if replaced >= 0:
-            keep = taken_out(np.int64(replaced), tiles, variant)  # int64 like t below
-        else:
-            keep = not taken_out(t, tiles, variant)
-        if keep:
+        if in_deck(t, deck, limit, variant, tiles):
             out[n] = t
             n += 1
     return n
+
+
+@njit(inline="always")
+def in_deck(tile, deck, limit, variant, tiles):
+    """Whether ``tile`` is in ``deck`` for the icon ``limit`` (``icon_limit``) and ``variant``
+    (``build_deck``'s rule; the strategies read a deck's make-up, public, never its order)."""
+    if tiles[tile, K.C_DECK] != deck or tiles[tile, K.C_PLAYERS] > limit:
+        return False
+    replaced = tiles[tile, K.C_REPLACES]
+    if replaced >= 0:
+        return taken_out(np.int64(replaced), tiles, variant)  # int64 like tile
+    return not taken_out(tile, tiles, variant)
 
 
 @njit(_nrt=False)

@@ -61,6 +61,7 @@ from strategies.neom.archetypes import (
     N_WEIGHTS,
     W_BUILD,
     W_CORNERSTONE,
+    W_DEMAND,
     W_DENY,
     W_DISASTER,
     W_FORESIGHT,
@@ -1207,6 +1208,8 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
             params, options, n_options, city, tiles, effects, goods_tier, rules, ctx, values,
             memo,
         )  # fmt: skip
+        if params[W_DEMAND] != 0:
+            add_goods_demand(params, options, n_options, seat, game, ctx, memo, values)
         disaster = pending_disaster(seat, city, game)
         if disaster != K.DIS_NONE:
             subtract_disaster_losses(
@@ -1380,6 +1383,93 @@ def chain_saving(seat, producer, consumer, routes, game, memo):
 
 
 @njit(_nrt=False)
+def demand_saving(seat, produces, consumer, supposed, routes, game):
+    """Coins the goods ``produces`` (new to the seat; ``supposed``: the seats' goods with them)
+    save ``consumer``'s cheapest requirement option, by the engine's ``plan_cost`` (money
+    unlimited). A consumer unplaceable without them counts them at their base purchase price
+    (``K.TIER_PRICE``): a good nobody sells is worth at least what it would cost to buy."""
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    no_limit = np.int64(1) << 40
+    before = -1
+    after = -1
+    option_after = -1
+    for option in range(game.tiles[consumer, K.C_N_REQ_OPTIONS]):
+        cost = E.plan_cost(seat, consumer, option, game.goods_of, routes, n_players, game.req,
+                           game.goods_tier, no_limit)  # fmt: skip
+        if cost >= 0 and (before < 0 or cost < before):
+            before = cost
+        cost = E.plan_cost(seat, consumer, option, supposed, routes, n_players, game.req,
+                           game.goods_tier, no_limit)  # fmt: skip
+        if cost >= 0 and (after < 0 or cost < after):
+            after = cost
+            option_after = option
+    if after < 0:
+        return 0
+    if before < 0:
+        before = after
+        needed = game.req[consumer, option_after, K.R_GOODS] & produces
+        for good in range(game.goods_tier.shape[0]):
+            if (needed >> good) & 1:
+                before += K.TIER_PRICE[game.goods_tier[good]]
+    return max(before - after, 0)
+
+
+@njit(_nrt=False)
+def goods_demand(params, seat, producer, game, ctx, memo):
+    """What the goods ``producer`` gives the seat (those its city lacks) are worth to the tiles
+    still to come that need them: the coins they save (``demand_saving``) the seat's kept
+    cornerstones, and each tile of the later generations' decks (their make-up, which is
+    public: ``E.in_deck``) at 1 / the number of players, the seat's share of a deck. The goods
+    are supposed in the memo's copy of the seats' goods (the game is only read). Valued as
+    coins by ``money_value``; 0 for a tile that makes nothing new."""
+    tiles = game.tiles
+    goods_of = game.goods_of
+    produces = tiles[producer, K.C_PRODUCES] & ~goods_of[seat]
+    if produces == 0:
+        return 0.0
+    supposed = memo[MEMO_GOODS : MEMO_GOODS + goods_of.shape[0]]
+    for s in range(goods_of.shape[0]):  # a loop: an array copy would need NRT
+        supposed[s] = goods_of[s]
+    supposed[seat] |= produces
+    routes = ctx[CX_ROUTES]
+    kept = np.int64(0)  # not literals: one signature of money_value (tests/test_signatures.py)
+    for j in range(game.pstate[seat, E.PS_N_CS]):
+        consumer = np.int64(game.cs_hands[seat, j])
+        if consumer != producer:
+            kept += demand_saving(seat, produces, consumer, supposed, routes, game)
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    limit = E.icon_limit(n_players, game.rules)
+    variant = game.rules[K.RO_VARIANT]
+    later = np.int64(0)
+    for consumer in range(tiles.shape[0]):
+        wanted = 0
+        for option in range(tiles[consumer, K.C_N_REQ_OPTIONS]):
+            wanted |= game.req[consumer, option, K.R_GOODS]
+        if wanted & produces == 0:
+            continue
+        for gen in range(max(game.gstate[E.GS_GEN], 0) + 1, E.N_GENERATIONS + 1):
+            if E.in_deck(consumer, gen, limit, variant, tiles):
+                later += demand_saving(seat, produces, consumer, supposed, routes, game)
+    return money_value(params, kept, ctx) + money_value(params, later, ctx) / n_players
+
+
+@njit(_nrt=False)
+def add_goods_demand(params, options, n_options, seat, game, ctx, memo, values):
+    """Add ``demand`` times ``goods_demand`` to each option placing a tile or a cornerstone
+    (options of one tile, listed one after the other, share it)."""
+    last_tile = -1
+    demand = 0.0
+    for k in range(n_options):
+        if options[k, E.OPT_KIND] == E.A_SELL:
+            continue
+        tile = options[k, E.OPT_TILE]
+        if tile != last_tile:
+            demand = params[W_DEMAND] * goods_demand(params, seat, tile, game, ctx, memo)
+            last_tile = tile
+        values[k] += demand
+
+
+@njit(_nrt=False)
 def kept_synergy(params, tile, seat, game, city, ctx, memo):
     """What cornerstone ``tile`` is worth to ``seat`` beyond its own value because of the
     cornerstones the seat has kept (the draft): the VP and income their effects give each other
@@ -1458,6 +1548,8 @@ def select_values(params, n_options, seat, game, city, ctx, values, memo):
         place = game_best_placement(params, seat, tile, city, money, PRICED, game, ctx, memo)
         if place > NO_VALUE:
             place += params[W_PLACE]  # the action's own bonus (kind_bonus), so both agree
+            if params[W_DEMAND] != 0:  # as the action adds it (add_goods_demand)
+                place += params[W_DEMAND] * goods_demand(params, seat, tile, game, ctx, memo)
         values[k] = max(fallback, place)
         if deny:
             values[k] += denied_value(params, left, tile, PRICED, game, left_city, left_ctx)
@@ -1502,6 +1594,8 @@ def cornerstone_value(params, n_options, seat, game, city, ctx, memo):
         params, actions, n, city, tiles, game.effects, game.goods_tier, game.rules, ctx, values,
         memo,
     )  # fmt: skip
+    if params[W_DEMAND] != 0:
+        add_goods_demand(params, actions, n, seat, game, ctx, memo, values)
     for a in range(n):
         best = max(best, values[a])
     return best
