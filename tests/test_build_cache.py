@@ -135,41 +135,6 @@ def test_a_piece_waits_for_the_pieces_it_is_built_after():
     assert lines[-1] == "build_cache: [4/4] g:large compiled in 30 s; elapsed 1:00"
 
 
-def test_a_piece_sharing_code_with_another_starts_after_the_others_ready():
-    # The default lineup's pieces: greedy shares code with the evaluated family, the steps
-    # with the loop; each, started after, loads that code (its estimate_after_s).
-    def order(todo):
-        clock = FakeClock()
-        ran = []
-
-        def run(piece):
-            ran.append(piece.name)
-            clock.now += piece.estimate_s
-            return True, ""
-
-        assert build_cache.build(todo, len(todo), 1, run, lambda line: None, clock) == []
-        return ran
-
-    evaluated = Piece("g:evaluated", "g", (), "", 45.0)
-    loop = Piece("g:loop", "g", (), "", 17.0)
-    greedy = Piece("g:greedy", "g", (), "", 30.0, shares="g:evaluated", estimate_after_s=11.0)
-    steps = Piece("g:steps", "g", (), "", 14.0, shares="g:loop", estimate_after_s=7.0)
-    assert order([loop, steps, greedy, evaluated]) == [
-        "g:evaluated",
-        "g:loop",
-        "g:greedy",
-        "g:steps",
-    ]
-    # Without the evaluated family greedy is the longest piece again.
-    assert order([loop, steps, greedy]) == ["g:greedy", "g:loop", "g:steps"]
-    # NEOM's pieces say so.
-    neom = {p.name: p for p in build_cache.pieces(["neom"])}
-    assert (neom["neom:greedy"].shares, neom["neom:steps"].shares) == (
-        "neom:evaluated",
-        "neom:loop",
-    )
-
-
 def run_main(monkeypatch, capsys, cached, fails=()):
     built = []
 

@@ -191,8 +191,7 @@ class Game:
     # the compile notice says for that lineup ("": the game's title and compile_seconds).
     compile_estimate_ref: str = ""
     # -> a module whose compiled pieces sim.tools.build_cache builds one by one: PIECES (name
-    # -> (seconds of its cold compile, the pieces it calls)), optionally SHARES (name -> (a piece
-    # compiling much of the same code, its seconds after that one)), compile_piece(name) and
+    # -> (seconds of its cold compile, the pieces it calls)), compile_piece(name) and
     # is_piece_cached(name) ("": one piece per entry, each compiled by a call on zero games).
     pieces_ref: str = ""
     # The data file's kind: the top-level table it starts with ("catalog") and what it is

@@ -43,10 +43,7 @@ class Piece:
     strategies it plays (any lineup of them uses it), ``title`` and ``estimate_s`` what the
     compile notice calls it and how long its cold compile takes alone; ``after``: the pieces
     whose compiled code it calls (its entry's module imports theirs), built first so that it
-    loads their code instead of compiling it at the same time; ``shares``: a piece that
-    compiles much of the same code, and ``estimate_after_s`` how long this one takes once that
-    one has (it loads those functions): in a build of both it is started after the other
-    pieces then ready, by that estimate."""
+    loads their code instead of compiling it at the same time."""
 
     name: str
     game: str
@@ -54,8 +51,6 @@ class Piece:
     title: str
     estimate_s: float = field(compare=False)
     after: tuple[str, ...] = ()
-    shares: str = ""
-    estimate_after_s: float = field(default=0.0, compare=False)
 
 
 def pieces(games: list[str] | None = None) -> list[Piece]:
@@ -68,11 +63,9 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
     for game_name in games or game_names():
         game = get_game(game_name)
         if game.pieces_ref:
-            module = _pieces_module(game)
-            for name, (seconds, after) in module.PIECES.items():
+            for name, (seconds, after) in _pieces_module(game).PIECES.items():
                 title = f"{game.title} ({name} piece)"
                 last = compile_notice._last_time(title)
-                shares, seconds_after = getattr(module, "SHARES", {}).get(name, ("", 0.0))
                 found.append(
                     Piece(
                         f"{game_name}:{name}",
@@ -81,8 +74,6 @@ def pieces(games: list[str] | None = None) -> list[Piece]:
                         title,
                         last if last is not None else seconds,
                         tuple(f"{game_name}:{a}" for a in after),
-                        f"{game_name}:{shares}" if shares else "",
-                        seconds_after,
                     )
                 )
             continue
@@ -240,19 +231,13 @@ def build(
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[tuple[Piece, str]]:
     """Build ``todo`` (``total`` pieces in all, the others cached), ``jobs`` at a time: the
-    longest first of those whose ``after`` pieces are over (a piece whose ``shares`` piece is
-    built too counts for its ``estimate_after_s``, so it starts after the others then ready,
-    loading what that one compiled); one line per piece that ends. Returns the pieces that
-    failed, with why (a piece after a failed one is still tried: it then names its own
-    error)."""
+    longest first of those whose ``after`` pieces are over; one line per piece that ends.
+    Returns the pieces that failed, with why (a piece after a failed one is still tried: it
+    then names its own error)."""
     start = clock()
     done_before = total - len(todo)
+    waiting = sorted(todo, key=lambda p: -p.estimate_s)
     names = {p.name for p in todo}
-
-    def estimate(piece: Piece) -> float:
-        return piece.estimate_after_s if piece.shares in names else piece.estimate_s
-
-    waiting = sorted(todo, key=lambda p: -estimate(p))
     over: set[str] = set()
     finished: list[Piece] = []
     failed: list[tuple[Piece, str]] = []
@@ -264,7 +249,7 @@ def build(
         what a running one has done."""
         rest = [p for p in todo if p.name not in over]
         work = sum(
-            max(estimate(p) - (now - started[p.name]), 0.0) if p.name in started else estimate(p)
+            max(p.estimate_s - (now - started[p.name]), 0.0) if p.name in started else p.estimate_s
             for p in rest
         )
         return work / max(1, min(jobs, len(rest)))

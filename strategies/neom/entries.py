@@ -40,14 +40,6 @@ PIECES = {
     "search_policy": (15.0, ("evaluated",)),
 }
 COMPILE_SECONDS = {name: seconds for name, (seconds, _) in PIECES.items()}
-# A piece that compiles much of another's code, and its CPU seconds when started after that
-# one has compiled it (it then loads those functions from the cache). build_cache starts it
-# after the other pieces ready when both are built, measured (performance-log, compile37h):
-# greedy shares 69 functions (about 8 s) with the evaluated family, the steps 24 with the loop.
-SHARES = {
-    "steps": ("loop", 7.0),  # 6.6-7.7 s CPU after the loop
-    "greedy": ("evaluated", 11.0),  # 10.2-11.4 s CPU after (or beside) the evaluated family
-}
 
 
 def entry_name(strategy_ids: Iterable[int]) -> str:
