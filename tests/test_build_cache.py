@@ -167,6 +167,26 @@ def test_a_failed_piece_is_named_and_the_build_fails(monkeypatch, capsys):
     assert err.strip() == "build_cache: piece g:large failed: it broke"
 
 
+def test_a_piece_whose_modules_have_no_cache_index_is_not_cached_without_importing_it(
+    monkeypatch, tmp_path
+):
+    # A cold build's parent answers from the cache folders alone (no import of the loop).
+    from sim.core import cache_keys
+    from strategies.neom import entries
+
+    monkeypatch.setenv("NEOM_NUMBA_CACHE_BASE", str(tmp_path))
+    for name in ("loop", "steps", "greedy", "evaluated", "search"):
+        assert entries._never_built(name), name
+        assert not entries.is_piece_cached(name), name
+    # An index in each of the greedy family's folders: the exact check decides instead.
+    for source in entries._piece_sources("greedy"):
+        folder = tmp_path / cache_keys.cache_key(str(cache_keys.ROOT / source))[0]
+        folder.mkdir(parents=True)
+        (folder / "decide-9.py311.nbi").write_bytes(b"")
+    assert not entries._never_built("greedy")
+    assert entries._never_built("evaluated")
+
+
 def test_an_unknown_piece_is_one_line(capsys):
     with pytest.raises(SystemExit) as exc:
         build_cache.main(["--piece", "neom:nothing"])
