@@ -683,3 +683,55 @@ def test_demand_values_new_goods_by_the_tiles_still_to_come(tables, base):
     options, n, shift = demand_shift(tables, base, pos, tables.tile_index("Row Houses"))
     assert any(options[k, E.OPT_TILE] == factory for k in range(n))
     assert (shift == 0.0).all()
+
+
+def board_draft_values(tables, name, board, offered):
+    """Seat 0's draft values of the cornerstones ``offered`` (names) on ``board``, the other
+    seats on boards 0, 1, 2 (Ore, Natural Gas, Wood: nobody else makes Stone), nothing kept."""
+    pos = empty_position(tables, 4, turn=-1, money=5, boards=[board, 0, 1, 2])
+    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
+    for k, offer in enumerate(offered):
+        options[k, E.OPT_TILE], options[k, E.OPT_SLOT] = tables.tile_index(offer), k
+    spec = parse_strategy(name)
+    values = np.zeros(len(offered))
+    memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
+    game = pos.game(options)
+    before = (game.cells.copy(), game.goods_of.copy())
+    draft_values_of_game(spec.params, len(offered), game, memo, values)
+    assert (game.cells == before[0]).all() and (game.goods_of == before[1]).all()
+    return values
+
+
+@pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
+def test_requirements_price_a_cornerstone_by_the_goods_the_seat_can_get(tables, base):
+    """Issue 38 (the Modular Factory, drafted alike on every board): ``requirements`` takes from
+    a cornerstone's draft value the coins meeting its requirements costs the seat beyond the
+    cheapest printed cost, by the engine's ``plan_cost``. Planted: a 4-player draft, nothing
+    kept, nobody but (perhaps) seat 0 on the Stone board. The Modular Factory (Stone and 5
+    coins, else 6 coins): on the Stone board it costs 5, the printed cost, so nothing changes;
+    on the Ore board Stone has no seller, so the 6-coin alternative is the cheapest and the
+    Factory loses exactly money_value(-1). The Arcology (Concrete and 0 coins, else 8), Concrete
+    made by nobody: counted at Concrete's base price, 4 coins, so it loses money_value(-4) on
+    both boards. The Lighthouse (1 coin, no goods) never changes."""
+    from strategies.neom.evaluate import money_value
+
+    on = f"{base},requirements=1" if ":" in base else f"{base}:requirements=1"
+    params = parse_strategy(on).params
+    concrete = tables.good_names.index("Concrete")
+    assert K.TIER_PRICE[tables.goods_tier[concrete]] == 4
+    stone_board = tables.board_names.index("Stone board")
+    ore_board = tables.board_names.index("Ore board")
+    offered = ["Modular Factory", "Arcology", "Lighthouse"]
+    ctx = np.zeros(N_CTX, dtype=np.int64)
+    pos = empty_position(tables, 4, turn=-1, money=5)
+    build_context(pos.cells[0].copy(), 5, pos.game().gstate, tables.tiles, tables.effects,
+                  tables.goods_tier, make_rules(), ctx)  # fmt: skip
+    one, four = money_value(params, -1, ctx), money_value(params, -4, ctx)
+    assert one < 0 and four < one
+    shifts = {}
+    for board in (stone_board, ore_board):
+        off = board_draft_values(tables, base, board, offered)
+        with_ = board_draft_values(tables, on, board, offered)
+        shifts[board] = list(with_ - off)
+    assert shifts[stone_board] == pytest.approx([0.0, four, 0.0], abs=1e-9)
+    assert shifts[ore_board] == pytest.approx([one, four, 0.0], abs=1e-9)

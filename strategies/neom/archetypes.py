@@ -55,7 +55,8 @@ W_PLACE = N_WEIGHTS + 1  # added to placing the selected tile (the action and th
 W_FORESIGHT = N_WEIGHTS + 2  # per VP a cornerstone's effect gives per matching tile, in the draft
 W_SYNERGY = N_WEIGHTS + 3  # times a cornerstone's worth beside the seat's kept ones, in the draft
 W_DEMAND = N_WEIGHTS + 4  # times the coins a placement's new goods save the tiles still to come
-ACTION_PARAM_NAMES = ("build", "place", "foresight", "synergy", "demand")
+W_REQUIREMENTS = N_WEIGHTS + 5  # times the coins a cornerstone's requirements cost, in the draft
+ACTION_PARAM_NAMES = ("build", "place", "foresight", "synergy", "demand", "requirements")
 
 
 @dataclass(frozen=True)

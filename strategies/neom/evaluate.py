@@ -77,6 +77,7 @@ from strategies.neom.archetypes import (
     W_PROCESSED,
     W_PROTECTION,
     W_RAW,
+    W_REQUIREMENTS,
     W_RESERVE,
     W_SYNERGY,
     W_VP,
@@ -1233,6 +1234,10 @@ def evaluated_values(params, decision, n_options, seat, game, memo, values):
                 values[k] += params[W_SYNERGY] * kept_synergy(
                     params, tile, seat, game, city, ctx, memo
                 )
+            if params[W_REQUIREMENTS] != 0 and decision == E.D_DRAFT:
+                values[k] += params[W_REQUIREMENTS] * money_value(
+                    params, -requirement_price(seat, tile, game, ctx), ctx
+                )
             if deny:
                 values[k] += denied_value(params, left, tile, FREE, game, left_city, left_ctx)
     elif decision == E.D_SWAP_CS:
@@ -1412,6 +1417,41 @@ def demand_saving(seat, produces, consumer, supposed, routes, game):
             if (needed >> good) & 1:
                 before += K.TIER_PRICE[game.goods_tier[good]]
     return max(before - after, 0)
+
+
+@njit(_nrt=False)
+def requirement_price(seat, tile, game, ctx):
+    """Coins meeting ``tile``'s requirements costs ``seat`` beyond its cheapest printed coin
+    cost (all the draft's ``FREE`` placement pays): the cheapest option by the engine's
+    ``plan_cost`` with the goods the seats' cities make now (the seat's board among them; a
+    good to buy at its seller's price), an option whose goods nobody sells at its coins plus
+    their base purchase price (``K.TIER_PRICE``, as ``demand_saving`` counts them: made later,
+    they cost at least that). The kept cornerstones' goods are left out: ``kept_synergy``
+    counts what they save (``chain_saving``), so counting them here too would count them twice.
+    0 for a tile whose cheapest printed option needs no goods the seat lacks."""
+    tiles = game.tiles
+    req = game.req
+    goods_tier = game.goods_tier
+    goods_of = game.goods_of
+    n_players = game.gstate[E.GS_N_PLAYERS]
+    no_limit = np.int64(1) << 40
+    printed = -1
+    priced = -1
+    for option in range(tiles[tile, K.C_N_REQ_OPTIONS]):
+        coins = req[tile, option, K.R_COST]
+        if printed < 0 or coins < printed:
+            printed = coins
+        cost = E.plan_cost(seat, tile, option, goods_of, ctx[CX_ROUTES], n_players, req,
+                           goods_tier, no_limit)  # fmt: skip
+        if cost < 0:
+            cost = coins
+            missing = req[tile, option, K.R_GOODS] & ~goods_of[seat]
+            for good in range(goods_tier.shape[0]):
+                if (missing >> good) & 1:
+                    cost += K.TIER_PRICE[goods_tier[good]]
+        if priced < 0 or cost < priced:
+            priced = cost
+    return np.int64(priced - printed)
 
 
 @njit(_nrt=False)
