@@ -138,7 +138,7 @@ INLINED_FUNCTIONS = {
     "sim.neom.effects": "effect_coins_on_placed effect_income effect_row holder_coins_on_placed "
     "tile_income tile_variable_vp vp_reads_change",
     "sim.neom.engine": "add_cornerstone_options add_placements cheapest_price disaster_striking "
-    "fill_action_options_at has_prerequisites pass_left placement_mask_at plan_cost "
+    "fill_action_options_at has_prerequisites in_deck pass_left placement_mask_at plan_cost "
     "purchase_cost remove_slot set_option step_key tile_placements_at turn_disaster_of",
     "strategies.neom.evaluate": "coins_on_placing context_placements context_req_costs "
     "context_score_out context_summary copy_cells game_best_placement goods_by_tier "

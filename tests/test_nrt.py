@@ -63,7 +63,8 @@ NO_NRT = {
     "action_values seat_money best_placement move_value left_neighbour denied_value "
     "pending_disaster evaluated_context choose_evaluated evaluated_values select_values "
     "cornerstone_value vp_per_matching_tile placement_vp_out_of_reach kept_synergy "
-    "pair_vp_and_income cheapest_requirement chain_saving",
+    "pair_vp_and_income cheapest_requirement chain_saving goods_demand add_goods_demand "
+    "demand_saving requirement_price",
     "strategies.neom.basic": "choose_random best_placement_value greedy_context",
     # The game loop (run: advance on a view of the game) and the dispatch of Python callers.
     "strategies.neom.play": "force log collect_income deal_solo_packs turn_disaster "
