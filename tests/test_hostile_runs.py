@@ -469,6 +469,15 @@ def _wait_for_batches(out: Path, count: int, process, timeout: float = 120) -> N
     pytest.fail(f"no {count} batches in {timeout} s: {process.poll()}")
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before it runs: Ctrl-C handled by default and not blocked, as in a command
+    a terminal starts. The test process may have inherited SIGINT ignored or blocked (pytest-xdist
+    workers, a library's thread): the command would keep that, as POSIX commands do, and play on
+    (seen twice in the whole suite: returncode 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.skipif(
     len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True,
     reason="needs 2 cores for worker processes",
@@ -518,6 +527,7 @@ def test_ctrl_c_is_one_line_and_recorded(tmp_path, backend):
         _neom(*args, "--out", str(out)),
         cwd=ROOT,
         start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
