@@ -535,18 +535,24 @@ def kept_draft_values(tables, name, kept, offered):
     index it picks on 5 streams (a set of picks)."""
     pos = empty_position(tables, 4, turn=-1, money=5)
     pos.give_cornerstones(0, kept)
+    values, options = seat0_draft_values(tables, pos, name, offered)
+    picks = {pos.decide(name, E.D_DRAFT, options, len(offered), seed=s) for s in range(5)}
+    return values, picks
+
+
+def seat0_draft_values(tables, pos, name, offered):
+    """Seat 0's draft values in ``pos`` of the cornerstones ``offered`` (names), and the options
+    offered; the draft leaves the game's cells and goods as they were."""
     options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
     for k, offer in enumerate(offered):
         options[k, E.OPT_TILE], options[k, E.OPT_SLOT] = tables.tile_index(offer), k
-    spec = parse_strategy(name)
     values = np.zeros(len(offered))
     memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
     game = pos.game(options)
     before = (game.cells.copy(), game.goods_of.copy())
-    draft_values_of_game(spec.params, len(offered), game, memo, values)
+    draft_values_of_game(parse_strategy(name).params, len(offered), game, memo, values)
     assert (game.cells == before[0]).all() and (game.goods_of == before[1]).all()
-    picks = {pos.decide(name, E.D_DRAFT, options, len(offered), seed=s) for s in range(5)}
-    return values, picks
+    return values, options
 
 
 @pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
@@ -689,17 +695,7 @@ def board_draft_values(tables, name, board, offered):
     """Seat 0's draft values of the cornerstones ``offered`` (names) on ``board``, the other
     seats on boards 0, 1, 2 (Ore, Natural Gas, Wood: nobody else makes Stone), nothing kept."""
     pos = empty_position(tables, 4, turn=-1, money=5, boards=[board, 0, 1, 2])
-    options = np.zeros((E.MAX_OPTIONS, E.N_OPT_COLS), dtype=np.int64)
-    for k, offer in enumerate(offered):
-        options[k, E.OPT_TILE], options[k, E.OPT_SLOT] = tables.tile_index(offer), k
-    spec = parse_strategy(name)
-    values = np.zeros(len(offered))
-    memo = np.zeros(memo_size(len(tables.tiles)), dtype=np.int64)
-    game = pos.game(options)
-    before = (game.cells.copy(), game.goods_of.copy())
-    draft_values_of_game(spec.params, len(offered), game, memo, values)
-    assert (game.cells == before[0]).all() and (game.goods_of == before[1]).all()
-    return values
+    return seat0_draft_values(tables, pos, name, offered)[0]
 
 
 @pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
