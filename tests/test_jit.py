@@ -140,7 +140,7 @@ INLINED_FUNCTIONS = {
     "sim.neom.engine": "add_cornerstone_options add_placements cheapest_price disaster_striking "
     "fill_action_options_at has_prerequisites in_deck pass_left placement_mask_at plan_cost "
     "purchase_cost remove_slot set_option step_key tile_placements_at turn_disaster_of",
-    "strategies.neom.evaluate": "coins_on_placing context_placements context_req_costs "
+    "strategies.neom.evaluate": "base_price coins_on_placing context_placements context_req_costs "
     "context_score_out context_summary copy_cells game_best_placement goods_by_tier "
     "income_delta kind_bonus memo_cells memo_city memo_context memo_cs_options memo_ctx "
     "memo_floats memo_parts memo_values move_terms neighborhoods_after score_delta "

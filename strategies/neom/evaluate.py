@@ -1412,11 +1412,21 @@ def demand_saving(seat, produces, consumer, supposed, routes, game):
         return 0
     if before < 0:
         before = after
-        needed = game.req[consumer, option_after, K.R_GOODS] & produces
-        for good in range(game.goods_tier.shape[0]):
-            if (needed >> good) & 1:
-                before += K.TIER_PRICE[game.goods_tier[good]]
+        before += base_price(game.req[consumer, option_after, K.R_GOODS] & produces,
+                             game.goods_tier)  # fmt: skip
     return max(before - after, 0)
+
+
+@njit(inline="always")
+def base_price(goods, goods_tier):
+    """The base purchase prices (``K.TIER_PRICE``) of the goods in the bit set ``goods``: what
+    the demand and requirement terms count a good nobody sells at (made later, it costs at
+    least that)."""
+    price = np.int64(0)
+    for good in range(goods_tier.shape[0]):
+        if (goods >> good) & 1:
+            price += K.TIER_PRICE[goods_tier[good]]
+    return price
 
 
 @njit(_nrt=False)
@@ -1444,11 +1454,7 @@ def requirement_price(seat, tile, game, ctx):
         cost = E.plan_cost(seat, tile, option, goods_of, ctx[CX_ROUTES], n_players, req,
                            goods_tier, no_limit)  # fmt: skip
         if cost < 0:
-            cost = coins
-            missing = req[tile, option, K.R_GOODS] & ~goods_of[seat]
-            for good in range(goods_tier.shape[0]):
-                if (missing >> good) & 1:
-                    cost += K.TIER_PRICE[goods_tier[good]]
+            cost = coins + base_price(req[tile, option, K.R_GOODS] & ~goods_of[seat], goods_tier)
         if priced < 0 or cost < priced:
             priced = cost
     return np.int64(priced - printed)
