@@ -69,6 +69,8 @@ def test_a_run_hands_the_loop_each_of_its_steps_address_at_its_slot():
     assert fns[pointer.STEP_DRAFT] == steps.once.draft_step.address
     assert fns[pointer.STEP_SCORING] == steps.once.scoring.address
     assert fns[pointer.STEP_ACTION] == steps.action.action.address
+    assert fns[pointer.STEP_GENERATION] == steps.once.generation_step.address
+    assert fns[pointer.STEP_RUN] == play.run_fn.address
     assert len(set(fns)) == pointer.N_STEPS and 0 not in fns
 
 

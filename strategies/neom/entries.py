@@ -60,9 +60,14 @@ class LineupEntry:
         """The loop entry and the lineup's families (``sim.core.jit.has_cached_code``)."""
         return [
             self.batch,
+            *self.loop_parts(),
             *(step for piece in steps.PIECES for step in steps.functions(piece).values()),
             *(pieces.piece(family) for family in self.families),
         ]
+
+    def loop_parts(self) -> list:
+        """The loop's C function ``play_batch`` calls at its address (none for the search)."""
+        return _loop_parts(self.name)
 
     def __call__(
         self, key, game_ids, deal_indices, seat_strategy, strategy_ids, strategy_params, *rest
@@ -109,6 +114,16 @@ def _loop_entry(name: str):
     return play.play_batch
 
 
+def _loop_parts(name: str) -> list:
+    """The C functions the loop entry calls at their addresses and its piece compiles: the
+    loop itself for ``play.play_batch`` (``play.run_fn``)."""
+    if name == "search":
+        return []
+    from strategies.neom import play
+
+    return [play.run_fn]
+
+
 def _piece_sources(name: str) -> list[str]:
     """The modules (paths relative to the checkout) holding the piece's compiled entries."""
     if name in steps.PIECES:
@@ -146,8 +161,9 @@ def is_piece_cached(name: str) -> bool:
         return False
     if name in steps.PIECES:
         return all(jit.has_cached_code(step) for step in steps.functions(name).values())
-    family = name if name in pieces.FAMILIES else None
-    return jit.has_cached_code(pieces.piece(family) if family else _loop_entry(name))
+    if name in pieces.FAMILIES:
+        return jit.has_cached_code(pieces.piece(name))
+    return all(jit.has_cached_code(part) for part in [_loop_entry(name), *_loop_parts(name)])
 
 
 def compile_piece(name: str) -> None:
@@ -161,6 +177,8 @@ def compile_piece(name: str) -> None:
         for step in steps.functions(name).values():
             step.compile()
         return
+    for part in _loop_parts(name):
+        part.compile()
     from sim.core import rng
     from sim.neom import GAME, records
 

@@ -26,7 +26,7 @@ import numpy as np
 from numba import types
 
 from sim.core import rng
-from sim.core.jit import njit
+from sim.core.jit import cfunc, njit
 from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
@@ -36,9 +36,13 @@ from sim.neom.scoring import score_masks
 from sim.neom.state import Game, view
 from strategies.neom.pointer import (
     GAME_VIEW,
+    RUN,
     STEP_ACTION,
     STEP_DRAFT,
+    STEP_GENERATION,
+    STEP_RUN,
     STEP_SCORING,
+    call_run,
     call_step,
     call_strategy,
 )
@@ -405,14 +409,7 @@ def end_turn(game):
         if n_players == 1:
             load_pack(t + 1, game)
         return
-    collect_income(game)
-    if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
-        # The game-flow report's VP by generation; recorded with the event log only, so that
-        # runs without it (and the benchmarks) pay nothing.
-        run_step(game, STEP_SCORING, gen)  # steps.once.record_generation_scores
-    gstate[E.GS_TURN] = turn + 1
-    if gen < E.N_GENERATIONS:
-        start_generation(gen + 1, game)
+    run_step(game, STEP_GENERATION, gen)  # steps.once.generation_step: income, the next one
 
 
 @njit(inline="always")
@@ -447,6 +444,21 @@ def advance(game, game_row):
 def run(game, game_row):
     """``advance`` on a view of the game: the loop compiled without reference counts (the
     ``Game`` the view was taken from keeps every array alive)."""
+    return play_turns(game, game_row)
+
+
+@cfunc(RUN, _nrt=False)
+def run_fn(game, game_row):
+    """``run`` as a C function, which ``play_batch`` calls at its address
+    (``game.step_fns[STEP_RUN]``): the entry's library then holds no copy of the loop, which
+    Numba would otherwise link, optimise and emit again in it (about 1.2 s of the loop piece's
+    cold compile; ``run`` stays the search's, through ``advance``)."""
+    return play_turns(game, game_row)
+
+
+@njit(inline="always")
+def play_turns(game, game_row):
+    """The body of ``run`` and ``run_fn`` (one source, compiled in each)."""
     gstate = game.gstate
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
@@ -456,7 +468,7 @@ def run(game, game_row):
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
-        start_generation(np.int64(1), game)  # int64 like gen + 1 below: one body
+        run_step(game, STEP_GENERATION, 0)  # steps.once.generation_step: generation 1 dealt
     while gstate[E.GS_TURN] < E.N_TURNS:
         if gstate[E.GS_STOP_TURN] > 0 and gstate[E.GS_TURN] >= gstate[E.GS_STOP_TURN]:
             return STOPPED
@@ -705,6 +717,8 @@ def play_batch(
     """
     if game_ids.shape[0] == 0:
         return
+    if step_fns[STEP_RUN] == 0:  # as run_step: an error, not a call to address 0
+        raise ValueError("no compiled loop step for this game (game.step_fns unset)")
     batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos)
     # One game's arrays for the whole batch: each game after the first starts in them again.
     game, deal_seed = new_game(
@@ -716,8 +730,8 @@ def play_batch(
             deal_seed = restart_game(
                 game, i, key, game_ids[i], deal_indices[i], seat_strategy[i], players_out
             )
-        # run, not advance: the entry links the loop's code once (advance: the search's).
-        if run(view(game), games_out[i]) != DONE:
+        # The loop at its address: the entry does not link its code (advance: the search's).
+        if call_run(step_fns[STEP_RUN], view(game), games_out[i]) != DONE:
             raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
         finish_game(game, games_out[i], game_ids[i], deal_seed)
 

@@ -78,8 +78,15 @@ DECISION = types.int64(GAME_VIEW, types.int64, types.int64, types.int64, types.i
 STEP_DRAFT = 0  # the cornerstone draft (once a game; the number unused)
 STEP_SCORING = 1  # final scoring (0: returns the winners), a generation's VP record (1-2)
 STEP_ACTION = 2  # the seat's (the number) action with its selected tile
-N_STEPS = 3
+STEP_GENERATION = 3  # the next generation (the number: the one ending, 0 after the draft)
+# Not a step: the loop itself (``strategies.neom.play.run_fn``), which ``play_batch`` calls at
+# its address so that the entry's library does not link, optimise and emit the loop again.
+STEP_RUN = 4
+N_STEPS = 5
 STEP = types.int64(GAME_VIEW, types.int64)
+GAME_ROW = types.Array(types.int64, 1, "C")  # a row of play_batch's games_out
+# The loop's signature: (game view, the game's row) -> DONE / PAUSED / STOPPED.
+RUN = types.int64(GAME_VIEW, GAME_ROW)
 
 
 def _indirect_call(n_numbers: int, what: str):
@@ -123,6 +130,24 @@ _call_strategy = _indirect_call(4, "a strategy")
 _call_step = _indirect_call(1, "a loop step")
 
 
+@intrinsic
+def _call_run(typingctx, address, game, game_row):
+    """``run(address, game, game_row)``: the loop (``RUN``) at ``address``, the view and the
+    row passed as the values the C function takes."""
+    if game != GAME_VIEW or game_row != GAME_ROW:
+        return None
+
+    def codegen(context, builder, sig, args):
+        address, view, row = args
+        address = context.cast(builder, address, sig.args[0], types.int64)
+        function_type = ir.FunctionType(
+            ir.IntType(64), [context.get_value_type(GAME_VIEW), context.get_value_type(GAME_ROW)]
+        )
+        return builder.call(builder.inttoptr(address, function_type.as_pointer()), [view, row])
+
+    return types.int64(address, game, game_row), codegen
+
+
 def _call_interpreted(address, game, *numbers):
     # Interpreted (NUMBA_DISABLE_JIT=1) a compiled function's address is a key (sim.core.jit.cfunc).
     return INTERPRETED_CFUNCS[int(address)](game, *numbers)
@@ -130,3 +155,4 @@ def _call_interpreted(address, game, *numbers):
 
 call_strategy = _call_interpreted if numba.config.DISABLE_JIT else _call_strategy
 call_step = _call_interpreted if numba.config.DISABLE_JIT else _call_step
+call_run = _call_interpreted if numba.config.DISABLE_JIT else _call_run

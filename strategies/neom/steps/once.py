@@ -11,8 +11,15 @@ from sim.neom import constants as K
 from sim.neom import engine as E
 from sim.neom import records as R
 from sim.neom.grid import M_GOODS
-from strategies.neom.play import decide, log, score_seat
-from strategies.neom.pointer import STEP
+from strategies.neom.play import (
+    collect_income,
+    decide,
+    log,
+    run_step,
+    score_seat,
+    start_generation,
+)
+from strategies.neom.pointer import STEP, STEP_SCORING
 
 
 # --- the cornerstone draft -----------------------------------------------------------------
@@ -94,6 +101,23 @@ def draft(game):
 def draft_step(game, unused):
     """``draft``, for the loop (``run``) at the draft."""
     draft(game)
+    return 0
+
+
+# --- a generation's end --------------------------------------------------------------------
+@cfunc(STEP, _nrt=False)
+def generation_step(game, gen):
+    """The end of the last turn of generation ``gen`` (1-3; ``play.end_turn``): income, the
+    generation's VP record (with the event log only, so that runs without it pay nothing), the
+    turn count on and the next generation dealt; with ``gen`` 0 (after the draft) generation 1
+    dealt. A step of its own, not the loop's, to balance the two pieces' cold compile."""
+    if gen > 0:
+        collect_income(game)
+        if gen < E.N_GENERATIONS and game.events.shape[0] > 0:
+            run_step(game, STEP_SCORING, gen)  # record_generation_scores
+        game.gstate[E.GS_TURN] += 1
+    if gen < E.N_GENERATIONS:
+        start_generation(gen + 1, game)
     return 0
 
 
