@@ -148,7 +148,7 @@ INLINED_FUNCTIONS = {
     "strategies.neom.basic": "choose_greedy coins_value greedy_values memo_change value_after",
     "strategies.neom.play": "act_seat decide disaster_selectable discard_hand end_turn "
     "forced_option list_actions list_selections load_pack pauses raise_refused record_result "
-    "refresh_goods refuse release_pending resolve_disaster run_step score_seat searches "
+    "play_turns refresh_goods refuse release_pending resolve_disaster run_step score_seat searches "
     "select_tile step_seat",
     # its one caller is the step's C function: one body
     "strategies.neom.steps.once": "draft final_scoring keep_cornerstone record_generation_scores",

@@ -91,16 +91,20 @@ def test_the_strategy_families_state_their_reference_count_flag():
 
 
 def test_the_loops_steps_state_their_reference_count_flag():
-    """The loop's steps called by address (strategies.neom.steps): the draft and an action
-    uncounted like the loop; the scoring, once a game, allocates its scratch."""
-    from strategies.neom import steps
+    """The loop's steps called by address (strategies.neom.steps): the draft, a generation's
+    end and an action uncounted like the loop (play.run_fn, which play_batch calls by address
+    too); the scoring, once a game, allocates its scratch."""
+    from strategies.neom import play, steps
 
     flags = {
         name: function.options["_nrt"]
         for piece in steps.PIECES
         for name, function in steps.functions(piece).items()
     }
-    assert flags == {"draft_step": False, "scoring": True, "action": False}
+    assert flags == {
+        "draft_step": False, "scoring": True, "action": False, "generation_step": False
+    }  # fmt: skip
+    assert play.run_fn.options["_nrt"] is False
 
 
 def play(tables, lineup, n_games, events=True):
