@@ -428,6 +428,7 @@ def act_seat(seat, game):
 DONE = 0  # advance: the game is over and scored
 PAUSED = 1  # advance: stopped before a search seat's selection or action
 STOPPED = 2  # advance: stopped at the start of turn GS_STOP_TURN
+REFUSED = 3  # play_turns: stopped after a refused decision (its caller raises it)
 
 
 @njit
@@ -444,7 +445,9 @@ def advance(game, game_row):
 def run(game, game_row):
     """``advance`` on a view of the game: the loop compiled without reference counts (the
     ``Game`` the view was taken from keeps every array alive)."""
-    return play_turns(game, game_row)
+    result = play_turns(game, game_row)
+    raise_refused(game)
+    return result
 
 
 @cfunc(RUN, _nrt=False)
@@ -458,13 +461,16 @@ def run_fn(game, game_row):
 
 @njit(inline="always")
 def play_turns(game, game_row):
-    """The body of ``run`` and ``run_fn`` (one source, compiled in each)."""
+    """The body of ``run`` and ``run_fn`` (one source, compiled in each). Stops at a refused
+    decision (REFUSED) for its caller to raise (``raise_refused``): ``run_fn`` is a C function,
+    where an exception would be printed and lost."""
     gstate = game.gstate
     pstate = game.pstate
     n_players = gstate[E.GS_N_PLAYERS]
     if gstate[E.GS_TURN] == E.DRAFT_TURN:
         run_step(game, STEP_DRAFT, 0)  # steps.once.draft
-        raise_refused(game)
+        if gstate[E.GS_REFUSED] != 0:
+            return REFUSED
         game_row[:] = -1
         for k in range(min(gstate[E.GS_N_CS_PILE], R.G_DISCARDED_CS4 - R.G_DISCARDED_CS0 + 1)):
             game_row[R.G_DISCARDED_CS0 + k] = game.cs_pile[k]
@@ -494,7 +500,8 @@ def play_turns(game, game_row):
             act_seat(seat, game)
         end_turn(game)
         # The turn's refused decisions (each took option 0 meanwhile), once a turn.
-        raise_refused(game)
+        if gstate[E.GS_REFUSED] != 0:
+            return REFUSED
     winners = run_step(game, STEP_SCORING, 0)  # steps.once.final_scoring
     record_result(game, game_row, winners)
     return DONE
@@ -717,8 +724,10 @@ def play_batch(
     """
     if game_ids.shape[0] == 0:
         return
-    if step_fns[STEP_RUN] == 0:  # as run_step: an error, not a call to address 0
-        raise ValueError("no compiled loop step for this game (game.step_fns unset)")
+    for slot in range(step_fns.shape[0]):
+        # As run_step, here: the loop (run_fn) is a C function, where an exception is lost.
+        if step_fns[slot] == 0:
+            raise ValueError("no compiled loop step for this game (game.step_fns unset)")
     batch = batch_scratch(strategy_ids, strategy_params, strategy_fns, step_fns, memos)
     # One game's arrays for the whole batch: each game after the first starts in them again.
     game, deal_seed = new_game(
@@ -731,7 +740,9 @@ def play_batch(
                 game, i, key, game_ids[i], deal_indices[i], seat_strategy[i], players_out
             )
         # The loop at its address: the entry does not link its code (advance: the search's).
-        if call_run(step_fns[STEP_RUN], view(game), games_out[i]) != DONE:
+        result = call_run(step_fns[STEP_RUN], view(game), games_out[i])
+        raise_refused(game)
+        if result != DONE:
             raise ValueError("a search strategy plays only in strategies.neom.search.play_batch")
         finish_game(game, games_out[i], game_ids[i], deal_seed)
 
