@@ -85,7 +85,7 @@ STEP_RUN = 4
 N_STEPS = 5
 STEP = types.int64(GAME_VIEW, types.int64)
 GAME_ROW = types.Array(types.int64, 1, "C")  # a row of play_batch's games_out
-# The loop's signature: (game view, the game's row) -> DONE / PAUSED / STOPPED.
+# The loop's signature: (game view, the game's row) -> DONE / PAUSED / STOPPED / REFUSED (play.py).
 RUN = types.int64(GAME_VIEW, GAME_ROW)
 
 
