@@ -426,15 +426,18 @@ def test_residential_commercial_tiles_only_in_gen3(tiles):
 
 def test_processed_goods_come_from_raw_goods(tiles, tiers):
     """Rules 000: 'Processed Goods ... are produced by Industrial tiles'; facts: 'Steel Foundry
-    needs Coal and Ore'. Every producer of a processed good needs 1-2 raw goods."""
+    needs Coal and Ore'. Every generation tile that makes a processed good needs 1-2 raw goods;
+    a cornerstone may make one from coins alone (the Modular Factory's Plastic, mf38p:
+    docs/reconstruction.md "The goods tree")."""
     producers = [t for t in tiles if any(tiers[g] == "processed" for g in t.get("produces", []))]
     assert {g for t in producers for g in t["produces"]} == {
         n for n, tier in tiers.items() if tier == "processed"
     }
     for tile in producers:
         assert "industrial" in types_of(tile), tile["name"]
-        needs = tile["requires"]
-        assert 1 <= len(needs) <= 2 and all(tiers[g] == "raw" for g in needs), tile["name"]
+        needs = tile.get("requires", [])
+        assert all(tiers[g] == "raw" for g in needs) and len(needs) <= 2, tile["name"]
+        assert needs or tile["deck"] == "cornerstone", tile["name"]
 
 
 def test_luxury_goods_come_from_gen3_industry_on_processed_goods(tiles, tiers):
@@ -638,11 +641,14 @@ def test_v3_rebalance_moved_no_known_fact():
     """The default (v3) is catalog_reconstruction_v2.toml rebalanced for use (issue 38 item 4;
     the header names the commands): as for v2, plus Chemicals given back to the Hovercar Plant
     (its v1 requirements, Steel and Chemicals) with an alternative of Steel and coins, so
-    Chemicals has a consumer again and Hovercars stay reachable, and a Stone-less alternative for
-    the Modular Factory (no goods + 6 coins, demand38m: most of its drafters never had Stone)."""
+    Chemicals has a consumer again and Hovercars stay reachable, a Stone-less alternative for the
+    Cement Plant, the Modular Factory making Plastic (mf38p: its Stone-less Concrete was a money
+    machine) and seven cornerstones cheaper with a good (mf38p: the goods discounts)."""
     text = CATALOG_PATH.read_text()
     assert "neom balance --all" in text and "catalog_reconstruction_v2.toml" in text
-    structural = {"Hovercar Plant", "Modular Factory"}
+    structural = {"Hovercar Plant", "Modular Factory", "Cement Plant", "Energy Cooperative",
+                  "Mining Consortium", "City Hall", "Public Safety Department", "Stock Exchange",
+                  "Housing Authority"}  # fmt: skip
     moved = rebalanced_fields(CATALOG_PATH, V2_PATH, structural=structural)
     assert moved == V3_EDITS  # the edits docs/reconstruction.md lists
     with V1_PATH.open("rb") as fh:
@@ -659,8 +665,8 @@ def test_v3_rebalance_moved_no_known_fact():
 
 def rebalanced_fields(new_path, old_path, structural=()) -> int:
     """The number of fields that differ between two versions, each checked to be a balance
-    lever; `structural` names the tiles whose goods requirements and alternatives may change
-    in any way (a designer's edit, not the search's)."""
+    lever; `structural` names the tiles whose goods requirements, alternatives and goods made
+    may change in any way (a designer's edit, not the search's)."""
     import operator
 
     from sim.neom.catalog import parse_known
@@ -678,7 +684,7 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
             if tile.get(key) == before.get(key):
                 continue
             moved += 1
-            if tile["name"] in structural and key in {"requires", "alternatives"}:
+            if tile["name"] in structural and key in {"requires", "alternatives", "produces"}:
                 continue
             assert key in movable, (tile["name"], key)
             if key == "effects":  # amounts only
@@ -714,6 +720,7 @@ def rebalanced_fields(new_path, old_path, structural=()) -> int:
 
 # +2 from rebal38l (City Archive, Urban Planning Office vp 3 -> 4); +2 from flags38n (Community
 # Center cost 3 -> 4, Design Institute effect VP 5 -> 3; its cost 2 -> 1 already differed); +1 from
-# demand38m (the Modular Factory's alternative: no goods + 6 coins)
-V3_EDITS = 99
+# demand38m (the Modular Factory's alternative: no goods + 6 coins); +16 from mf38p (the Modular
+# Factory's Plastic, the Cement Plant's alternative, seven goods discounts, Medical Campus cost)
+V3_EDITS = 115
 K_NUMBERS = ("vp", "cost", "income", "coins_on_place", "vp_no_disasters")

@@ -1,6 +1,7 @@
 """The shared evaluation: its exact score change against ``score_city``, and the archetypes'
 decisions on hand-made positions where the right choice is clear."""
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -10,6 +11,7 @@ from strategy_positions import VICTIM_CELLS, disaster_position, empty_position, 
 from sim.core.jit import njit
 from sim.neom import constants as K
 from sim.neom import engine as E
+from sim.neom.catalog import load_catalog
 from sim.neom.effects import city_income
 from sim.neom.grid import masks_of
 from sim.neom.scoring import score_city
@@ -32,6 +34,50 @@ from strategies.neom.evaluate import (
 from strategies.neom.registry import parse_strategy
 
 ARCHETYPES = ("builder", "industrialist", "merchant", "denier")
+
+# The Modular Factory as v3 had it before mf38p (Stone -> Concrete for 5 coins, else 6 coins):
+# the producer the synergy, demand and requirements known answers plant beside the Arcology.
+# The shipped Factory makes Plastic since mf38p; those tests are about the terms, not the card.
+STONE_FACTORY = """name = "Modular Factory"
+deck = "cornerstone"
+types = ["industrial"]
+roads = "NESW"
+requires = ["Stone"]
+alternatives = [{ requires = [], cost = 6 }]
+income = 1
+produces = ["Concrete"]
+polluting = true
+known = ["income >= 1"]
+cost = 5
+
+"""
+
+
+def edited_block(text, name, drop, cost):
+    """``text`` with the lines of the fields ``drop`` removed from the tile ``name``, which
+    then costs ``cost`` coins."""
+    start = text.index(f'name = "{name}"')
+    end = text.index("[[tiles]]", start)
+    block = re.sub(rf"(?m)^({'|'.join(drop)}) = .*\n", "", text[start:end])
+    block = re.sub(r"(?m)^cost = .*$", f"cost = {cost}", block)
+    return text[:start] + block + text[end:]
+
+
+@pytest.fixture(scope="module")
+def concrete_tables(tmp_path_factory):
+    """The default catalogue as the synergy, demand and requirements known answers were planted
+    on (before mf38p): the Concrete-making Modular Factory (``STONE_FACTORY``), the Cement Plant
+    needing Stone (nobody makes Concrete without Stone) and the Energy Cooperative at 6 coins."""
+    from sim.neom.catalog import DEFAULT_CATALOG
+
+    text = DEFAULT_CATALOG.read_text()
+    start = text.index('name = "Modular Factory"')
+    text = text[:start] + STONE_FACTORY + text[text.index("[[tiles]]", start) :]
+    text = edited_block(text, "Cement Plant", ("alternatives",), 4)
+    text = edited_block(text, "Energy Cooperative", ("requires", "alternatives"), 6)
+    path = tmp_path_factory.mktemp("catalog") / "before_mf38p.toml"
+    path.write_text(text)
+    return load_catalog(path)
 
 
 def total(city, money, tables, rules):
@@ -556,7 +602,7 @@ def seat0_draft_values(tables, pos, name, offered):
 
 
 @pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
-def test_synergy_values_a_cornerstone_by_the_ones_the_seat_kept(tables, base):
+def test_synergy_values_a_cornerstone_by_the_ones_the_seat_kept(concrete_tables, base):
     """Issue 38: the draft's ``synergy`` prices what a cornerstone is worth beside the seat's
     kept ones, read with the engine's rules. Planted cases, each `vp` x the known VP:
     - a kept Resource Agency (2 VP per raw good, 1 VP per Resource tile) makes the Energy
@@ -566,6 +612,7 @@ def test_synergy_values_a_cornerstone_by_the_ones_the_seat_kept(tables, base):
       and the Community Center (1 VP per adjacent Public or Residential tile) too;
     and the pick changes: without the term seat 0 keeps the Lighthouse over the Energy
     Cooperative (and over City Hall), with it the other way round. Nothing kept: no change."""
+    tables = concrete_tables
     on = f"{base},synergy=1" if ":" in base else f"{base}:synergy=1"
     vp = parse_strategy(on).params[W_VP]
     board_goods = int(tables.tiles[tables.board_center[0], K.C_PRODUCES])
@@ -589,9 +636,10 @@ def test_synergy_values_a_cornerstone_by_the_ones_the_seat_kept(tables, base):
     assert list(alone_on) == pytest.approx(list(alone), abs=1e-12)
 
 
-def test_synergy_counts_the_coins_a_kept_producer_saves(tables):
+def test_synergy_counts_the_coins_a_kept_producer_saves(concrete_tables):
     """Modular Factory's Concrete meets the Arcology's requirement (else 8 coins): with a kept
     Arcology the Factory is worth the value of 8 coins more, and the other way round."""
+    tables = concrete_tables
     from strategies.neom.evaluate import money_value
 
     name = "builder:synergy=1"
@@ -634,7 +682,7 @@ def with_demand(base):
 
 
 @pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
-def test_demand_values_new_goods_by_the_tiles_still_to_come(tables, base):
+def test_demand_values_new_goods_by_the_tiles_still_to_come(concrete_tables, base):
     """Issue 38 (the Modular Factory, built by 9.5% of its drafters): ``demand`` adds to a
     placement the coins its new goods save the tiles still to come, by the engine's
     ``plan_cost``. Planted: generation 1 of a 4-player game, nobody makes Concrete, seat 0 (on the
@@ -647,6 +695,7 @@ def test_demand_values_new_goods_by_the_tiles_still_to_come(tables, base):
     building the Factory gains exactly money_value(8) + money_value(16) / 4; the Arcology, the
     selected Row Houses and the sale make nothing and gain nothing. A city that already makes
     Concrete gains nothing from the Factory."""
+    tables = concrete_tables
     from strategies.neom.evaluate import money_value
 
     concrete = tables.good_names.index("Concrete")
@@ -699,7 +748,7 @@ def board_draft_values(tables, name, board, offered):
 
 
 @pytest.mark.parametrize("base", ("builder", "merchant", "denier:foresight=2"))
-def test_requirements_price_a_cornerstone_by_the_goods_the_seat_can_get(tables, base):
+def test_requirements_price_a_cornerstone_by_the_goods_the_seat_can_get(concrete_tables, base):
     """Issue 38 (the Modular Factory, drafted alike on every board): ``requirements`` takes from
     a cornerstone's draft value the coins meeting its requirements costs the seat beyond the
     cheapest printed cost, by the engine's ``plan_cost``. Planted: a 4-player draft, nothing
@@ -709,6 +758,7 @@ def test_requirements_price_a_cornerstone_by_the_goods_the_seat_can_get(tables, 
     Factory loses exactly money_value(-1). The Arcology (Concrete and 0 coins, else 8), Concrete
     made by nobody: counted at Concrete's base price, 4 coins, so it loses money_value(-4) on
     both boards. The Lighthouse (1 coin, no goods) never changes."""
+    tables = concrete_tables
     from strategies.neom.evaluate import money_value
 
     on = f"{base},requirements=1" if ":" in base else f"{base}:requirements=1"
