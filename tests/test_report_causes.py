@@ -200,8 +200,11 @@ def _without_good(tmp_path) -> tuple[Path, str]:
     requirements: it is declared, and no tile can produce it."""
     doc = tomlkit.parse(CATALOG.read_text(encoding="utf-8"))
     tiers = {str(g["name"]): str(g["tier"]) for g in doc["goods"]}
-    produced = [str(p) for t in doc["tiles"] for p in t.get("produces", [])]
-    good = next(p for p in produced if tiers[p] != "raw")
+    produced = {str(p) for t in doc["tiles"] for p in t.get("produces", [])}
+    # Concrete: a processed good several Residential tiles need, made by generation tiles only
+    # (the planted break must be the scarcest good of the glance, not one of its ties at 0%).
+    good = "Concrete"
+    assert good in produced and tiers[good] == "processed"
 
     def drop(array):
         kept = [str(x) for x in array if str(x) != good]
